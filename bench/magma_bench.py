@@ -1,0 +1,184 @@
+"""MAGMA parse + summary benchmark: gpuscope against a user's own script, same files.
+
+    python bench/magma_bench.py [--files 360] [--repeat 5] [--out DIR] [--keep] [--check]
+
+1. builds a result tree from the real study files in `../shared/data/magma` (see
+   make_magma_tree.py); without them it says so and exits 0;
+2. times, in this process, side by side, in alternating order, `--repeat` times:
+   (a) the baseline (baseline_magma.py: regex line loop + pandas groupby) and
+   (b) gpuscope's stage, `read_tree([tree])` + `summarize(result.rows)`;
+   and (c) the whole command `gpuscope magma TREE --format text` as a subprocess;
+3. prints medians, the ratio (a)/(b) against the >= 5x target and (c) against < 2 s.
+
+It reports and exits 0; `--check` exits 1 when a target is missed. A row-count mismatch
+between baseline and gpuscope exits 2: the timings would not compare like with like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO_ROOT = BENCH.parent
+SHARED_MAGMA = REPO_ROOT.parent / "shared" / "data" / "magma"
+TARGET_RATIO = 5.0
+TARGET_CLI_S = 2.0
+
+sys.path.insert(0, str(BENCH))  # sibling modules, also when imported from elsewhere
+import baseline_magma  # noqa: E402
+import make_magma_tree  # noqa: E402
+
+
+def timed(fn, *args):
+    """(seconds, result); collect garbage first so one side does not pay for the other's."""
+    gc.collect()
+    start = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - start, result
+
+
+def gpuscope_stage(tree: Path):
+    from gpuscope.metrics import magma_stats
+    from gpuscope.parsers import magma
+
+    result = magma.read_tree([tree])
+    return result, magma_stats.summarize(result.rows)
+
+
+def cli_run(exe: Path, tree: Path) -> subprocess.CompletedProcess:
+    # Argument list, no shell; the report goes to /dev/null, errors are kept to show.
+    return subprocess.run([str(exe), "magma", str(tree), "--format", "text"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+
+
+def explain_mismatch(tree: Path, rows) -> None:
+    """Per-file row counts that differ, so a parser bug is visible at once."""
+    ours = Counter({str(p.relative_to(tree)): sum(1 for x in open(p, errors="replace") if baseline_magma.ROW.match(x))
+                    for p in tree.rglob("*.out")})
+    theirs = Counter(rows["file"].astype(str).value_counts().to_dict())
+    for name in sorted(set(ours) | set(theirs)):
+        if ours[name] != theirs[name]:
+            print(f"  {name}: baseline {ours[name]}, gpuscope {theirs[name]}")
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=360, help="result files to generate (default 360)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed rounds (default 5)")
+    parser.add_argument("--out", type=Path, help="write the tree to DIR/magma-tree and keep it (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the temp tree and print where it is")
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if not SHARED_MAGMA.is_dir():
+        print(f"magma bench: skipped, the real MAGMA files are not at {SHARED_MAGMA} "
+              "(the repository root's sibling shared/data/magma)")
+        return 0
+    base = args.out if args.out else Path(tempfile.mkdtemp(prefix="magma-bench-"))
+    tree = base / "magma-tree"
+    try:
+        return bench(args, tree)
+    finally:
+        if args.out or args.keep:
+            print(f"tree kept at {tree}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def bench(args, tree: Path) -> int:
+    if tree.exists():
+        shutil.rmtree(tree)  # our own subfolder from an earlier --out run; stale files would skew counts
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"python {platform.python_version()} ({platform.python_implementation()}), "
+          f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpus} usable)")
+    seconds, (n_files, n_bytes) = timed(make_magma_tree.make_tree, tree, args.files, args.seed)
+    print(f"generated {n_files} files, {n_bytes / 1e6:.1f} MB (seed {args.seed}) in {seconds:.1f} s at {tree}")
+
+    try:
+        import gpuscope.metrics.magma_stats  # noqa: F401
+        import gpuscope.parsers.magma  # noqa: F401
+    except ImportError as exc:
+        print(f"gpuscope's MAGMA stage is not importable ({exc}); timing the baseline only")
+        times = [timed(baseline_magma.run, tree)[0] for _ in range(args.repeat)]
+        print(f"baseline (regex line loop + pandas groupby)  median {statistics.median(times):.2f} s")
+        return 0
+
+    # Untimed warm-up round: imports, first-touch of the files, and the row-count check.
+    base_rows, _ = baseline_magma.run(tree)
+    result, _ = gpuscope_stage(tree)
+    excluded = int((result.rows["excluded"] != "").sum()) if "excluded" in result.rows else 0
+    print(f"rows: baseline {len(base_rows):,}, gpuscope {len(result.rows):,} "
+          f"({excluded:,} excluded from statistics), {result.files_read} files read")
+    if len(base_rows) != len(result.rows):
+        print("magma bench: row counts differ, the timings would not be comparable:")
+        explain_mismatch(tree, result.rows)
+        return 2
+    n_rows = len(base_rows)
+    del base_rows, result
+
+    exe = Path(sys.executable).parent / "gpuscope"
+    if not exe.exists():
+        print(f"no gpuscope console script next to {sys.executable}; skipping the end-to-end run")
+    else:
+        proc = cli_run(exe, tree)
+        if proc.returncode != 0:
+            print(f"gpuscope magma exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
+
+    stages = {
+        "baseline": lambda: timed(baseline_magma.run, tree)[0],
+        "gpuscope": lambda: timed(gpuscope_stage, tree)[0],
+    }
+    cli_codes: list[int] = []
+
+    def cli_stage() -> float:
+        seconds, proc = timed(cli_run, exe, tree)
+        cli_codes.append(proc.returncode)
+        return seconds
+
+    if exe.exists():
+        stages["cli"] = cli_stage
+    times: dict[str, list[float]] = {name: [] for name in stages}
+    order = list(stages)
+    for r in range(args.repeat):
+        for name in order if r % 2 == 0 else reversed(order):  # alternate: no side always goes first
+            times[name].append(stages[name]())
+        print(f"round {r + 1}/{args.repeat}: " + "  ".join(f"{n} {times[n][-1]:.2f} s" for n in order))
+
+    base_s, ours_s = statistics.median(times["baseline"]), statistics.median(times["gpuscope"])
+    ratio = base_s / ours_s
+    failed = ratio < TARGET_RATIO
+    print()
+    print(f"magma bench: {n_files} files, {n_bytes / 1e6:.1f} MB, {n_rows:,} rows")
+    print(f"baseline (regex line loop + pandas groupby)  median {base_s:.2f} s")
+    print(f"gpuscope read_tree + summarize               median {ours_s:.2f} s   "
+          f"ratio {ratio:.1f}x  target >={TARGET_RATIO:g}x  {verdict(not failed)}")
+    if "cli" in times:
+        cli_s = statistics.median(times["cli"])
+        cli_ok = cli_s < TARGET_CLI_S and not any(cli_codes)  # a failed run is no result
+        failed |= not cli_ok
+        print(f"gpuscope magma TREE --format text            median {cli_s:.2f} s   "
+              f"target <{TARGET_CLI_S:g} s  {verdict(cli_ok)}")
+    return 1 if (args.check and failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

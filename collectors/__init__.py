@@ -1,0 +1,1 @@
+"""Provides live sources: host, processes, GPUs and job scope (later issues)."""

@@ -1,0 +1,130 @@
+"""Provides the one exporter: `ResultTable`s to text, markdown, CSV or JSON.
+
+Text goes through rich's recording console so exported text looks like the screen, minus
+colour. Markdown and CSV are generated from the model (raw values for CSV), not from rich,
+because rich neither escapes `|` nor keeps numbers raw.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gpuscope.metrics.table import ResultTable
+
+FORMATS = ("text", "markdown", "csv", "json")
+DEFAULT_WIDTH = 120
+
+
+def to_rich(table: ResultTable) -> Table:
+    """A rich Table view of the model; every cell is plain `Text`, never markup."""
+    view = Table(title=Text(table.title), box=box.SIMPLE_HEAD, title_justify="left")
+    for i, col in enumerate(table.columns):
+        numeric = col.is_numeric(table.column_values(i))
+        view.add_column(Text(col.header), justify="right" if numeric else "left", no_wrap=numeric)
+    for r in range(len(table.rows)):
+        view.add_row(*(Text(table.cell_text(r, c)) for c in range(len(table.columns))))
+    return view
+
+
+def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> str:
+    """Tables as plain text; `extra` blocks (e.g. plots already rendered as text) follow."""
+    console = Console(
+        file=io.StringIO(),
+        width=width or DEFAULT_WIDTH,
+        color_system=None,
+        force_terminal=False,
+        record=True,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
+    for table in tables:
+        console.print(to_rich(table))
+        for note in table.notes:
+            console.print(Text(note))
+        console.print()
+    for block in extra:
+        console.print(Text(block))
+    return console.export_text()
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(tables: Sequence[ResultTable], extra: Sequence[str] = ()) -> str:
+    parts: list[str] = []
+    for table in tables:
+        parts.append(f"### {_md_cell(table.title)}\n")
+        header = "| " + " | ".join(_md_cell(c.header) for c in table.columns) + " |"
+        aligns = [
+            "---:" if c.is_numeric(table.column_values(i)) else ":---"
+            for i, c in enumerate(table.columns)
+        ]
+        lines = [header, "| " + " | ".join(aligns) + " |"]
+        for r in range(len(table.rows)):
+            cells = (_md_cell(table.cell_text(r, c)) for c in range(len(table.columns)))
+            lines.append("| " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines) + "\n")
+        parts.extend(f"{_md_cell(n)}\n" for n in table.notes)
+    for block in extra:
+        parts.append("```text\n" + block.rstrip("\n") + "\n```\n")
+    return "\n".join(parts)
+
+
+def to_csv(table: ResultTable) -> str:
+    """One table as CSV with raw (unformatted) values; missing values are empty."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.keys)
+    for record in table.records():
+        writer.writerow(["" if v is None else v for v in record.values()])
+    return out.getvalue()
+
+
+def to_json(tables: Sequence[ResultTable]) -> str:
+    """One table: a list of records. Several: an object keyed by table title."""
+    if len(tables) == 1:
+        payload: object = tables[0].records()
+    else:
+        payload = {t.title: t.records() for t in tables}
+    return json.dumps(payload, indent=2, allow_nan=False, default=str) + "\n"
+
+
+def render(tables: Sequence[ResultTable], fmt: str, width: int | None = None, extra: Sequence[str] = ()) -> str:
+    """Render tables in `fmt`. CSV holds one table, so only the first is written."""
+    if fmt == "text":
+        return to_text(tables, width, extra)
+    if fmt == "markdown":
+        return to_markdown(tables, extra)
+    if fmt == "csv":
+        return to_csv(tables[0])
+    if fmt == "json":
+        return to_json(tables)
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def write(path: str | os.PathLike[str], fmt: str, tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> Path:
+    """Render and write atomically (temp file + rename), so a failed export never leaves half a file."""
+    target = Path(path)
+    text = render(tables, fmt, width, extra)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def format_for_path(path: str | os.PathLike[str], default: str = "text") -> str:
+    """Guess the export format from a file name's extension."""
+    suffix = Path(path).suffix.lower()
+    return {".csv": "csv", ".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt": "text"}.get(suffix, default)

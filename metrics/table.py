@@ -1,0 +1,112 @@
+"""Provides `ResultTable`, the one table model every screen shows and every export reads.
+
+Widgets (DataTable, rich Table) are views of it; exporters turn it into text, markdown, CSV or
+JSON. Cells keep their raw values (numbers stay numbers for CSV/JSON); `Column.fmt` says how
+to show them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from gpuscope.metrics.safe_text import clean
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column: its key (CSV/JSON name), title (screen/text header) and display format."""
+
+    key: str
+    title: str = ""
+    fmt: str = ""
+    """A `format()` spec for numbers, e.g. `.2f`; empty means `str()`."""
+
+    @property
+    def header(self) -> str:
+        return self.title or self.key
+
+    def is_numeric(self, values: Iterable[Any]) -> bool:
+        return any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def is_missing(value: Any) -> bool:
+    """None and NaN (pandas' missing values) are shown as blank, never as 0."""
+    if value is None:
+        return True
+    try:
+        return isinstance(value, float) and math.isnan(value)
+    except TypeError:  # pragma: no cover - exotic types
+        return False
+
+
+def format_cell(value: Any, fmt: str = "") -> str:
+    """Display text of one cell: blank for missing, `fmt` for numbers, cleaned text otherwise."""
+    if is_missing(value):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if fmt and isinstance(value, (int, float)):
+        try:
+            return format(value, fmt)
+        except (ValueError, TypeError):
+            return str(value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return clean(value)
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """Rows of raw values under named columns, with a title and optional notes."""
+
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def keys(self) -> list[str]:
+        return [c.key for c in self.columns]
+
+    def cell_text(self, row: int, col: int) -> str:
+        return format_cell(self.rows[row][col], self.columns[col].fmt)
+
+    def column_values(self, col: int) -> list[Any]:
+        return [r[col] for r in self.rows]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts of JSON-safe values (NaN becomes None)."""
+        return [
+            {c.key: (None if is_missing(v) else _plain(v)) for c, v in zip(self.columns, r)}
+            for r in self.rows
+        ]
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: Any,
+        title: str,
+        columns: Sequence[Column | str] | None = None,
+        notes: Sequence[str] = (),
+    ) -> "ResultTable":
+        """Build from a pandas DataFrame, keeping `columns` (Column or key) in that order."""
+        cols = [c if isinstance(c, Column) else Column(c) for c in (columns or list(frame.columns))]
+        cols = [c for c in cols if c.key in frame.columns]
+        data = frame[[c.key for c in cols]]
+        rows = tuple(tuple(_plain(v) for v in row) for row in data.itertuples(index=False, name=None))
+        return cls(title=title, columns=tuple(cols), rows=rows, notes=tuple(notes))
+
+
+def _plain(value: Any) -> Any:
+    """numpy/pandas scalars to Python ones, so CSV/JSON writers see ints, floats, str."""
+    item = getattr(value, "item", None)
+    if callable(item) and not isinstance(value, (str, bytes)):
+        try:
+            return item()
+        except (ValueError, TypeError):
+            return value
+    if value is not None and type(value).__name__ in {"NAType", "NaTType"}:
+        return None
+    return value

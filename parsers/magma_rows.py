@@ -1,0 +1,114 @@
+"""Provides the tokeniser and column mapping for MAGMA data rows, vectorised over all files.
+
+All data rows of all files are tokenised by one call to pandas' C reader (after `(` and `)`
+become spaces, `---` means "not computed"). When the fast reader and the line count disagree
+(a stray quote, a line of hundreds of tokens) the rows are tokenised by a plain Python split
+instead, which is slower but cannot be confused; both give the same frame.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import is_numeric_dtype
+
+from gpuscope.parsers.magma_header import HeaderSpec
+
+WIDTH = 32
+"""Tokens kept per row; MAGMA rows have at most 16, more means the line is not a row."""
+PARENS = bytes.maketrans(b"()", b"  ")
+STATUS = ("ok", "failed")
+
+
+def _read_fast(rows: bytes) -> pd.DataFrame:
+    return pd.read_csv(
+        io.BytesIO(rows.translate(PARENS)),
+        sep=r"\s+",
+        header=None,
+        names=range(WIDTH),
+        quoting=csv.QUOTE_NONE,
+        na_values=["---"],
+        engine="c",
+        low_memory=False,
+        encoding="utf-8",
+        encoding_errors="replace",
+    )
+
+
+def _read_slow(rows: bytes) -> pd.DataFrame:
+    text = rows.translate(PARENS).decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    tokens = [line.split()[:WIDTH] for line in lines]
+    frame = pd.DataFrame(tokens, columns=range(max((len(t) for t in tokens), default=0)), dtype=object)
+    frame = frame.reindex(columns=range(WIDTH))
+    for col in frame.columns:
+        values = frame[col].replace({"---": None})
+        numbers = pd.to_numeric(values, errors="coerce")
+        bad = numbers.isna() & values.notna() & ~values.isin(["nan", "-nan", "NaN", "-NaN"])
+        frame[col] = values if bad.any() else numbers
+    return frame
+
+
+def tokenize(rows: bytes, expected: int) -> pd.DataFrame:
+    """Row tokens as a frame of `WIDTH` columns, one row per data line."""
+    if expected == 0:
+        return pd.DataFrame(columns=range(WIDTH))
+    try:
+        frame = _read_fast(rows)
+        if len(frame) == expected:
+            return frame
+    except (pd.errors.ParserError, ValueError, UnicodeError, OverflowError):
+        pass
+    return _read_slow(rows)
+
+
+def _numbers(frame: pd.DataFrame, col: int) -> tuple[np.ndarray, np.ndarray]:
+    """Column as float64 and a mask of tokens that were present but not numbers."""
+    values = frame[col]
+    if is_numeric_dtype(values.dtype):
+        return values.to_numpy(np.float64, na_value=np.nan), np.zeros(len(values), bool)
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    junk = np.isnan(numbers) & values.notna().to_numpy(bool) & ~values.isin(["nan", "-nan", "NaN"]).to_numpy(bool)
+    return numbers, junk
+
+
+def map_columns(frame: pd.DataFrame, spec: HeaderSpec) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Tidy columns for rows printed under `spec`, and a mask of rows that really are data rows."""
+    n = len(frame)
+    out: dict[str, np.ndarray] = {}
+    valid = np.ones(n, bool)
+    for pos, name in enumerate(spec.sizes):
+        values, junk = _numbers(frame, pos)
+        valid &= ~junk & np.isfinite(values) & (values >= 0) & (values == np.floor(values))
+        out[name] = values
+    for name in ("batch_count", "m", "n", "k"):
+        out.setdefault(name, np.full(n, np.nan))
+    scale = 1000.0 if spec.seconds else 1.0
+    for role, prefix in (("gpu", ""), ("cpu", "cpu_"), ("ref", "ref_")):
+        index = spec.pair_index(role)
+        if index is None:
+            out[f"{prefix}gflops"] = np.full(n, np.nan)
+            out[f"{prefix}time_ms"] = np.full(n, np.nan)
+            continue
+        col = len(spec.sizes) + 2 * index
+        gflops, junk_g = _numbers(frame, col)
+        seconds, junk_t = _numbers(frame, col + 1)
+        if role == "gpu":
+            valid &= ~junk_g & ~junk_t
+        out[f"{prefix}gflops"] = gflops
+        out[f"{prefix}time_ms"] = seconds * scale
+    first = spec.first_trailing
+    out["error"] = _numbers(frame, first)[0] if first < WIDTH else np.full(n, np.nan)
+    status = np.full(n, "", dtype=object)
+    for col in range(first, WIDTH):
+        values = frame[col]
+        if not is_numeric_dtype(values.dtype):
+            hit = values.isin(STATUS).to_numpy(bool) & (status == "")
+            status[hit] = values.to_numpy(object)[hit]
+    out["status"] = status
+    return out, valid

@@ -1,0 +1,249 @@
+"""Provides trust for MAGMA rows and runs: warm-up, failed, impossible, truncated, cancelled.
+
+No existing tool says which MAGMA numbers cannot be believed; this module does, and keeps the
+rows (flagged, with the reason in `excluded`) so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.metrics.findings import Finding
+from gpuscope.metrics.gpu_peaks import find_peak
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gpuscope.parsers.magma import _File
+    from gpuscope.parsers.magma_scan import Block, FileScan
+
+PRECISIONS = "sdczh"
+PRECISION_WORD = {"s": "FP32", "c": "FP32", "d": "FP64", "z": "FP64", "h": "FP16 tensor"}
+
+
+def precision_of(test: str) -> str:
+    return test[0] if len(test) > 1 and test[0] in PRECISIONS else ""
+
+
+def _categorical(codes: np.ndarray, labels: list[Any]) -> pd.Categorical:
+    uniq = list(dict.fromkeys(labels))
+    remap = np.array([uniq.index(x) for x in labels], np.int64) if labels else np.empty(0, np.int64)
+    return pd.Categorical.from_codes(remap[codes] if codes.size else codes.astype(np.int64), categories=uniq)
+
+
+def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
+    """`MxNxK` as printed (missing dimensions left out), ordered by size; and a numeric key."""
+    parts = np.stack([m, n, k], 1)
+    parts = np.where(np.isnan(parts), -1, parts).astype(np.int64)
+    uniq, inverse = np.unique(parts, axis=0, return_inverse=True) if parts.size else (np.empty((0, 3), np.int64), np.empty(0, np.int64))
+    labels = ["x".join(str(v) for v in row if v >= 0) for row in uniq.tolist()]
+    return pd.Categorical.from_codes(inverse.reshape(-1), categories=pd.Index(labels).unique()) if len(set(labels)) == len(labels) else pd.Categorical(np.array(labels, dtype=object)[inverse.reshape(-1)]), inverse.reshape(-1)
+
+
+def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndarray, block_of_row: np.ndarray,
+         files: list["_File"], blocks: list["Block"], peak_override: float | None, columns: list[str]) -> pd.DataFrame:
+    """The tidy table with context columns and trust flags."""
+    total = lines.size
+    empty = np.full(total, np.nan)
+    m, n, k = (cols.get(c, empty) for c in ("m", "n", "k"))
+    problem, key = _problem_sizes(m, n, k)
+    tests = [b.test for b in blocks]
+    device_of_file = [f.scan.device for f in files]
+
+    time = cols.get("time_ms", empty)
+    gflops = cols.get("gflops", empty)
+    status = cols.get("status", np.full(total, "", dtype=object))
+
+    # Warm-up: a process's first call pays for context creation and module load. Rows carry no
+    # rank, so per block take the first size of the sweep and flag, per process that ran it,
+    # the slowest of its rows (the first call is always the slow one).
+    warm = np.zeros(total, bool)
+    if total:
+        first_row = np.unique(block_of_row, return_index=True)
+        first_key = np.full(len(blocks), -1, np.int64)
+        first_key[first_row[0]] = key[first_row[1]]
+        candidate = key == first_key[block_of_row]
+        processes = np.array([b.processes for b in blocks], np.float64)
+        slow_rank = pd.Series(np.where(candidate, time, np.nan)).groupby(block_of_row).rank(method="first", ascending=False, na_option="keep").to_numpy()
+        warm = candidate & (slow_rank <= processes[block_of_row])
+
+    peaks = np.full(len(blocks), np.nan)
+    block_file = np.repeat(np.arange(len(files)), [len(f.scan.blocks) for f in files]) if files else np.empty(0, np.int64)
+    for i, block in enumerate(blocks):
+        if peak_override:
+            peaks[i] = peak_override
+        else:
+            spec = find_peak(device_of_file[block_file[i]])
+            tflops = spec.tflops(precision_of(block.test)) if spec else None
+            peaks[i] = tflops * 1000.0 if tflops else np.nan
+    row_peak = peaks[block_of_row] if total else empty
+    with np.errstate(invalid="ignore"):
+        impossible = np.isfinite(row_peak) & (gflops > row_peak)
+    not_number = ~np.isfinite(gflops) | ~np.isfinite(time)
+    excluded = np.select([status == "failed", warm, impossible, not_number], ["failed", "warm-up", "impossible", "not a number"], "")
+
+    def per_file(values: list[Any]) -> pd.Categorical:
+        return _categorical(file_of_row, values)
+
+    frame = pd.DataFrame({
+        "test": _categorical(block_of_row, tests),
+        "precision": _categorical(block_of_row, [precision_of(t) for t in tests]),
+        "batch_count": pd.array(cols.get("batch_count", empty), dtype="Float64").astype("Int64") if total else pd.array([], dtype="Int64"),
+        "m": pd.Series(m).astype("Int64").array,
+        "n": pd.Series(n).astype("Int64").array,
+        "k": pd.Series(k).astype("Int64").array,
+        "problem_size": problem,
+        "gflops": gflops,
+        "time_ms": time,
+        "cpu_gflops": cols.get("cpu_gflops", empty),
+        "cpu_time_ms": cols.get("cpu_time_ms", empty),
+        "ref_gflops": cols.get("ref_gflops", empty),
+        "ref_time_ms": cols.get("ref_time_ms", empty),
+        "error": cols.get("error", empty),
+        "status": pd.Categorical(status, categories=["ok", "failed", ""]),
+        "device": per_file(device_of_file),
+        "file": per_file([f.label for f in files]),
+        "line": lines.astype(np.int64),
+        "environment": per_file([str(f.context.get("environment", ".")) for f in files]),
+        "nodes": pd.Series(np.array([np.nan if f.context.get("nodes") is None else float(f.context["nodes"]) for f in files])[file_of_row] if total else empty).astype("Int64").array,  # type: ignore[arg-type]
+        "warmup": warm,
+        "impossible": impossible,
+        "excluded": pd.Categorical(excluded, categories=["", "failed", "warm-up", "impossible", "not a number"]),
+    }, columns=columns)
+    extra = sorted({key for f in files for key in f.context} - {"environment", "nodes"})
+    for pos, name in enumerate(extra):
+        frame.insert(columns.index("nodes") + 1 + pos, name, per_file([f.context.get(name) for f in files]))
+    return frame
+
+
+def _where(frame: pd.DataFrame, label: str) -> str:
+    sub = frame[frame["file"] == label]
+    if sub.empty:
+        return ""
+    env, nodes = sub["environment"].iloc[0], sub["nodes"].iloc[0]
+    return f"{env}" + ("" if pd.isna(nodes) else f", {nodes} nodes") + ": "
+
+
+def row_findings(rows: pd.DataFrame, labels: list[str], scans: dict[str, "FileScan"]) -> list[Finding]:
+    """Per file: failed, warm-up and physically impossible rows, in plain words."""
+    out: list[Finding] = []
+    if rows.empty:
+        return out
+    grouped = rows.groupby("file", observed=True, sort=False)
+    for label, sub in grouped:
+        where = _where(sub, str(label))
+        failed = sub[sub["status"] == "failed"]
+        if len(failed):
+            sizes = ", ".join(map(str, failed["problem_size"].unique()[:3]))
+            out.append(Finding("warning", "failed", f"{where}{len(failed)} row(s) failed MAGMA's own accuracy check (sizes {sizes}; up to {failed['gflops'].max():,.0f} Gflop/s): excluded from statistics", str(label), int(failed["line"].iloc[0]), len(failed)))
+        warm = sub[sub["warmup"]]
+        if len(warm):
+            size = warm["problem_size"].iloc[0]
+            later = sub[~sub["warmup"]].groupby("problem_size", observed=True)["time_ms"].median()
+            later = later[[str(s) != str(size) for s in later.index]]
+            compare = f"; next size {later.index[0]}: {later.iloc[0]:.2f} ms" if len(later) else ""
+            out.append(Finding("info", "warmup", f"{where}{len(warm)} warm-up row(s) (first call of each process, size {size}: median {warm['time_ms'].median():.2f} ms{compare}): excluded; --keep-warmup keeps them", str(label), int(warm["line"].iloc[0]), len(warm)))
+        bad = sub[sub["impossible"] & (sub["status"] != "failed")]
+        if len(bad):
+            device = str(sub["device"].iloc[0])
+            peak = find_peak(device)
+            precision = str(sub["precision"].iloc[0])
+            peak_gflops = (peak.tflops(precision) or 0) * 1000 if peak else float("nan")
+            worst = bad["gflops"].max()
+            out.append(Finding("error", "impossible", f"{where}{len(bad)} of {len(sub)} rows exceed the {PRECISION_WORD.get(precision, '')} peak of the {device} ({peak_gflops:,.0f} Gflop/s), up to {worst:,.0f} Gflop/s = {worst / peak_gflops:.1f}x peak: PHYSICALLY IMPOSSIBLE, excluded; --keep-impossible keeps them", str(label), int(bad["line"].iloc[0]), len(bad)))
+    devices = {str(d) for d in rows["device"].unique() if str(d)}
+    for device in sorted(devices):
+        if find_peak(device) is None:
+            out.append(Finding("info", "no-peak", f"no peak known for device {device!r}: impossible values not checked (--peak-gflops sets one)"))
+    return out
+
+
+def runs_table(rows: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
+    """One row per file: what ran, how it ended, and how many rows each trust rule took out."""
+    records = []
+    counts = rows.groupby("file", observed=True).agg(
+        rows=("line", "size"),
+        failed=("status", lambda s: int((s == "failed").sum())),
+        warmup=("warmup", "sum"),
+        impossible=("impossible", "sum"),
+    ) if not rows.empty else pd.DataFrame()
+    for f in files:
+        s = f.scan
+        c = counts.loc[f.label] if f.label in counts.index else None
+        n_rows = int(c["rows"]) if c is not None else 0
+        sizes = rows.loc[rows["file"] == f.label, "problem_size"].value_counts(sort=False) if n_rows else pd.Series(dtype=int)
+        sizes = sizes[sizes > 0]
+        uneven = bool(len(sizes) > 1 and sizes.min() < sizes.max())
+        if n_rows == 0:
+            outcome = "assert-only" if s.asserts else ("error" if s.errors else "no data")
+        elif s.cancelled:
+            outcome = "cancelled"
+        elif uneven or s.last_line_cut or (s.start is not None and s.end is None):
+            outcome = "truncated"
+        elif c is not None and c["failed"]:
+            outcome = "failed checks"
+        elif s.exit_code:
+            outcome = f"exit {s.exit_code}"
+        else:
+            outcome = "complete"
+        records.append({
+            "file": f.label,
+            "environment": f.context.get("environment"),
+            "nodes": f.context.get("nodes"),
+            "test": ",".join(dict.fromkeys(b.test for b in s.blocks)),
+            "processes": s.banners,
+            "rows": n_rows,
+            "failed": int(c["failed"]) if c is not None else 0,
+            "warmup": int(c["warmup"]) if c is not None else 0,
+            "impossible": int(c["impossible"]) if c is not None else 0,
+            "outcome": outcome,
+            "duration_s": (s.end - s.start) if s.start is not None and s.end is not None else None,
+            "exit_code": s.exit_code,
+            "cancelled": s.cancelled,
+            "device": s.device,
+            "visible_devices": s.visible_devices,
+            "magma_version": s.version,
+            "last_size": str(rows.loc[rows["file"] == f.label, "problem_size"].iloc[-1]) if n_rows else "",
+            "smallest_size_rows": int(sizes.min()) if len(sizes) else 0,
+            "largest_size_rows": int(sizes.max()) if len(sizes) else 0,
+        })
+    runs = pd.DataFrame.from_records(records, columns=None if records else ["file", "outcome", "nodes", "exit_code"])
+    for name in ("nodes", "exit_code"):
+        runs[name] = runs[name].astype("Int64")
+    return runs
+
+
+def run_findings(runs: pd.DataFrame, scans: dict[str, "FileScan"]) -> list[Finding]:
+    """Per file: how the run ended when it did not end well, and lines that were not read."""
+    out: list[Finding] = []
+    for run in runs.to_dict("records"):
+        label, s = run["file"], scans[run["file"]]
+        where = f"{run['environment']}" + ("" if run.get("nodes") is None or pd.isna(run.get("nodes")) else f", {int(run['nodes'])} nodes") + ": "
+        outcome = run["outcome"]
+        took = f" after {run['duration_s']:.1f} s" if run.get("duration_s") is not None and pd.notna(run["duration_s"]) else ""
+        if outcome == "assert-only":
+            line, text = s.asserts[0]
+            out.append(Finding("error", "assert-only", f"{where}no data rows: {len(s.asserts)} process(es) stopped at {text!r}", label, line, len(s.asserts)))
+        elif outcome in ("error", "no data"):
+            detail = f" first error: {s.errors[0][1]!r}" if s.errors else ""
+            out.append(Finding("error", "no-data", f"{where}no data rows in this MAGMA output.{detail}", label))
+        elif outcome == "cancelled":
+            last = f", last size {run['last_size']}" if run.get("last_size") else ""
+            out.append(Finding("warning", "cancelled", f"{where}run was cancelled (exit {run['exit_code']}){took}: partial table of {run['rows']} rows{last}", label))
+        elif outcome == "truncated":
+            out.append(Finding("warning", "truncated", f"{where}table ends early: some sizes have {run['smallest_size_rows']} rows, others {run['largest_size_rows']} (killed, timed out, or still running?)", label))
+        elif pd.notna(run.get("exit_code")) and run.get("exit_code"):
+            out.append(Finding("warning", "exit-code", f"{where}processes exited with code {run['exit_code']} (a MAGMA tester returns its number of failed checks)", label))
+        if s.errors and outcome not in ("error", "no data"):
+            out.append(Finding("warning", "error-line", f"{len(s.errors)} error line(s), first: {s.errors[0][1]!r}", label, s.errors[0][0], len(s.errors)))
+        if s.orphan_rows:
+            out.append(Finding("warning", "no-header", f"{s.orphan_rows} numeric line(s) but no MAGMA column header: not read", label, None, s.orphan_rows))
+        if s.unknown:
+            line, text = s.unknown[0]
+            out.append(Finding("info", "unrecognised", f"{len(s.unknown)} line(s) not recognised, ignored; first: {text[:80]!r}", label, line, len(s.unknown)))
+        if s.last_line_cut:
+            out.append(Finding("warning", "cut", "the last line is cut short (file ends mid-line)", label))
+        if s.visible_devices > 1 and s.banners > 1:
+            out.append(Finding("warning", "shared-device", f"{where}each of {s.banners} processes saw {s.visible_devices} GPUs and MAGMA uses device 0 unless --dev is given: processes on one node may have shared GPU 0", label))
+    return out

@@ -1,0 +1,28 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MAGMA_DATA_CANDIDATES = (
+    REPO / "examples" / "magma",
+    REPO.parent / "shared" / "data" / "magma" / "experiments",
+)
+
+
+@pytest.fixture(autouse=True)
+def _stable_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NO_COLOR (set on some CI runners) changes every SVG snapshot and the Pilot colours."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+@pytest.fixture
+def magma_data() -> Path:
+    """Real MAGMA outputs: the committed examples, else the shared data; skip when neither exists."""
+    for folder in MAGMA_DATA_CANDIDATES:
+        if folder.is_dir() and any(folder.rglob("*.out")):
+            return folder
+    pytest.skip("no MAGMA data: neither examples/magma nor ../shared/data/magma")

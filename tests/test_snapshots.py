@@ -1,0 +1,32 @@
+"""SVG snapshot tests (sync: `snap_compare` runs its own event loop).
+
+Deterministic by construction: the result is read before the app starts and injected, the
+header has no clock and nothing runs on a timer. Update with `pytest --snapshot-update` only
+under the pinned Textual, and review the SVG diff.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from textual.worker import WorkerCancelled
+
+from gpuscope.parsers.magma import read_tree
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.screens.magma import MagmaScreen
+
+
+async def _loaded(pilot: Any) -> None:
+    with suppress(WorkerCancelled):
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+def test_magma_screen_snapshot(snap_compare: Any, magma_data: Path) -> None:
+    result = read_tree([magma_data])
+    # A fixed label instead of the folder, whose absolute path differs between machines.
+    app = GpuscopeApp(first_screen=lambda: MagmaScreen(["examples/magma"], loader=lambda: result))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_loaded)

@@ -1,0 +1,270 @@
+"""Pilot tests of the MAGMA screen over real MAGMA outputs (injected loader, no terminal)."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Input
+from textual.worker import WorkerCancelled
+
+from gpuscope.parsers.magma import read_tree
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.screens.export import ExportModal
+from gpuscope.tui.screens.help import HelpScreen
+from gpuscope.tui.screens.magma import MagmaScreen
+from gpuscope.tui.widgets.boxplots import BoxPlot, BoxPlotStack
+from gpuscope.tui.widgets.result_table import ResultTableView
+
+
+def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
+    result = read_tree([folder], **kwargs)
+    return GpuscopeApp(first_screen=lambda: MagmaScreen([folder], loader=lambda: result))
+
+
+async def settle(app: GpuscopeApp, pilot: Any) -> MagmaScreen:
+    with suppress(WorkerCancelled):  # superseded exclusive workers
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, MagmaScreen)
+    return screen
+
+
+def capture_notifications(app: GpuscopeApp) -> list[dict[str, Any]]:
+    notes: list[dict[str, Any]] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append({"message": message, **kwargs})
+        original(message, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return notes
+
+
+def summary_model(screen: MagmaScreen):
+    model = screen.query_one("#summary", ResultTableView).model
+    assert model is not None
+    return model
+
+
+async def test_loads_and_shows_plots_and_tables(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and not screen.model.empty
+        assert screen.selection is not None and screen.selection.nodes == "all"
+        stack = screen.query_one("#plots", BoxPlotStack)
+        assert stack.sizes and len(stack.plots) == len(stack.sizes)
+        assert summary_model(screen).rows
+        assert "MAGMA" in (screen.sub_title or "")
+        assert "files" in (screen.sub_title or "")
+
+
+async def test_switching_metric_changes_plots_and_table(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert "gflops_median" in summary_model(screen).keys
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.selection is not None and screen.selection.metric == "time_ms"
+        assert "time_ms_median" in summary_model(screen).keys
+        stack = screen.query_one("#plots", BoxPlotStack)
+        assert stack.metric == "time_ms"
+        assert all(plot.metric == "time_ms" for plot in stack.query(BoxPlot))
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.selection.metric == "gflops"
+        assert "gflops_median" in summary_model(screen).keys
+
+
+async def test_cycling_cluster_size_changes_summary_nodes(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        model = screen.model
+        assert model is not None and len(model.node_counts) >= 2
+        nodes_col = summary_model(screen).keys.index("nodes")
+        assert {row[nodes_col] for row in summary_model(screen).rows} == {"all"}
+        seen = []
+        for _ in model.node_counts:
+            await pilot.press("n")
+            await pilot.pause()
+            assert screen.selection is not None
+            seen.append(screen.selection.nodes)
+            nodes = {str(row[nodes_col]) for row in summary_model(screen).rows}
+            assert nodes <= {screen.selection.nodes}
+        assert seen == list(model.node_counts)
+        await pilot.press("n")  # wraps round to pooled
+        await pilot.pause()
+        assert screen.selection.nodes == "all"
+        await pilot.press("N")  # and backwards to the largest size
+        await pilot.pause()
+        assert screen.selection.nodes == model.node_counts[-1]
+
+
+async def test_cycling_test(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and screen.selection is not None
+        tests = screen.model.tests
+        if len(tests) < 2:
+            pytest.skip("data has a single MAGMA test")
+        first = screen.selection.test
+        await pilot.press("t")
+        await pilot.pause()
+        assert screen.selection.test != first
+        test_col = summary_model(screen).keys.index("test")
+        assert {row[test_col] for row in summary_model(screen).rows} == {screen.selection.test}
+
+
+async def test_export_writes_csv(magma_data: Path, tmp_path: Path) -> None:
+    app = magma_app(magma_data)
+    target = tmp_path / "out" / "summary.csv"
+    target.parent.mkdir()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        notes = capture_notifications(app)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == "magma-summary.csv"
+        field.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+    with target.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][:6] == ["test", "environment", "nodes", "problem_size", "count", "gflops_median"]
+    assert len(rows) > 1
+    assert any(str(target) in n["message"] and n.get("severity", "information") != "error" for n in notes)
+
+
+async def test_export_to_unwritable_path_notifies_error(magma_data: Path, tmp_path: Path) -> None:
+    app = magma_app(magma_data)
+    target = tmp_path / "no-such-dir" / "summary.csv"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        notes = capture_notifications(app)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+    assert not target.exists()
+    errors = [n for n in notes if n.get("severity") == "error"]
+    assert errors and str(target) in errors[0]["message"]
+
+
+async def test_export_cancel_writes_nothing(magma_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+    assert not any(tmp_path.iterdir())
+
+
+async def test_markup_in_environment_name_is_literal(magma_data: Path, tmp_path: Path) -> None:
+    source = next(p for p in sorted(magma_data.rglob("*.out")) if "vbatched" in p.name)
+    for env in ("[bold]red", "plain"):
+        folder = tmp_path / env / "size4"
+        folder.mkdir(parents=True)
+        shutil.copy(source, folder / source.name)
+    app = magma_app(tmp_path)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await settle(app, pilot)
+        table = screen.query_one("#summary", ResultTableView)
+        env_col = summary_model(screen).keys.index("environment")
+        shown = {table.get_cell_at((r, env_col)).plain for r in range(table.row_count)}
+        assert "[bold]red" in shown
+        lines = [table.render_line(y).text for y in range(min(table.size.height, table.row_count + 1))]
+        assert any("[bold]red" in line for line in lines)
+        plot_text = screen.query_one(BoxPlot).render()
+        assert "[bold]red" in str(plot_text)
+
+
+async def test_empty_result_shows_message(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a MAGMA file\n")
+    app = magma_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and screen.model.empty
+        message = str(screen.query_one("#empty-message").render())
+        assert "No MAGMA results found" in message
+        assert screen.query_one("#magma-switch").current == "empty"  # type: ignore[attr-defined]
+        await pilot.press("m", "n", "e")  # disabled keys do nothing, raise nothing
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_load_failure_shows_message() -> None:
+    def broken() -> Any:
+        raise OSError("disk on fire")
+
+    app = GpuscopeApp(first_screen=lambda: MagmaScreen(["/nowhere"], loader=broken))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        assert "disk on fire" in str(screen.query_one("#empty-message").render())
+
+
+async def test_findings_listed(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None
+        findings = screen.query_one("#findings", DataTable)
+        assert findings.row_count == len(screen.model.result.findings) > 0
+        severities = {findings.get_cell_at((r, 0)).plain for r in range(findings.row_count)}
+        assert severities <= {"error", "warning", "info"}
+
+
+async def test_help_theme_and_quit(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        assert app.theme == "textual-dark"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-dark"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        described = {description for _, description, _ in app.screen.keys}
+        assert {"Metric", "Nodes", "Test", "Export", "Quit", "Help"} <= described
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_command_palette_provider(magma_data: Path) -> None:
+    from gpuscope.tui.commands import GpuscopeCommands
+
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        provider = GpuscopeCommands(screen)
+        titles = [title for title, _, _ in provider._available()]
+        assert titles == ["Switch metric", "Next cluster size", "Next MAGMA test", "Export summary", "Toggle theme"]
+        hits = [hit async for hit in provider.search("metric")]
+        assert hits and hits[0].text == "Switch metric"
+        await hits[0].command()  # type: ignore[misc]
+        await pilot.pause()
+        assert screen.selection is not None and screen.selection.metric == "time_ms"

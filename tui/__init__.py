@@ -1,0 +1,1 @@
+"""Provides everything Textual: the app, screens, widgets, styles and the command line."""

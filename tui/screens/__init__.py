@@ -1,0 +1,1 @@
+"""Provides the app's screens, one module per screen."""

@@ -1,0 +1,56 @@
+"""Provides `ExportModal`: asks where to write an export; the caller does the writing.
+
+The format follows the file extension (`.csv`, `.md`, `.json`, anything else is text), so the
+dialog only needs a path. Dismisses with the path, or `None` when cancelled.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from gpuscope.metrics import export
+
+
+class ExportModal(ModalScreen[str | None]):
+    """A small dialog with a path field, Export and Cancel."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    """Escape closes the dialog without writing anything."""
+
+    def __init__(self, default_path: str, what: str = "summary") -> None:
+        super().__init__()
+        self.default_path = default_path
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-dialog"):
+            yield Label(f"Export {self.what}", id="export-title", markup=False)
+            yield Input(self.default_path, id="export-path", placeholder="file path")
+            yield Static(self._format_hint(self.default_path), id="export-format", markup=False)
+            with Horizontal(id="export-buttons"):
+                yield Button("Export", id="export-ok", variant="primary")
+                yield Button("Cancel", id="export-cancel")
+
+    @staticmethod
+    def _format_hint(path: str) -> str:
+        fmt = export.format_for_path(path) if path.strip() else "text"
+        return f"Format: {fmt}  (.csv .md .json, anything else is text)"
+
+    @on(Input.Changed, "#export-path")
+    def _path_changed(self, event: Input.Changed) -> None:
+        self.query_one("#export-format", Static).update(self._format_hint(event.value))
+
+    @on(Input.Submitted, "#export-path")
+    @on(Button.Pressed, "#export-ok")
+    def _submit(self) -> None:
+        path = self.query_one("#export-path", Input).value.strip()
+        self.dismiss(path or None)
+
+    @on(Button.Pressed, "#export-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

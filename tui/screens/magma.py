@@ -1,0 +1,244 @@
+"""Provides `MagmaScreen`: MAGMA tester results as box plots, summary and comparison tables.
+
+Files are read and summarised once in a thread worker (`MagmaModel`); keys then only change
+the `Selection` (metric, cluster size, test) and the panes are rebuilt from ready frames.
+Everything that came from a file is shown as plain text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Header, LoadingIndicator, Static, TabbedContent, TabPane
+
+from gpuscope.metrics import export
+from gpuscope.tui.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
+from gpuscope.tui.screens.export import ExportModal
+from gpuscope.tui.widgets.boxplots import BoxPlotStack
+from gpuscope.tui.widgets.findings import FindingsTable
+from gpuscope.tui.widgets.result_table import ResultTableView
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.magma import MagmaResult
+
+DEFAULT_EXPORT = "magma-summary.csv"
+NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "export"}
+
+
+class MagmaScreen(Screen[None]):
+    """Distributions of MAGMA Gflop/s (or ms) per problem size, environment and cluster size."""
+
+    HELP_TITLE = "Keys: MAGMA results"
+    BINDINGS = [
+        Binding("m", "switch_metric", "Metric", tooltip="Switch between Gflop/s and time in ms"),
+        Binding("n", "next_cluster", "Nodes", tooltip="Next cluster size: all pooled, then each node count"),
+        Binding("N", "previous_cluster", "Prev. nodes", show=False, tooltip="Previous cluster size"),
+        Binding("t", "next_test", "Test", tooltip="Next MAGMA test (e.g. dgemm_vbatched, dgemm)"),
+        Binding("e", "export", "Export", tooltip="Write the summary table (format from the extension)"),
+    ]
+    """MAGMA keys; they are disabled until results are loaded."""
+
+    class Loaded(Message):
+        """The worker read and summarised the files."""
+
+        def __init__(self, model: MagmaModel) -> None:
+            super().__init__()
+            self.model = model
+
+    class LoadFailed(Message):
+        """The worker could not read the files at all (e.g. a bad path pattern)."""
+
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    def __init__(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        path_pattern: str | None = None,
+        exclude: Sequence[str] = (),
+        keep_warmup: bool = False,
+        keep_impossible: bool = False,
+        loader: Callable[[], MagmaResult] | None = None,
+    ) -> None:
+        super().__init__()
+        self.paths = [Path(p) for p in paths]
+        self.path_pattern = path_pattern
+        self.exclude = tuple(exclude)
+        self.keep_warmup = keep_warmup
+        self.keep_impossible = keep_impossible
+        self._loader = loader
+        self.model: MagmaModel | None = None
+        """Everything loaded; None until the worker is done."""
+        self.selection: Selection | None = None
+        """What the panes show: test, cluster size, metric."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="selection", markup=False)
+        with ContentSwitcher(initial="loading", id="magma-switch"):
+            yield LoadingIndicator(id="loading")
+            with Vertical(id="empty"):
+                yield Static(id="empty-message", markup=False)
+                yield FindingsTable(id="empty-findings")
+            with Horizontal(id="body"):
+                yield BoxPlotStack(id="plots")
+                with TabbedContent(id="tables"):
+                    with TabPane("Summary", id="tab-summary"):
+                        yield ResultTableView(id="summary")
+                    with TabPane("Comparison", id="tab-comparison"):
+                        yield ResultTableView(id="comparison")
+                    with TabPane("Findings", id="tab-findings"):
+                        yield FindingsTable(id="findings")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"MAGMA · loading {self._paths_text()}"
+        self.query_one("#selection", Static).update(Text(f"Reading {self._paths_text()} ..."))
+        self.load()
+
+    def _paths_text(self) -> str:
+        return ", ".join(str(p) for p in self.paths) or "(injected result)"
+
+    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
+    def load(self) -> None:
+        """Read and summarise in a thread; the main thread only gets the finished model."""
+        try:
+            if self._loader is not None:
+                result = self._loader()
+            else:
+                from gpuscope.parsers.magma import read_tree
+
+                result = read_tree(self.paths, path_pattern=self.path_pattern, exclude=self.exclude)
+            model = build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible)
+        except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
+            self.post_message(self.LoadFailed(f"{type(error).__name__}: {error}"))
+        else:
+            self.post_message(self.Loaded(model))
+
+    async def on_magma_screen_loaded(self, message: Loaded) -> None:
+        model = self.model = message.model
+        result = model.result
+        environments = result.rows["environment"].nunique() if not result.rows.empty else 0
+        self.sub_title = f"MAGMA · {result.files_read} files · {environments} environments · {self._paths_text()}"
+        self.refresh_bindings()
+        if model.empty:
+            self._show_empty(
+                f"No MAGMA results found in {self._paths_text()} ({result.files_read} files read).\n"
+                "gpuscope looks for the output of MAGMA testers (testing_dgemm, testing_dgemm_vbatched, ...):"
+                " a '% MAGMA' banner followed by a results table.",
+                result.findings,
+            )
+            return
+        self.query_one("#findings", FindingsTable).show(result.findings)
+        self._label_findings_tab(len(result.findings))
+        self.query_one("#magma-switch", ContentSwitcher).current = "body"
+        await self.select(model.first_selection())
+
+    def on_magma_screen_load_failed(self, message: LoadFailed) -> None:
+        self.sub_title = f"MAGMA · could not read {self._paths_text()}"
+        self._show_empty(f"Could not read {self._paths_text()}.\n{message.error}", ())
+
+    def _show_empty(self, text: str, findings: Sequence[object]) -> None:
+        self.query_one("#selection", Static).update(Text("Nothing to show"))
+        self.query_one("#empty-message", Static).update(Text(text))
+        table = self.query_one("#empty-findings", FindingsTable)
+        table.show(findings)  # type: ignore[arg-type]
+        table.display = bool(findings)
+        self.query_one("#magma-switch", ContentSwitcher).current = "empty"
+
+    def _label_findings_tab(self, count: int) -> None:
+        tab = self.query_one("#tables", TabbedContent).get_tab("tab-findings")
+        tab.label = Text(f"Findings ({count})")
+
+    async def select(self, selection: Selection) -> None:
+        """Show `selection`: rebuild the plots and both tables from the model."""
+        model = self.model
+        if model is None:
+            return
+        self.selection = selection
+        summary = model.summary(selection)
+        self.query_one("#selection", Static).update(self._selection_text(selection, summary.empty))
+        self.query_one("#summary", ResultTableView).show(model.summary_table(selection))
+        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection))
+        caption = f"{selection.test} · {selection.nodes_label}"
+        empty = f"No {selection.test} results at {selection.nodes_label}. Press n for another cluster size."
+        await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, caption, empty)
+
+    def _selection_text(self, sel: Selection, empty: bool) -> Text:
+        assert self.model is not None
+        tests = self.model.tests
+        text = Text()
+        text.append("Test ", style="dim").append(sel.test, style="bold")
+        if len(tests) > 1:
+            text.append(f" ({tests.index(sel.test) + 1}/{len(tests)})", style="dim")
+        text.append("   Nodes ", style="dim").append(sel.nodes_label, style="bold")
+        text.append("   Metric ", style="dim").append(METRIC_LABELS[sel.metric], style="bold")
+        if empty:
+            text.append("   (no data for this choice)", style="italic")
+        return text
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """MAGMA keys are shown dimmed until there is something to act on."""
+        if action in NEEDS_DATA and (self.model is None or self.model.empty):
+            return None
+        return True
+
+    async def action_switch_metric(self) -> None:
+        if self.selection is not None:
+            await self.select(toggle_metric(self.selection))
+
+    async def action_next_cluster(self) -> None:
+        if self.model is not None and self.selection is not None:
+            await self.select(self.model.cycle_cluster(self.selection, 1))
+
+    async def action_previous_cluster(self) -> None:
+        if self.model is not None and self.selection is not None:
+            await self.select(self.model.cycle_cluster(self.selection, -1))
+
+    async def action_next_test(self) -> None:
+        if self.model is None or self.selection is None:
+            return
+        if len(self.model.tests) < 2:
+            self.notify(f"Only one test here: {self.selection.test}", markup=False)
+            return
+        await self.select(self.model.cycle_test(self.selection))
+
+    def action_export(self) -> None:
+        if self.model is None or self.selection is None:
+            return
+        self.app.push_screen(ExportModal(DEFAULT_EXPORT, "summary"), self.export_to)
+
+    def export_to(self, path: str | None) -> None:
+        """Write the current summary (and comparison) models to `path`; notify either way."""
+        if not path or self.model is None or self.selection is None:
+            return
+        target = Path(path).expanduser()
+        fmt = export.format_for_path(target)
+        tables = [self.model.summary_table(self.selection), self.model.comparison_table(self.selection)]
+        extra = _plots_text(self.model.summary(self.selection), self.selection.metric) if fmt in ("text", "markdown") else ()
+        try:
+            written = export.write(target, fmt, tables, extra=extra)
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
+            return
+        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+
+
+def _plots_text(summary: object, metric: str) -> tuple[str, ...]:
+    """The box plots as text for text/markdown exports, once `tui/boxplot.py` provides them."""
+    try:
+        from gpuscope.tui.boxplot import boxplots_text
+    except ImportError:  # pragma: no cover - until tui/boxplot.py lands
+        return ()
+    return (boxplots_text(summary, metric),)
