@@ -89,10 +89,12 @@ def process_block(lines: list[str], banner_source: list[str]) -> list[str]:
     end = next(i for i, x in enumerate(lines) if x.startswith("%===") and i > start)
     own: dict[str, str] = {}
     for line in banner_source:
-        own.setdefault(banner_key(line) or "", line)
+        key = banner_key(line)
+        if key:
+            own.setdefault(key, line)
     block: list[str] = []
     for line in lines[start : end + 1]:
-        line = own.get(banner_key(line) or "-", line)
+        line = own.get(banner_key(line) or "", line)
         if DEVICE0.match(line):
             block += [DEVICE0.sub(f"% device {d}: ", line) for d in range(8)]
         else:
@@ -107,9 +109,10 @@ def row_pools(files: dict[str, list[tuple[str, list[str]]]]) -> dict[str, dict[s
         for _, lines in env_files:
             tester = tester_of(lines)
             for line in lines:
-                if tester and is_data_row(line) and PAIR.search(line):
-                    size = line[: PAIR.search(line).start()].split()
-                    pools[tester].setdefault(" ".join(size), []).append(line)
+                pair = PAIR.search(line) if tester and is_data_row(line) else None
+                if pair:
+                    size = " ".join(line[: pair.start()].split())
+                    pools[tester].setdefault(size, []).append(line)
     return pools
 
 
@@ -152,7 +155,7 @@ def make_tree(dest: Path | str, n_files: int = 360, seed: int = 0, real_root: Pa
 
     Environments and sizes are dealt round-robin so every (environment, size) cell gets
     files; each environment's real files are used in turn, so every real quirk (failed
-    rows, cancelled runs, the Assert-only file) appears once n_files >= 80. Half of the
+    rows, cancelled runs, the Assert-only file) appears once n_files >= 64. Half of the
     cyclecloud files are merged-rank files, the other half replicas of the real ones.
     """
     dest = Path(dest)

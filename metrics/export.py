@@ -16,6 +16,7 @@ from typing import Sequence
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -49,13 +50,18 @@ def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequ
         markup=False,
     )
     for table in tables:
-        console.print(to_rich(table))
+        view = to_rich(table)
+        # Never squeeze or cut a cell: exported text is for reading later, so a table wider
+        # than `width` keeps its natural width instead of truncating names.
+        natural = Measurement.get(console, console.options.update_width(100_000), view).maximum
+        console.width = max(width or DEFAULT_WIDTH, natural)
+        console.print(view)
         for note in table.notes:
             console.print(Text(note))
         console.print()
     for block in extra:
         console.print(Text(block))
-    return console.export_text()
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
 
 
 def _md_cell(text: str) -> str:

@@ -24,7 +24,7 @@ FLUX_EXIT = re.compile(rb"flux-job: task\(s\) exited with exit code (\d+)")
 CANCEL = re.compile(rb"job\.exception type=cancel")
 EPOCH = re.compile(rb"^(Start|End) time:\s*(\d+(?:\.\d+)?)\s*$", re.M)
 KNOWN_OTHER = re.compile(
-    r"^(?:START OF (?:JOBSPEC|EVENTLOG)|\{.*|Start time:|End time:|flux-job:|Assert failed:|"
+    r"^(?:START OF (?:JOBSPEC|EVENTLOG)|Compiled (?:with|for) |\{.*|Start time:|End time:|flux-job:|Assert failed:|"
     r"[\d.]+s: job\.exception|error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|"
     r"magma_\w+ returned error|lapackf77_\w+ returned error|Can not allocate|singularity in matrix|"
     r"M != N|WARNING: MAGMA|device \d+ has only|=+$|\*+$|\[enter to continue)"

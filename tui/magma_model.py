@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from gpuscope.metrics import magma_stats
 from gpuscope.metrics.table import ResultTable
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from gpuscope.parsers.magma import MagmaResult
 
 METRICS = ("gflops", "time_ms")
@@ -75,7 +75,7 @@ class MagmaModel:
         return frame[keep].reset_index(drop=True)
 
     def comparison(self, sel: Selection) -> pd.DataFrame:
-        frame = self.comparisons[(sel.pooled, sel.metric)]
+        frame = self.comparisons.get((sel.pooled, sel.metric), pd.DataFrame())
         if frame.empty:
             return frame
         keep = frame["test"] == sel.test
@@ -87,7 +87,7 @@ class MagmaModel:
         return magma_stats.summary_table(self.summary(sel), sel.metric)
 
     def comparison_table(self, sel: Selection) -> ResultTable:
-        return magma_stats.comparison_table(self.comparison(sel))
+        return magma_stats.comparison_table(self.comparison(sel), sel.metric)
 
     def cycle_cluster(self, sel: Selection, step: int = 1) -> Selection:
         choices = self.cluster_choices
@@ -115,6 +115,8 @@ def problem_sizes(summary: pd.DataFrame) -> list[str]:
 def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossible: bool = False) -> MagmaModel:
     """Everything the screen needs; slow parts (statistics) run here, in the worker thread."""
     rows = result.rows
+    if rows.empty:  # nothing to summarise; the screen shows why (findings) instead
+        return MagmaModel(result, pd.DataFrame(), pd.DataFrame(), {}, (), ())
     keep: dict[str, Any] = {"keep_warmup": keep_warmup, "keep_impossible": keep_impossible}
     per_size = magma_stats.summarize(rows, pool_nodes=False, **keep)
     pooled = magma_stats.summarize(rows, pool_nodes=True, **keep)
@@ -123,8 +125,8 @@ def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossib
         for pool in (False, True)
         for metric in METRICS
     }
-    tests = tuple(dict.fromkeys(per_size["test"].astype(str))) if not per_size.empty else ()
-    nodes = sorted({str(n) for n in per_size["nodes"]} - {POOLED}, key=_numeric) if not per_size.empty else []
+    tests = tuple(dict.fromkeys(per_size["test"].astype(str)))
+    nodes = sorted(set(per_size["nodes"].astype(str)) - {POOLED}, key=_numeric)
     return MagmaModel(result, per_size, pooled, comparisons, tests, tuple(nodes))
 
 

@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - TEMPORARY stand-in until tui/boxplot.p
     def draw_boxes(plt: Any, summary_for_one_size: pd.DataFrame, metric: str, title: str) -> None:
         """Stand-in with the real signature: plotext boxes from precomputed quintuples."""
         cols = [f"{metric}_{k}" for k in ("whisker_lo", "q1", "median", "q3", "whisker_hi")]
+        summary_for_one_size = summary_for_one_size.dropna(subset=cols)
         labels = [str(e) for e in summary_for_one_size["environment"]]
         data = [[float(v) for v in row] for row in summary_for_one_size[cols].itertuples(index=False)]
         plt.box(labels, data, quintuples=True, width=0.3)

@@ -1,0 +1,65 @@
+"""Provides MAGMA box plots drawn with plotext from the summary's own statistics.
+
+The boxes are drawn from the numbers in the summary table (quartiles, Tukey whiskers), not
+recomputed by plotext, so the plot and the table can never disagree. The same drawing code
+serves the TUI (`PlotextPlot.plt`) and text export (a private plotext figure, no colour).
+No Textual import here: `gpuscope magma --format text` must start fast.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+from plotext._figure import _figure_class as Figure
+
+from gpuscope.metrics.magma_stats import METRICS
+from gpuscope.metrics.safe_text import clean
+
+PLOT_HEIGHT = 14
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def box_label(row: pd.Series, with_nodes: bool) -> str:
+    label = clean(row["environment"])
+    return f"{label} ({row['nodes']})" if with_nodes else label
+
+
+def draw_boxes(plt: Any, rows: pd.DataFrame, metric: str, title: str) -> None:
+    """One horizontal box per row of `rows` (summary rows of one problem size)."""
+    plt.clear_data()
+    plt.title(clean(title))
+    rows = rows[rows["count"] > 0]
+    if rows.empty:
+        plt.xlabel("no data left after exclusions")
+        return
+    with_nodes = rows["nodes"].nunique() > 1
+    labels = [box_label(r, with_nodes) for _, r in rows.iterrows()]
+    stats = [
+        [r[f"{metric}_whisker_hi"], r[f"{metric}_q3"], r[f"{metric}_median"], r[f"{metric}_q1"], r[f"{metric}_whisker_lo"]]
+        for _, r in rows.iterrows()
+    ]
+    plt.box(labels, stats, quintuples=True, orientation="horizontal", width=0.5)
+    plt.xlabel(METRICS[metric])
+
+
+def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
+    """Every (test, nodes selection, problem size) of `summary` as a plain-text box plot."""
+    blocks = []
+    for (test, size), rows in summary.groupby(["test", "problem_size"], sort=False):
+        title = f"{test} {size}: {METRICS[metric]}"
+        n_boxes = int((rows["count"] > 0).sum())
+        if n_boxes == 0:
+            blocks.append(f"{title}: no data left after exclusions (see findings)\n")
+            continue
+        fig = Figure()
+        fig.plotsize(width, 3 * n_boxes + 6)
+        draw_boxes(fig, rows, metric, title)
+        blocks.append(strip_colour(fig.build()) + "\n")
+    return "\n".join(blocks)
+
+
+def strip_colour(text: str) -> str:
+    """plotext always colours its output; exported text must be plain."""
+    return "\n".join(line.rstrip() for line in ANSI.sub("", text).splitlines())

@@ -1,0 +1,55 @@
+"""Provides the tables and plots `gpuscope magma --format ...` prints, from a MagmaResult.
+
+The screen and the printed report select rows the same way (`select`), so what a user sees
+in the TUI is what the export contains.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from gpuscope.metrics import magma_stats
+from gpuscope.metrics.table import ResultTable
+from gpuscope.parsers.magma import MagmaResult
+
+
+def metric_key(metric: str) -> str:
+    return "time_ms" if metric in ("ms", "time_ms") else "gflops"
+
+
+def select(rows: pd.DataFrame, *, test: str | None = None, nodes: int | None = None) -> pd.DataFrame:
+    """Rows of one tester and/or one cluster size."""
+    keep = pd.Series(True, index=rows.index)
+    if test:
+        keep &= rows["test"].astype(str) == test
+    if nodes is not None:
+        keep &= rows["nodes"] == nodes
+    return rows[keep]
+
+
+def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[list[ResultTable], list[str]]:
+    """Tables (and, for text/markdown, box plots) for the chosen format."""
+    metric = metric_key(args.metric)
+    rows = select(result.rows, test=args.test, nodes=args.nodes)
+    options = dict(pool_nodes=args.pool_nodes, keep_warmup=args.keep_warmup, keep_impossible=args.keep_impossible)
+    summary = magma_stats.summarize(rows, **options)
+    full = fmt in ("csv", "json")
+    tables = {
+        "summary": magma_stats.summary_table(summary, metric, full=full),
+        "comparison": magma_stats.comparison_table(magma_stats.compare(rows, metric=metric, **options), metric),
+        "findings": magma_stats.findings_table(result.findings),
+        "runs": magma_stats.runs_table(result.runs),
+    }
+    if args.table == "rows":
+        tables = {"rows": ResultTable.from_frame(rows, "MAGMA rows")}
+    chosen = args.table or ("summary" if fmt == "csv" else None)
+    if chosen:
+        return [tables[chosen]], []
+    if fmt in ("text", "markdown"):
+        from gpuscope.tui.boxplot import boxplots_text
+
+        plots = boxplots_text(summary, metric, width=min(getattr(args, "width", None) or 100, 160))
+        return list(tables.values()), [plots] if plots else []
+    return list(tables.values()), []
