@@ -21,6 +21,9 @@ def box_stats(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     values are all missing get count 0 and NaN statistics.
     """
     data = frame[keys + [value]].dropna(subset=[value])
+    if data.empty:
+        index = pd.MultiIndex.from_arrays([[] for _ in keys], names=keys)
+        return pd.DataFrame({c if c == "count" else f"{value}_{c}": pd.Series(dtype=float) for c in STATS}, index=index)
     grouped = data.groupby(keys, observed=True, sort=True)[value]
     out = pd.DataFrame({
         "count": grouped.size(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics.distribution import box_stats, mann_whitney
+from gpuscope.metrics.distribution import STATS, box_stats, mann_whitney
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.table import Column, ResultTable
 
@@ -18,6 +18,8 @@ HIGHER_IS_BETTER = {"gflops": True, "time_ms": False}
 ALPHA = 0.05
 MIN_SAMPLES = 5
 POOLED = "all"
+EXCLUSIONS = ["failed", "warmup", "impossible", "not_a_number"]
+SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS if s != "count"] + EXCLUSIONS
 
 
 def included(rows: pd.DataFrame, keep_warmup: bool = False, keep_impossible: bool = False) -> np.ndarray:
@@ -46,6 +48,8 @@ def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
 def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:
     """One row per (test, environment, nodes, problem_size) with box statistics of both metrics
     and how many rows each trust rule excluded (`failed`, `warmup`, `impossible`)."""
+    if rows.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
     frame = _with_node_key(rows, pool_nodes)
     keep = included(rows, keep_warmup, keep_impossible)
     data = frame[keep]
@@ -59,7 +63,7 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     out["count"] = out["count"].fillna(0).astype(int)
     for col in ("failed", "warmup", "impossible", "not_a_number"):
         out[col] = out[col].fillna(0).astype(int)
-    out = out.reset_index()
+    out = out.reset_index()[SUMMARY_COLUMNS]
     out = out.sort_values(["test", "problem_size", "environment", "nodes"], kind="stable").reset_index(drop=True)
     for key in KEYS:
         out[key] = out[key].astype(str)
@@ -69,6 +73,9 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
 def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:
     """Per (test, nodes, problem_size): environments ranked by median `metric`, the ratio of
     each median to the best one, and a Mann-Whitney p-value against the best environment."""
+    columns = ["test", "nodes", "problem_size", "environment", "rank", "count", "median", "ratio_to_best", "p_value", "verdict"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
     frame = _with_node_key(rows, pool_nodes)[included(rows, keep_warmup, keep_impossible)]
     frame = frame[np.isfinite(frame[metric].to_numpy(float))]
     higher = HIGHER_IS_BETTER[metric]
@@ -92,7 +99,6 @@ def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = Fa
             records.append({"test": str(test), "nodes": str(nodes), "problem_size": str(size), "environment": env,
                             "rank": rank, "count": int(samples[env].size), "median": medians[env],
                             "ratio_to_best": ratio, "p_value": p, "verdict": verdict})
-    columns = ["test", "nodes", "problem_size", "environment", "rank", "count", "median", "ratio_to_best", "p_value", "verdict"]
     return pd.DataFrame.from_records(records, columns=columns)
 
 

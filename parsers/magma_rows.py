@@ -43,9 +43,9 @@ def _read_slow(rows: bytes) -> pd.DataFrame:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    tokens = [line.split()[:WIDTH] for line in lines]
-    frame = pd.DataFrame(tokens, columns=range(max((len(t) for t in tokens), default=0)), dtype=object)
-    frame = frame.reindex(columns=range(WIDTH))
+    pad = [None] * WIDTH
+    tokens = [(line.split()[:WIDTH] + pad)[:WIDTH] for line in lines]
+    frame = pd.DataFrame(tokens, columns=range(WIDTH), dtype=object)
     for col in frame.columns:
         values = frame[col].replace({"---": None})
         numbers = pd.to_numeric(values, errors="coerce")

@@ -41,6 +41,11 @@ def draw_boxes(plt: Any, rows: pd.DataFrame, metric: str, title: str) -> None:
         for _, r in rows.iterrows()
     ]
     plt.box(labels, stats, quintuples=True, orientation="horizontal", width=0.5)
+    # Pad the value axis so boxes at either end are not drawn on the frame.
+    low = min(s[4] for s in stats)
+    high = max(s[0] for s in stats)
+    pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
+    plt.xlim(low - pad, high + pad)
     plt.xlabel(METRICS[metric])
 
 

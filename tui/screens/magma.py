@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from gpuscope.parsers.magma import MagmaResult
 
 DEFAULT_EXPORT = "magma-summary.csv"
+STATED = ("test", "nodes")
 NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "export"}
 
 
@@ -168,11 +169,11 @@ class MagmaScreen(Screen[None]):
         self.selection = selection
         summary = model.summary(selection)
         self.query_one("#selection", Static).update(self._selection_text(selection, summary.empty))
-        self.query_one("#summary", ResultTableView).show(model.summary_table(selection))
-        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection))
-        caption = f"{selection.test} · {selection.nodes_label}"
+        # Test and nodes are the same on every row of a selection and stated in the bar above.
+        self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED)
+        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=STATED)
         empty = f"No {selection.test} results at {selection.nodes_label}. Press n for another cluster size."
-        await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, caption, empty)
+        await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, empty)
 
     def _selection_text(self, sel: Selection, empty: bool) -> Text:
         assert self.model is not None

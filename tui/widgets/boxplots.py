@@ -1,36 +1,26 @@
 """Provides `BoxPlot` (one problem size, one box per environment) and `BoxPlotStack`.
 
 The drawing itself is `gpuscope.tui.boxplot.draw_boxes`, shared with the text export, so the
-screen and `--print` show the same figure. Each plot is a fixed ~12 lines; the stack scrolls,
-and Textual only renders the plots that are on screen.
+screen and `--format text` show the same figure. The stack scrolls, and Textual only renders
+the plots that are on screen. Problem sizes whose rows were all excluded (typically the
+warm-up size) get one line at the end instead of an empty frame at the top.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pandas as pd
+from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from gpuscope.tui.boxplot import draw_boxes
 from gpuscope.tui.magma_model import METRIC_LABELS, problem_sizes
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-try:
-    from gpuscope.tui.boxplot import draw_boxes
-except ImportError:  # pragma: no cover - TEMPORARY stand-in until tui/boxplot.py lands
-
-    def draw_boxes(plt: Any, summary_for_one_size: pd.DataFrame, metric: str, title: str) -> None:
-        """Stand-in with the real signature: plotext boxes from precomputed quintuples."""
-        cols = [f"{metric}_{k}" for k in ("whisker_lo", "q1", "median", "q3", "whisker_hi")]
-        summary_for_one_size = summary_for_one_size.dropna(subset=cols)
-        labels = [str(e) for e in summary_for_one_size["environment"]]
-        data = [[float(v) for v in row] for row in summary_for_one_size[cols].itertuples(index=False)]
-        plt.box(labels, data, quintuples=True, width=0.3)
-        plt.title(title)
-        plt.ylabel(METRIC_LABELS.get(metric, metric))
+MIN_PLOT_HEIGHT = 10
+"""Lines per plot with one or two boxes; plotext needs ~2 lines per horizontal box."""
 
 
 class BoxPlot(PlotextPlot):
@@ -47,7 +37,9 @@ class BoxPlot(PlotextPlot):
         self.summary = summary
         """The summary rows this plot draws (one per environment)."""
         self.metric = metric
+        """`gflops` or `time_ms`."""
         self.plot_title = title
+        self.styles.height = max(MIN_PLOT_HEIGHT, 2 * len(summary) + 6)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -64,7 +56,8 @@ class BoxPlotStack(VerticalScroll):
     """A vertical scroll of `BoxPlot`s, one per problem size of the current selection."""
 
     DEFAULT_CSS = """
-    BoxPlotStack > .empty-plots {
+    BoxPlotStack > .plots-note {
+        height: auto;
         padding: 1 2;
         color: $text-muted;
     }
@@ -76,21 +69,31 @@ class BoxPlotStack(VerticalScroll):
         """Metric the plots currently show."""
         self.sizes: list[str] = []
         """Problem sizes currently plotted, in order."""
+        self.empty_sizes: list[str] = []
+        """Problem sizes with no rows left after exclusions (not plotted)."""
 
-    async def show(self, summary: pd.DataFrame, metric: str, caption: str, empty_text: str) -> None:
-        """Replace the plots with one per problem size in `summary`."""
+    async def show(self, summary: pd.DataFrame, metric: str, empty_text: str) -> None:
+        """Replace the plots with one per problem size in `summary` that has data."""
         self.metric = metric
-        self.sizes = problem_sizes(summary)
-        plots: list[Any] = []
-        for size in self.sizes:
-            rows = summary[summary["problem_size"].astype(str) == size].reset_index(drop=True)
-            title = f"{size} · {caption} · {METRIC_LABELS.get(metric, metric)}"
-            plots.append(BoxPlot(rows, metric, title))
-        if not plots:
-            plots.append(Static(empty_text, markup=False, classes="empty-plots"))
+        self.sizes, self.empty_sizes = [], []
+        widgets: list[Static | BoxPlot] = []
+        for size in problem_sizes(summary):
+            rows = summary[summary["problem_size"].astype(str) == size]
+            rows = rows[rows["count"] > 0].reset_index(drop=True)
+            if rows.empty:
+                self.empty_sizes.append(size)
+                continue
+            self.sizes.append(size)
+            # Short: plotext drops a title wider than the plot area. Test and nodes are in the bar.
+            widgets.append(BoxPlot(rows, metric, f"{size} ({METRIC_LABELS.get(metric, metric)})"))
+        if not self.sizes:
+            widgets.append(Static(Text(empty_text), classes="plots-note"))
+        if self.empty_sizes:
+            note = f"No data left after exclusions (see Findings) for: {', '.join(self.empty_sizes)}"
+            widgets.append(Static(Text(note), classes="plots-note"))
         with self.app.batch_update():
             await self.remove_children()
-            await self.mount_all(plots)
+            await self.mount_all(widgets)
         self.scroll_home(animate=False)
 
     @property

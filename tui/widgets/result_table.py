@@ -6,7 +6,7 @@ Every cell is a `rich.text.Text`, so `[bold]` in an environment name is shown as
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -30,20 +30,21 @@ class ResultTableView(DataTable[Text]):
         self.model: ResultTable | None = None
         """The table shown; export reads this, not the widget."""
 
-    def show(self, model: ResultTable) -> None:
-        """Replace columns and rows with `model`'s, keeping the cursor row where possible."""
+    def show(self, model: ResultTable, hide: Sequence[str] = ()) -> None:
+        """Replace columns and rows with `model`'s, keeping the cursor row where possible.
+
+        `hide`: column keys not shown (e.g. ones the screen states elsewhere); the model,
+        and so any export, keeps them.
+        """
         row = self.cursor_row
         self.model = model
         self.clear(columns=True)
-        numeric = [c.is_numeric(model.column_values(i)) for i, c in enumerate(model.columns)]
-        for col, is_num in zip(model.columns, numeric):
-            self.add_column(Text(col.header, justify="right" if is_num else "left"), key=col.key)
+        shown = [i for i, c in enumerate(model.columns) if c.key not in hide]
+        numeric = {i: model.columns[i].is_numeric(model.column_values(i)) for i in shown}
+        for i in shown:
+            col = model.columns[i]
+            self.add_column(Text(col.header, justify="right" if numeric[i] else "left"), key=col.key)
         for r in range(len(model.rows)):
-            self.add_row(
-                *(
-                    Text(model.cell_text(r, c), justify="right" if numeric[c] else "left")
-                    for c in range(len(model.columns))
-                )
-            )
+            self.add_row(*(Text(model.cell_text(r, i), justify="right" if numeric[i] else "left") for i in shown))
         if model.rows:
             self.move_cursor(row=min(row, len(model.rows) - 1))
