@@ -2,6 +2,8 @@
 
 Pure numpy/pandas. Quartiles use linear interpolation (numpy's default, what seaborn's box
 plots show); whiskers follow Tukey: the furthest data point within 1.5 IQR of the box.
+All groups are computed in one pass over values sorted by (group, value), which is several
+times faster than pandas' groupby quantile on large tables.
 """
 
 from __future__ import annotations
@@ -14,38 +16,58 @@ import pandas as pd
 STATS = ("count", "median", "q1", "q3", "whisker_lo", "whisker_hi", "min", "max", "mean", "cv")
 
 
+def _quantile(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: float) -> np.ndarray:
+    """Linear-interpolated quantile of each sorted segment (numpy's default method)."""
+    pos = (counts - 1) * q
+    low = np.floor(pos).astype(np.int64)
+    frac = pos - low
+    high = np.minimum(low + 1, counts - 1)
+    a, b = values[starts + low], values[starts + high]
+    return a + (b - a) * frac
+
+
 def box_stats(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     """Per group of `keys`: count, median, quartiles, Tukey whiskers, min, max, mean, cv.
 
-    Columns are named `<value>_<stat>` (count is shared and named `count`). Groups whose
-    values are all missing get count 0 and NaN statistics.
+    Columns are named `<value>_<stat>` (count is shared and named `count`); rows with a
+    missing value are ignored; groups are sorted by their keys.
     """
-    data = frame[keys + [value]].dropna(subset=[value])
+    data = frame[keys + [value]]
+    data = data[np.isfinite(data[value].to_numpy(np.float64))]
     if data.empty:
         index = pd.MultiIndex.from_arrays([[] for _ in keys], names=keys)
         return pd.DataFrame({c if c == "count" else f"{value}_{c}": pd.Series(dtype=float) for c in STATS}, index=index)
-    grouped = data.groupby(keys, observed=True, sort=True)[value]
-    out = pd.DataFrame({
-        "count": grouped.size(),
-        "median": grouped.median(),
-        "q1": grouped.quantile(0.25),
-        "q3": grouped.quantile(0.75),
-        "min": grouped.min(),
-        "max": grouped.max(),
-        "mean": grouped.mean(),
-        "std": grouped.std(ddof=1),
-    })
-    iqr = out["q3"] - out["q1"]
-    lo_fence = (out["q1"] - 1.5 * iqr).rename("lo")
-    hi_fence = (out["q3"] + 1.5 * iqr).rename("hi")
-    fences = data.join(lo_fence, on=keys).join(hi_fence, on=keys)
-    inside = fences[(fences[value] >= fences["lo"]) & (fences[value] <= fences["hi"])]
-    whiskers = inside.groupby(keys, observed=True)[value].agg(["min", "max"])
-    out["whisker_lo"] = whiskers["min"]
-    out["whisker_hi"] = whiskers["max"]
+    grouper = data.groupby(keys, observed=True, sort=True)
+    codes = grouper.ngroup().to_numpy()
+    index = grouper.size().index
+    values = data[value].to_numpy(np.float64)
+    order = np.lexsort((values, codes))
+    values, codes = values[order], codes[order]
+    counts = np.bincount(codes, minlength=len(index))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    q1 = _quantile(values, starts, counts, 0.25)
+    q3 = _quantile(values, starts, counts, 0.75)
+    iqr = q3 - q1
+    inside_lo = values >= (q1 - 1.5 * iqr)[codes]
+    inside_hi = values <= (q3 + 1.5 * iqr)[codes]
+    sums = np.add.reduceat(values, starts)
+    mean = sums / counts
+    squares = np.add.reduceat((values - mean[codes]) ** 2, starts)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["cv"] = np.where(out["mean"] != 0, out["std"] / out["mean"].abs(), np.nan)
-    out = out.drop(columns="std")
+        std = np.sqrt(squares / (counts - 1))
+        cv = np.where(mean != 0, std / np.abs(mean), np.nan)
+    out = pd.DataFrame({
+        "count": counts,
+        "median": _quantile(values, starts, counts, 0.5),
+        "q1": q1,
+        "q3": q3,
+        "whisker_lo": np.minimum.reduceat(np.where(inside_lo, values, np.inf), starts),
+        "whisker_hi": np.maximum.reduceat(np.where(inside_hi, values, -np.inf), starts),
+        "min": values[starts],
+        "max": values[starts + counts - 1],
+        "mean": mean,
+        "cv": cv,
+    }, index=index)
     out.columns = [c if c == "count" else f"{value}_{c}" for c in out.columns]
     return out
 

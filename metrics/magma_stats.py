@@ -39,7 +39,7 @@ def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
         frame["nodes"] = pd.Categorical([POOLED] * len(rows))
     else:
         values = rows["nodes"]
-        labels = sorted({int(v) for v in values.dropna()})
+        labels = sorted(int(v) for v in values.dropna().unique())
         text = values.astype("string").fillna("?")
         frame["nodes"] = pd.Categorical(text, categories=[str(v) for v in labels] + ["?"])
     return frame

@@ -126,9 +126,14 @@ def read_tree(
     rows = _assemble(files, peak_override)
     for f in files:
         findings.extend(f.findings)
-    findings.extend(magma_trust.row_findings(rows, [f.label for f in files], {f.label: f.scan for f in files}))
-    runs = magma_trust.runs_table(rows, files)
-    findings.extend(magma_trust.run_findings(runs, {f.label: f.scan for f in files}))
+    return _result(rows, files, findings)
+
+
+def _result(rows: pd.DataFrame, files: list[_File], findings: list[Finding]) -> MagmaResult:
+    stats = magma_trust.per_file(rows)
+    findings = findings + magma_trust.row_findings(rows, stats)
+    runs = magma_trust.runs_table(stats, files)
+    findings += magma_trust.run_findings(runs, {f.label: f.scan for f in files})
     return MagmaResult(rows=rows, runs=runs, findings=findings, files_read=len(files))
 
 
@@ -145,12 +150,9 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
 def _read_under(root: Path, path: Path) -> MagmaResult:
     loaded = _load(root, path, True, None)
     if not isinstance(loaded, _File):
-        return MagmaResult(_assemble([], None), magma_trust.runs_table(_assemble([], None), []), [loaded] if loaded else [], 0)
+        return _result(_assemble([], None), [], [loaded] if loaded else [])
     rows = _assemble([loaded], None)
-    findings = loaded.findings + magma_trust.row_findings(rows, [loaded.label], {loaded.label: loaded.scan})
-    runs = magma_trust.runs_table(rows, [loaded])
-    findings += magma_trust.run_findings(runs, {loaded.label: loaded.scan})
-    return MagmaResult(rows, runs, findings, 1)
+    return _result(rows, [loaded], list(loaded.findings))
 
 
 def _assemble(files: list[_File], peak_override: float | None) -> pd.DataFrame:
@@ -158,7 +160,7 @@ def _assemble(files: list[_File], peak_override: float | None) -> pd.DataFrame:
     chunks = [f.scan.row_bytes if f.scan.row_bytes.endswith(b"\n") or not f.scan.row_bytes else f.scan.row_bytes + b"\n" for f in files]
     per_file = np.array([f.scan.row_lines.size for f in files], np.int64)
     total = int(per_file.sum())
-    frame = tokenize(b"".join(chunks), total)
+    frame = tokenize(chunks, per_file.tolist())
     if len(frame) != total:  # pragma: no cover - the slow reader cannot miscount
         raise AssertionError("tokeniser lost rows")
 
@@ -187,9 +189,6 @@ def _assemble(files: list[_File], peak_override: float | None) -> pd.DataFrame:
     if junk.any():
         for fi in np.unique(file_of_row[junk]).tolist():
             bad = lines[junk & (file_of_row == fi)]
-            bad = bad[~np.isin(bad, files[fi].scan.event_lines)]
-            if bad.size == 0:
-                continue
             files[fi].findings.append(Finding("warning", "unparsed", f"{bad.size} line(s) start with a number but are not data rows of this tester's table; skipped", files[fi].label, int(bad[0]), int(bad.size)))
     keep = valid
     return magma_trust.tidy(

@@ -17,8 +17,9 @@ from pandas.api.types import is_numeric_dtype
 
 from gpuscope.parsers.magma_header import HeaderSpec
 
-WIDTH = 32
-"""Tokens kept per row; MAGMA rows have at most 16, more means the line is not a row."""
+WIDTH = 16
+"""Tokens per row: MAGMA rows have at most 13. A longer line makes the fast reader fail, and
+that file alone is then read by the slow one (which keeps the first 16 tokens)."""
 PARENS = bytes.maketrans(b"()", b"  ")
 STATUS = ("ok", "failed")
 
@@ -29,6 +30,7 @@ def _read_fast(rows: bytes) -> pd.DataFrame:
         sep=r"\s+",
         header=None,
         names=range(WIDTH),
+        index_col=False,  # a longer line must fail, never shift columns into an index
         quoting=csv.QUOTE_NONE,
         na_values=["---"],
         engine="c",
@@ -54,17 +56,29 @@ def _read_slow(rows: bytes) -> pd.DataFrame:
     return frame
 
 
-def tokenize(rows: bytes, expected: int) -> pd.DataFrame:
-    """Row tokens as a frame of `WIDTH` columns, one row per data line."""
-    if expected == 0:
-        return pd.DataFrame(columns=range(WIDTH))
+def _tokenize_one(rows: bytes, expected: int) -> pd.DataFrame | None:
     try:
         frame = _read_fast(rows)
-        if len(frame) == expected:
-            return frame
     except (pd.errors.ParserError, ValueError, UnicodeError, OverflowError):
-        pass
-    return _read_slow(rows)
+        return None
+    return frame if len(frame) == expected else None
+
+
+def tokenize(chunks: list[bytes], counts: list[int]) -> pd.DataFrame:
+    """Row tokens as a frame of `WIDTH` columns, one row per data line of every chunk (file).
+
+    All chunks go through the fast reader at once; if that fails, each chunk is tried alone
+    and only the chunks the fast reader cannot take are split in Python.
+    """
+    expected = sum(counts)
+    if expected == 0:
+        return pd.DataFrame({i: pd.Series(dtype=float) for i in range(WIDTH)})
+    frame = _tokenize_one(b"".join(chunks), expected)
+    if frame is not None:
+        return frame
+    parts = [(_tokenize_one(c, n) if n else None) for c, n in zip(chunks, counts)]
+    parts = [p if p is not None else _read_slow(c) for p, c, n in zip(parts, chunks, counts) if n]
+    return pd.concat(parts, ignore_index=True)
 
 
 def _numbers(frame: pd.DataFrame, col: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,11 @@
 """Provides `scan()`: one pass over a MAGMA output file without a Python loop per line.
 
-Lines are classified with numpy (first non-blank character: digit = candidate data row,
-`%` = banner/header, other = trailer or stray output), data rows are cut out as one byte
-string for a single vectorised tokeniser later, and the few metadata lines (banners, column
-headers, Flux trailer, Start/End time) are found with `bytes.find`. This keeps a 37 MB tree
-well under a second; a per-line regex loop is the baseline it is measured against.
+Lines are classified with numpy by their first bytes only (an integer then a blank = candidate
+data row, `%` = banner/header, anything else = trailer or stray output). Data rows are cut out
+as one byte string for a single vectorised tokeniser later; the few metadata lines (banner
+counts by prefix, column headers, Flux trailer, Start/End time) are read from that
+classification, so the file's bytes are scanned only a couple of times. This keeps a 37 MB
+tree far below the cost of a per-line regex loop, the baseline it is measured against.
 """
 
 from __future__ import annotations
@@ -20,15 +21,20 @@ from gpuscope.parsers.magma_header import HeaderSpec, parse_header
 DEVICE = re.compile(rb"% device (\d+): (.+?), ([\d.]+) MHz clock")
 VERSION = re.compile(rb"% MAGMA (\d+\.\d+\.\d+)")
 USAGE = re.compile(rb"% Usage: (\S+)")
-FLUX_EXIT = re.compile(rb"flux-job: task\(s\) exited with exit code (\d+)")
-CANCEL = re.compile(rb"job\.exception type=cancel")
-EPOCH = re.compile(rb"^(Start|End) time:\s*(\d+(?:\.\d+)?)\s*$", re.M)
+FLUX_EXIT = re.compile(r"flux-job: task\(s\) exited with exit code (\d+)")
+EVENT = re.compile(r"[\d.]+s: job\.exception type=(\w+)")
+EPOCH = re.compile(r"(Start|End) time:\s*(\d+(?:\.\d+)?)\s*$")
+ERROR = re.compile(r"(?:error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|\w+ returned error|Can not allocate|failed at )")
 KNOWN_OTHER = re.compile(
-    r"^(?:START OF (?:JOBSPEC|EVENTLOG)|Compiled (?:with|for) |\{.*|Start time:|End time:|flux-job:|Assert failed:|"
-    r"[\d.]+s: job\.exception|error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|"
-    r"magma_\w+ returned error|lapackf77_\w+ returned error|Can not allocate|singularity in matrix|"
-    r"M != N|WARNING: MAGMA|device \d+ has only|=+$|\*+$|\[enter to continue)"
+    r"^(?:Compiled (?:with|for) |(?:\S*/)?testing_\w+(?:\s|$)|summary$|routines with failures|START OF (?:JOBSPEC|EVENTLOG)|\{.*|flux-job:|"
+    r"singularity in matrix|M != N|WARNING: MAGMA|device \d+ has only|=+$|\*+$|\[enter to continue)"
 )
+LEAD = 24
+"""Bytes looked at per line: enough for MAGMA's widest indent plus the first integer."""
+BLANK = np.zeros(256, bool)
+BLANK[[9, 13, 32]] = True
+DIGIT = np.zeros(256, bool)
+DIGIT[48:58] = True
 
 
 @dataclass
@@ -62,8 +68,6 @@ class FileScan:
     exit_code: int | None = None
     cancelled: bool = False
     last_line_cut: bool = False
-    event_lines: tuple[int, ...] = ()
-    """Lines such as Flux's `8.411s: job.exception ...` that start with a digit but are not rows."""
 
 
 def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -76,27 +80,50 @@ def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
-def _first_chars(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """First non-blank byte of each line (0 for a blank line)."""
-    nonblank = np.flatnonzero((buf != 32) & (buf != 9) & (buf != 13) & (buf != 10))
-    if nonblank.size == 0:
-        return np.zeros(starts.size, np.uint8)
-    at = np.searchsorted(nonblank, starts)
-    pos = nonblank[np.minimum(at, nonblank.size - 1)]
-    blank = (at >= nonblank.size) | (pos >= ends)
-    return np.where(blank, 0, buf[pos]).astype(np.uint8)
+def _classify(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per line: first non-blank offset, is-candidate-row, first byte (0 for blank lines).
+
+    Looks only at the first `LEAD` bytes of each line. A candidate row starts with an integer
+    followed by a blank, which rules out Flux's `8.411s: job.exception` lines cheaply.
+    """
+    if buf.size == 0:
+        return starts, np.zeros(0, bool), np.zeros(0, np.uint8)
+    width = np.minimum(ends - starts, LEAD)
+    cols = np.arange(LEAD)
+    inside = cols[None, :] < width[:, None]
+    lead = buf[np.minimum(starts[:, None] + cols[None, :], buf.size - 1)]
+    blank = BLANK[lead] | ~inside
+    nonblank = ~blank
+    first_col = np.where(nonblank.any(axis=1), nonblank.argmax(axis=1), LEAD)
+    rows = np.arange(starts.size)
+    first_byte = np.where(first_col < LEAD, lead[rows, np.minimum(first_col, LEAD - 1)], 0).astype(np.uint8)
+    # A long indent (more than LEAD blanks) is not MAGMA's: classify that line by its text.
+    long_indent = (first_col == LEAD) & (ends - starts > LEAD)
+    if long_indent.any():
+        for i in np.flatnonzero(long_indent).tolist():
+            text = bytes(buf[starts[i]:ends[i]]).lstrip()
+            first_byte[i] = text[0] if text else 0
+    digit = DIGIT[lead] & inside
+    # Candidate row: first non-blank is a digit, and the digit run ends in a blank or the line end.
+    after = cols[None, :] > first_col[:, None]
+    stop = np.where((~digit & after).any(axis=1), np.argmax(~digit & after, axis=1), LEAD)
+    stop_byte = lead[rows, np.minimum(stop, LEAD - 1)]
+    ends_ok = (stop >= width) | BLANK[stop_byte]
+    candidate = DIGIT[first_byte] & ends_ok & (first_col < LEAD)
+    return first_col, candidate, first_byte
 
 
-def _mask_bytes(size: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Boolean mask of the bytes of the given lines, newline included."""
-    delta = np.zeros(size + 2, np.int32)
-    delta[starts] += 1  # offsets are distinct, so plain fancy-index updates are exact
-    delta[np.minimum(ends + 1, size + 1)] -= 1
-    return np.cumsum(delta[:size]) > 0
+def _prefixed(buf: np.ndarray, starts: np.ndarray, prefix: bytes) -> np.ndarray:
+    """Which of the given line starts begin with `prefix` (vectorised, no decoding)."""
+    if starts.size == 0:
+        return np.zeros(0, bool)
+    want = np.frombuffer(prefix, np.uint8)
+    at = np.minimum(starts[:, None] + np.arange(want.size)[None, :], buf.size - 1)
+    return (buf[at] == want).all(axis=1)
 
 
 def _headers(data: bytes) -> list[tuple[int, HeaderSpec]]:
-    """Every `%` line naming `Gflop/s`, with its offset (a few per process)."""
+    """Every `%` line naming `Gflop/s`, with its offset (one per process)."""
     found, pos, cache = [], 0, {}
     while (hit := data.find(b"Gflop/s", pos)) >= 0:
         start = data.rfind(b"\n", 0, hit) + 1
@@ -112,71 +139,99 @@ def _headers(data: bytes) -> list[tuple[int, HeaderSpec]]:
     return found
 
 
-def _test_name(data: bytes, spec: HeaderSpec) -> tuple[str, int]:
-    """Tester name from `% Usage: .../testing_dgemm_vbatched` and how many processes ran it."""
-    names = [m.group(1) for m in USAGE.finditer(data)]
-    if names:
-        base = names[0].rsplit(b"/", 1)[-1].decode("utf-8", "replace")
-        test = base[len("testing_"):] if base.startswith("testing_") else base
-        return test, max(1, names.count(names[0]))
-    guess = "gemm_vbatched" if "batch_count" in spec.sizes else "unknown"
-    return guess, 0
+def _join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
+    """The given lines, newline-terminated. Rows come in runs of consecutive lines, so this
+    joins a few slices per file rather than one per row."""
+    breaks = np.flatnonzero(np.diff(lines) != 1) + 1
+    first = np.concatenate(([0], breaks))
+    last = np.concatenate((breaks - 1, [lines.size - 1]))
+    parts = [data[a : b + 1] for a, b in zip(starts[lines[first]].tolist(), ends[lines[last]].tolist())]
+    joined = b"".join(parts)
+    return joined if joined.endswith(b"\n") else joined + b"\n"
 
 
-def _trailer(scan: FileScan, data: bytes) -> None:
-    """Flux eventlog (wall time, exit codes, signals) and the job script's Start/End time lines."""
-    for kind, value in ((m.group(1), float(m.group(2))) for m in EPOCH.finditer(data)):
-        if kind == b"Start" and scan.start is None:
-            scan.start = value
-        elif kind == b"End":
-            scan.end = value
-    log = data.find(b"START OF EVENTLOG")
-    if log >= 0:
-        for raw in data[log:].splitlines()[1:]:
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(event, dict):
-                continue
-            name, ctx, stamp = event.get("name"), event.get("context") or {}, event.get("timestamp")
-            if name == "shell.start" and isinstance(stamp, (int, float)):
-                scan.start = float(stamp)
-            elif name == "done" and isinstance(stamp, (int, float)):
-                scan.end = float(stamp)
-            elif name == "shell.task-exit" and isinstance(ctx, dict):
-                code = ctx.get("exitcode")
-                if isinstance(code, int):
-                    scan.exit_code = max(code, scan.exit_code or 0)
-                if ctx.get("signaled") or code in (130, 137, 143):
-                    scan.cancelled = True
-            elif name == "exception" and isinstance(ctx, dict) and ctx.get("type") == "cancel":
-                scan.cancelled = True
-    flux = FLUX_EXIT.search(data)
-    if flux and scan.exit_code is None:
-        scan.exit_code = int(flux.group(1))
-    pos, events = 0, []
-    while (hit := data.find(b"s: job.exception", pos)) >= 0:
-        events.append(data.count(b"\n", 0, hit) + 1)
-        scan.cancelled = scan.cancelled or CANCEL.match(data, hit + 3) is not None
-        pos = hit + 1
-    scan.event_lines = tuple(events)
+def _flux_event(scan: FileScan, raw: str) -> None:
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return
+    if not isinstance(event, dict):
+        return
+    name, ctx, stamp = event.get("name"), event.get("context") or {}, event.get("timestamp")
+    if name == "shell.start" and isinstance(stamp, (int, float)):
+        scan.start = float(stamp)
+    elif name == "done" and isinstance(stamp, (int, float)):
+        scan.end = float(stamp)
+    elif name == "shell.task-exit" and isinstance(ctx, dict):
+        code = ctx.get("exitcode")
+        if isinstance(code, int):
+            scan.exit_code = max(code, scan.exit_code or 0)
+        if ctx.get("signaled") or code in (130, 137, 143):
+            scan.cancelled = True
+    elif name == "exception" and isinstance(ctx, dict) and ctx.get("type") == "cancel":
+        scan.cancelled = True
 
 
 def _other_lines(scan: FileScan, data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
-    """Sort the few non-`%`, non-data lines into asserts, errors, known trailer lines, unknown."""
-    in_trailer = False
+    """Sort the few non-`%`, non-row lines: trailer (Flux eventlog, Start/End time), exit and
+    cancel events, asserts, error messages, and lines nobody recognises."""
+    in_log = in_trailer = False
+    flux_exit = None
     for i in lines.tolist():
-        text = data[starts[i]:ends[i]].decode("utf-8", "replace").strip()
+        text = data[starts[i] : ends[i]].decode("utf-8", "replace").strip()
         line_no = i + 1
         if text.startswith("START OF"):
             in_trailer = True
-        if text.startswith("Assert failed"):
+            in_log = text.startswith("START OF EVENTLOG")
+            continue
+        if in_log and text.startswith("{"):
+            _flux_event(scan, text)
+            continue
+        if (epoch := EPOCH.match(text)) is not None:
+            value = float(epoch.group(2))
+            if epoch.group(1) == "Start":
+                scan.start = value if scan.start is None else scan.start
+            else:
+                scan.end = value
+        elif (event := EVENT.match(text)) is not None:
+            scan.cancelled = scan.cancelled or event.group(1) == "cancel"
+        elif (exited := FLUX_EXIT.match(text)) is not None:
+            flux_exit = int(exited.group(1))
+        elif text.startswith("Assert failed"):
             scan.asserts.append((line_no, text))
-        elif re.match(r"(?:error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|\w+ returned error|Can not allocate)", text):
+        elif ERROR.match(text):
             scan.errors.append((line_no, text))
         elif not in_trailer and not KNOWN_OTHER.match(text):
             scan.unknown.append((line_no, text))
+    if scan.exit_code is None and flux_exit is not None:
+        scan.exit_code = flux_exit
+
+
+def _banner(scan: FileScan, data: bytes, buf: np.ndarray, pct: np.ndarray) -> None:
+    """Process count, MAGMA version and device from the `%` lines, by prefix."""
+    banners = pct[_prefixed(buf, pct, b"% MAGMA ")]
+    devices = pct[_prefixed(buf, pct, b"% device ")]
+    scan.banners = int(banners.size)
+    if banners.size:
+        version = VERSION.match(data, int(banners[0]))
+        scan.version = version.group(1).decode() if version else ""
+    if devices.size:
+        zero = devices[_prefixed(buf, devices, b"% device 0: ")]
+        device = DEVICE.match(data, int(zero[0] if zero.size else devices[0]))
+        if device:
+            scan.device = device.group(2).decode("utf-8", "replace")
+        scan.visible_devices = round(devices.size / scan.banners) if scan.banners else int(devices.size)
+
+
+def _tests(data: bytes, buf: np.ndarray, pct: np.ndarray) -> list[tuple[int, str]]:
+    """(offset, argv[0] basename) of the `% Usage:` lines, one per process that started."""
+    names = []
+    for at in pct[_prefixed(buf, pct, b"% Usage: ")].tolist():
+        usage = USAGE.match(data, at)
+        if usage:
+            base = usage.group(1).rsplit(b"/", 1)[-1].decode("utf-8", "replace")
+            names.append((at, base[len("testing_"):] if base.startswith("testing_") else base))
+    return names
 
 
 def scan(data: bytes) -> FileScan:
@@ -184,23 +239,14 @@ def scan(data: bytes) -> FileScan:
     out = FileScan()
     buf = np.frombuffer(data, np.uint8)
     starts, ends = _line_index(buf, len(data))
-    first = _first_chars(buf, starts, ends)
-    digit = (first >= 48) & (first <= 57)
-    other = (first != 0) & ~digit & (first != 37)
-
-    out.banners = data.count(b"% MAGMA ")
-    version = VERSION.search(data)
-    out.version = version.group(1).decode() if version else ""
-    devices = DEVICE.findall(data)
-    if devices:
-        names = [name for idx, name, _ in devices if idx == b"0"] or [devices[0][1]]
-        out.device = names[0].decode("utf-8", "replace")
-        out.visible_devices = round(len(devices) / max(1, out.banners)) if out.banners else len(devices)
-    _trailer(out, data)
+    first_col, candidate, first_byte = _classify(buf, starts, ends)
+    pct = (starts + first_col)[first_byte == 37]
+    _banner(out, data, buf, pct)
+    other = (first_byte != 0) & ~candidate & (first_byte != 37)
     _other_lines(out, data, np.flatnonzero(other), starts, ends)
 
-    rows = np.flatnonzero(digit)
-    headers = _headers(data)
+    rows = np.flatnonzero(candidate)
+    headers = _headers(data) if rows.size else []
     if rows.size and not headers:
         out.orphan_rows = int(rows.size)
         return out
@@ -213,14 +259,20 @@ def scan(data: bytes) -> FileScan:
     header_at = np.array([offset for offset, _ in headers], np.int64)
     which = np.maximum(np.searchsorted(header_at, starts[rows], side="right") - 1, 0)
     out.row_block = header_kind[which]
+    # A header's tester is named by the nearest `% Usage:` line above it (run_tests.py output
+    # holds several testers); the number of such lines is the number of processes.
+    tests = _tests(data, buf, pct)
+    names = [name for _, name in tests]
     for spec in kinds:
-        test, processes = _test_name(data, spec)
-        out.blocks.append(Block(spec, test, processes or max(1, out.banners)))
+        at = next(offset for offset, s in headers if s == spec)
+        above = [name for offset, name in tests if offset < at]
+        test = above[-1] if above else (names[0] if names else ("gemm_vbatched" if "batch_count" in spec.sizes else "unknown"))
+        out.blocks.append(Block(spec, test, names.count(test) or max(1, out.banners)))
     counts = np.bincount(out.row_block, minlength=len(out.blocks))
     for block, count in zip(out.blocks, counts.tolist()):
         block.rows = count
     out.row_lines = rows + 1
-    out.row_bytes = buf[_mask_bytes(len(data), starts[rows], ends[rows])].tobytes()
+    out.row_bytes = _join_lines(data, rows, starts, ends)
     if not data.endswith(b"\n") and rows[-1] == starts.size - 1:
         out.last_line_cut = True
     return out

@@ -34,11 +34,16 @@ def _categorical(codes: np.ndarray, labels: list[Any]) -> pd.Categorical:
 
 def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
     """`MxNxK` as printed (missing dimensions left out), ordered by size; and a numeric key."""
-    parts = np.stack([m, n, k], 1)
-    parts = np.where(np.isnan(parts), -1, parts).astype(np.int64)
-    uniq, inverse = np.unique(parts, axis=0, return_inverse=True) if parts.size else (np.empty((0, 3), np.int64), np.empty(0, np.int64))
-    labels = ["x".join(str(v) for v in row if v >= 0) for row in uniq.tolist()]
-    return pd.Categorical.from_codes(inverse.reshape(-1), categories=pd.Index(labels).unique()) if len(set(labels)) == len(labels) else pd.Categorical(np.array(labels, dtype=object)[inverse.reshape(-1)]), inverse.reshape(-1)
+    dims = [np.where(np.isnan(d), -1, d).astype(np.int64) for d in (m, n, k)]
+    if max((int(d.max()) for d in dims if d.size), default=0) < (1 << 20):
+        key = ((dims[0] + 1) << 42) | ((dims[1] + 1) << 21) | (dims[2] + 1)  # one int per size, sorts like (m, n, k)
+        codes, uniq = pd.factorize(key, sort=True)
+        triples = np.stack([(uniq >> 42) - 1, ((uniq >> 21) & ((1 << 21) - 1)) - 1, (uniq & ((1 << 21) - 1)) - 1], 1)
+    else:  # sizes over a million: slower, exact
+        triples, codes = np.unique(np.stack(dims, 1), axis=0, return_inverse=True)
+        codes = codes.reshape(-1)
+    labels = ["x".join(str(v) for v in row if v >= 0) for row in triples.tolist()]
+    return pd.Categorical.from_codes(codes, categories=labels), codes.astype(np.int64)
 
 
 def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndarray, block_of_row: np.ndarray,
@@ -64,9 +69,14 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         first_key = np.full(len(blocks), -1, np.int64)
         first_key[first_row[0]] = key[first_row[1]]
         candidate = key == first_key[block_of_row]
-        processes = np.array([b.processes for b in blocks], np.float64)
-        slow_rank = pd.Series(np.where(candidate, time, np.nan)).groupby(block_of_row).rank(method="first", ascending=False, na_option="keep").to_numpy()
-        warm = candidate & (slow_rank <= processes[block_of_row])
+        processes = np.array([b.processes for b in blocks], np.int64)
+        per_block = np.bincount(block_of_row[candidate], minlength=len(blocks))
+        warm = candidate.copy()
+        crowded = np.flatnonzero(per_block > processes)  # --niter > 1: rank only these blocks
+        if crowded.size:
+            sub = candidate & np.isin(block_of_row, crowded)
+            rank = pd.Series(time[sub]).groupby(block_of_row[sub]).rank(method="first", ascending=False).to_numpy()
+            warm[sub] = rank <= processes[block_of_row[sub]]
 
     peaks = np.full(len(blocks), np.nan)
     block_file = np.repeat(np.arange(len(files)), [len(f.scan.blocks) for f in files]) if files else np.empty(0, np.int64)
@@ -83,7 +93,7 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
     not_number = ~np.isfinite(gflops) | ~np.isfinite(time)
     excluded = np.select([status == "failed", warm, impossible, not_number], ["failed", "warm-up", "impossible", "not a number"], "")
 
-    def per_file(values: list[Any]) -> pd.Categorical:
+    def file_column(values: list[Any]) -> pd.Categorical:
         return _categorical(file_of_row, values)
 
     frame = pd.DataFrame({
@@ -102,10 +112,10 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         "ref_time_ms": cols.get("ref_time_ms", empty),
         "error": cols.get("error", empty),
         "status": pd.Categorical(status, categories=["ok", "failed", ""]),
-        "device": per_file(device_of_file),
-        "file": per_file([f.label for f in files]),
+        "device": file_column(device_of_file),
+        "file": file_column([f.label for f in files]),
         "line": lines.astype(np.int64),
-        "environment": per_file([str(f.context.get("environment", ".")) for f in files]),
+        "environment": file_column([str(f.context.get("environment", ".")) for f in files]),
         "nodes": pd.Series(np.array([np.nan if f.context.get("nodes") is None else float(f.context["nodes"]) for f in files])[file_of_row] if total else empty).astype("Int64").array,  # type: ignore[arg-type]
         "warmup": warm,
         "impossible": impossible,
@@ -113,45 +123,75 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
     }, columns=columns)
     extra = sorted({key for f in files for key in f.context} - {"environment", "nodes"})
     for pos, name in enumerate(extra):
-        frame.insert(columns.index("nodes") + 1 + pos, name, per_file([f.context.get(name) for f in files]))
+        frame.insert(columns.index("nodes") + 1 + pos, name, file_column([f.context.get(name) for f in files]))
     return frame
 
 
-def _where(frame: pd.DataFrame, label: str) -> str:
-    sub = frame[frame["file"] == label]
-    if sub.empty:
-        return ""
-    env, nodes = sub["environment"].iloc[0], sub["nodes"].iloc[0]
-    return f"{env}" + ("" if pd.isna(nodes) else f", {nodes} nodes") + ": "
+def per_file(rows: pd.DataFrame) -> pd.DataFrame:
+    """Everything the findings and the runs table need per file, in one vectorised pass."""
+    if rows.empty:
+        return pd.DataFrame()
+    failed = (rows["status"] == "failed").to_numpy()
+    warm = rows["warmup"].to_numpy()
+    bad = rows["impossible"].to_numpy() & ~failed
+    line = rows["line"].to_numpy(np.float64)
+    gflops = rows["gflops"].to_numpy(np.float64)
+    frame = pd.DataFrame({
+        "file": rows["file"],
+        "rows": 1,
+        "failed": failed, "failed_line": np.where(failed, line, np.nan), "failed_max": np.where(failed, gflops, np.nan),
+        "warmup": warm, "warm_line": np.where(warm, line, np.nan), "warm_ms": np.where(warm, rows["time_ms"].to_numpy(np.float64), np.nan),
+        "impossible": bad, "bad_line": np.where(bad, line, np.nan), "bad_max": np.where(bad, gflops, np.nan),
+    })
+    out = frame.groupby("file", observed=True, sort=False).agg(
+        rows=("rows", "size"), failed=("failed", "sum"), failed_line=("failed_line", "min"), failed_max=("failed_max", "max"),
+        warmup=("warmup", "sum"), warm_line=("warm_line", "min"), warm_ms=("warm_ms", "median"),
+        impossible=("impossible", "sum"), bad_line=("bad_line", "min"), bad_max=("bad_max", "max"),
+    )
+    first = rows.groupby("file", observed=True, sort=False).agg(
+        environment=("environment", "first"), nodes=("nodes", "first"), device=("device", "first"),
+        precision=("precision", "first"), last_size=("problem_size", "last"))
+    sizes = rows.groupby(["file", "problem_size"], observed=True).size()
+    sizes = sizes[sizes > 0].groupby(level="file", observed=True).agg(["min", "max"])
+    out = out.join(first).join(sizes.rename(columns={"min": "smallest_size_rows", "max": "largest_size_rows"}))
+    # Warm-up context: the warm-up size, and the median time of the size that follows it.
+    warm_rows = rows[warm]
+    out = out.join(warm_rows.groupby("file", observed=True)["problem_size"].first().rename("warm_size"))
+    medians = rows[~warm].groupby(["file", "problem_size"], observed=True)["time_ms"].median().reset_index()
+    medians = medians.join(out["warm_size"].astype(str), on="file")
+    medians = medians[medians["problem_size"].astype(str) != medians["warm_size"]]
+    nxt = medians.groupby("file", observed=True).first()
+    out = out.join(nxt["problem_size"].rename("next_size")).join(nxt["time_ms"].rename("next_ms"))
+    return out
 
 
-def row_findings(rows: pd.DataFrame, labels: list[str], scans: dict[str, "FileScan"]) -> list[Finding]:
-    """Per file: failed, warm-up and physically impossible rows, in plain words."""
+def _where(row: dict[str, Any]) -> str:
+    nodes = row.get("nodes")
+    return f"{row.get('environment')}" + ("" if nodes is None or pd.isna(nodes) else f", {int(nodes)} nodes") + ": "
+
+
+def row_findings(rows: pd.DataFrame, stats: pd.DataFrame) -> list[Finding]:
+    """Per file: failed, warm-up and physically impossible rows, in plain words.
+    `stats` is `per_file(rows)`."""
     out: list[Finding] = []
     if rows.empty:
         return out
-    grouped = rows.groupby("file", observed=True, sort=False)
-    for label, sub in grouped:
-        where = _where(sub, str(label))
-        failed = sub[sub["status"] == "failed"]
-        if len(failed):
-            sizes = ", ".join(map(str, failed["problem_size"].unique()[:3]))
-            out.append(Finding("warning", "failed", f"{where}{len(failed)} row(s) failed MAGMA's own accuracy check (sizes {sizes}; up to {failed['gflops'].max():,.0f} Gflop/s): excluded from statistics", str(label), int(failed["line"].iloc[0]), len(failed)))
-        warm = sub[sub["warmup"]]
-        if len(warm):
-            size = warm["problem_size"].iloc[0]
-            later = sub[~sub["warmup"]].groupby("problem_size", observed=True)["time_ms"].median()
-            later = later[[str(s) != str(size) for s in later.index]]
-            compare = f"; next size {later.index[0]}: {later.iloc[0]:.2f} ms" if len(later) else ""
-            out.append(Finding("info", "warmup", f"{where}{len(warm)} warm-up row(s) (first call of each process, size {size}: median {warm['time_ms'].median():.2f} ms{compare}): excluded; --keep-warmup keeps them", str(label), int(warm["line"].iloc[0]), len(warm)))
-        bad = sub[sub["impossible"] & (sub["status"] != "failed")]
-        if len(bad):
-            device = str(sub["device"].iloc[0])
+    failed_sizes = rows[rows["status"] == "failed"].groupby("file", observed=True)["problem_size"].unique()
+    for label, row in zip(stats.index.astype(str), stats.to_dict("records")):
+        where = _where(row)
+        if row["failed"]:
+            sizes = ", ".join(map(str, failed_sizes.get(label, [])[:3]))
+            out.append(Finding("warning", "failed", f"{where}{row['failed']} row(s) failed MAGMA's own accuracy check (sizes {sizes}; up to {row['failed_max']:,.0f} Gflop/s): excluded from statistics", label, int(row["failed_line"]), int(row["failed"])))
+        if row["warmup"]:
+            nxt = f"; next size {row['next_size']}: {row['next_ms']:.2f} ms" if pd.notna(row.get("next_ms")) else ""
+            out.append(Finding("info", "warmup", f"{where}{row['warmup']} warm-up row(s) (first call of each process, size {row['warm_size']}: median {row['warm_ms']:.2f} ms{nxt}): excluded; --keep-warmup keeps them", label, int(row["warm_line"]), int(row["warmup"])))
+        if row["impossible"]:
+            device, precision = str(row["device"]), str(row["precision"])
             peak = find_peak(device)
-            precision = str(sub["precision"].iloc[0])
             peak_gflops = (peak.tflops(precision) or 0) * 1000 if peak else float("nan")
-            worst = bad["gflops"].max()
-            out.append(Finding("error", "impossible", f"{where}{len(bad)} of {len(sub)} rows exceed the {PRECISION_WORD.get(precision, '')} peak of the {device} ({peak_gflops:,.0f} Gflop/s), up to {worst:,.0f} Gflop/s = {worst / peak_gflops:.1f}x peak: PHYSICALLY IMPOSSIBLE, excluded; --keep-impossible keeps them", str(label), int(bad["line"].iloc[0]), len(bad)))
+            worst = row["bad_max"]
+            ratio = f" = {worst / peak_gflops:.1f}x peak" if peak_gflops else ""
+            out.append(Finding("error", "impossible", f"{where}{row['impossible']} of {row['rows']} rows exceed the {PRECISION_WORD.get(precision, '')} peak of the {device} ({peak_gflops:,.0f} Gflop/s), up to {worst:,.0f} Gflop/s{ratio}: PHYSICALLY IMPOSSIBLE, excluded; --keep-impossible keeps them", label, int(row["bad_line"]), int(row["impossible"])))
     devices = {str(d) for d in rows["device"].unique() if str(d)}
     for device in sorted(devices):
         if find_peak(device) is None:
@@ -159,29 +199,22 @@ def row_findings(rows: pd.DataFrame, labels: list[str], scans: dict[str, "FileSc
     return out
 
 
-def runs_table(rows: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
-    """One row per file: what ran, how it ended, and how many rows each trust rule took out."""
+def runs_table(stats: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
+    """One row per file: what ran, how it ended, and how many rows each trust rule took out.
+    `stats` is `per_file(rows)`."""
     records = []
-    counts = rows.groupby("file", observed=True).agg(
-        rows=("line", "size"),
-        failed=("status", lambda s: int((s == "failed").sum())),
-        warmup=("warmup", "sum"),
-        impossible=("impossible", "sum"),
-    ) if not rows.empty else pd.DataFrame()
     for f in files:
         s = f.scan
-        c = counts.loc[f.label] if f.label in counts.index else None
-        n_rows = int(c["rows"]) if c is not None else 0
-        sizes = rows.loc[rows["file"] == f.label, "problem_size"].value_counts(sort=False) if n_rows else pd.Series(dtype=int)
-        sizes = sizes[sizes > 0]
-        uneven = bool(len(sizes) > 1 and sizes.min() < sizes.max())
+        c = stats.loc[f.label].to_dict() if f.label in stats.index else {}
+        n_rows = int(c.get("rows", 0))
+        uneven = n_rows and c["smallest_size_rows"] < c["largest_size_rows"]
         if n_rows == 0:
             outcome = "assert-only" if s.asserts else ("error" if s.errors else "no data")
         elif s.cancelled:
             outcome = "cancelled"
         elif uneven or s.last_line_cut or (s.start is not None and s.end is None):
             outcome = "truncated"
-        elif c is not None and c["failed"]:
+        elif c.get("failed"):
             outcome = "failed checks"
         elif s.exit_code:
             outcome = f"exit {s.exit_code}"
@@ -194,9 +227,9 @@ def runs_table(rows: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
             "test": ",".join(dict.fromkeys(b.test for b in s.blocks)),
             "processes": s.banners,
             "rows": n_rows,
-            "failed": int(c["failed"]) if c is not None else 0,
-            "warmup": int(c["warmup"]) if c is not None else 0,
-            "impossible": int(c["impossible"]) if c is not None else 0,
+            "failed": int(c.get("failed", 0)),
+            "warmup": int(c.get("warmup", 0)),
+            "impossible": int(c.get("impossible", 0)),
             "outcome": outcome,
             "duration_s": (s.end - s.start) if s.start is not None and s.end is not None else None,
             "exit_code": s.exit_code,
@@ -204,9 +237,9 @@ def runs_table(rows: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
             "device": s.device,
             "visible_devices": s.visible_devices,
             "magma_version": s.version,
-            "last_size": str(rows.loc[rows["file"] == f.label, "problem_size"].iloc[-1]) if n_rows else "",
-            "smallest_size_rows": int(sizes.min()) if len(sizes) else 0,
-            "largest_size_rows": int(sizes.max()) if len(sizes) else 0,
+            "last_size": str(c.get("last_size", "")) if n_rows else "",
+            "smallest_size_rows": int(c.get("smallest_size_rows", 0) or 0),
+            "largest_size_rows": int(c.get("largest_size_rows", 0) or 0),
         })
     runs = pd.DataFrame.from_records(records, columns=None if records else ["file", "outcome", "nodes", "exit_code"])
     for name in ("nodes", "exit_code"):

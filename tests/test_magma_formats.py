@@ -163,3 +163,28 @@ def test_gzip_results_are_read(tmp_path: Path) -> None:
 def test_missing_path_is_a_finding(tmp_path: Path) -> None:
     result = magma.read_tree([tmp_path / "nope"])
     assert result.rows.empty and result.findings[0].kind == "missing"
+
+
+def test_run_tests_wrapper_with_two_testers(tmp_path: Path) -> None:
+    """run_tests.py output: several testers one after another, each with its own header."""
+    stars = "*" * 100
+    text = f"""{stars}
+./testing_sgetrf_gpu -n 100
+{stars}
+""" + BANNER_29_HIP + """% Usage: ./testing_sgetrf_gpu [options] [-h|--help]
+%   M     N   CPU Gflop/s (sec)   GPU Gflop/s (sec)   |PA-LU|/(N*|A|)
+%========================================================================
+  100   100     ---   (  ---  )      1.50 (   0.00)     ---
+""" + f"""{stars}
+./testing_dpotrf -n 200
+{stars}
+""" + BANNER_29_HIP + """% Usage: ./testing_dpotrf [options] [-h|--help]
+%   N   CPU Gflop/s (sec)   GPU Gflop/s (sec)   ||R_magma - R_lapack||_F / ||R_lapack||_F
+%=======================================================
+  200     ---   (  ---  )      9.00 (   0.01)     ---
+"""
+    rows, findings = magma.read(write(tmp_path, "run_tests.out", text))
+    assert rows["test"].astype(str).tolist() == ["sgetrf_gpu", "dpotrf"]
+    assert rows["problem_size"].astype(str).tolist() == ["100x100", "200"]
+    assert rows["time_ms"].tolist() == [0.0, 10.0]
+    assert not any(f.kind in ("unrecognised", "unparsed") for f in findings)

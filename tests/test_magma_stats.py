@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
 from gpuscope.metrics import magma_stats
@@ -88,3 +90,18 @@ def test_comparison_ranks_and_noise(result: magma.MagmaResult) -> None:
     by_time = magma_stats.compare(result.rows, pool_nodes=True, metric="time_ms")
     fastest = by_time[(by_time["problem_size"] == "256x256x255") & (by_time["rank"] == 1)]["environment"].iloc[0]
     assert size.loc[fastest, "rank"] <= 2  # lowest ms and highest Gflop/s agree (or nearly)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2), st.floats(-1e6, 1e6) | st.just(float("nan"))), min_size=1, max_size=300))
+def test_box_stats_equal_pandas_groupby(data: list[tuple[int, int, float]]) -> None:
+    frame = pd.DataFrame(data, columns=["g", "h", "v"])
+    out = box_stats(frame, ["g", "h"], "v")
+    ref = frame.dropna().groupby(["g", "h"])["v"]
+    if ref.ngroups == 0:
+        assert out.empty
+        return
+    assert (out["count"] == ref.size()).all()
+    for mine, theirs in (("v_median", ref.median()), ("v_q1", ref.quantile(0.25)), ("v_q3", ref.quantile(0.75)), ("v_min", ref.min()), ("v_max", ref.max())):
+        assert np.allclose(out[mine], theirs, rtol=1e-9, atol=1e-6)
+    assert (out["v_whisker_lo"] >= out["v_min"]).all() and (out["v_whisker_hi"] <= out["v_max"]).all()

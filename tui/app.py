@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.screen import Screen
 
 from gpuscope.tui.commands import GpuscopeCommands
@@ -58,9 +58,10 @@ class GpuscopeApp(App[None]):
         if isinstance(self.screen, HelpScreen):
             return
         rows: dict[str, tuple[list[str], str, str]] = {}
-        for active in self.screen.active_bindings.values():
+        for active in sorted(self.screen.active_bindings.values(), key=self._help_order):
             binding = active.binding
-            if binding.system or not binding.description:
+            # Screen and app keys only: a focused table's cursor keys are not worth listing.
+            if active.node not in (self, self.screen) or binding.system or not binding.description:
                 continue
             keys, _, _ = rows.setdefault(binding.action, ([], binding.description, binding.tooltip))
             display = self.get_key_display(binding)
@@ -68,3 +69,15 @@ class GpuscopeApp(App[None]):
                 keys.append(display)
         listing = [(" / ".join(keys), description, tip) for keys, description, tip in rows.values()]
         self.push_screen(HelpScreen(listing, title=getattr(self.screen, "HELP_TITLE", "Keys")))
+
+    def _help_order(self, active: ActiveBinding) -> int:
+        """The screen's own keys first, then the app's, then generic ones (focus, copy)."""
+        if active.node is self.screen and any(
+            _binding_action(b) == active.binding.action for b in type(self.screen).BINDINGS
+        ):
+            return 0
+        return 1 if active.node is self else 2
+
+
+def _binding_action(binding: BindingType) -> str:
+    return binding.action if isinstance(binding, Binding) else binding[1]

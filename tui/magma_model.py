@@ -83,8 +83,9 @@ class MagmaModel:
             keep &= frame["nodes"].astype(str) == sel.nodes
         return frame[keep].reset_index(drop=True)
 
-    def summary_table(self, sel: Selection) -> ResultTable:
-        return magma_stats.summary_table(self.summary(sel), sel.metric)
+    def summary_table(self, sel: Selection, full: bool = False) -> ResultTable:
+        """`full`: every statistic of both metrics, as `gpuscope magma --format csv` writes."""
+        return magma_stats.summary_table(self.summary(sel), sel.metric, full=full)
 
     def comparison_table(self, sel: Selection) -> ResultTable:
         return magma_stats.comparison_table(self.comparison(sel), sel.metric)

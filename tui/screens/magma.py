@@ -20,10 +20,12 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, LoadingIndicator, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
+from gpuscope.parsers.magma import read_tree
+from gpuscope.tui.boxplot import boxplots_text
 from gpuscope.tui.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.widgets.boxplots import BoxPlotStack
-from gpuscope.tui.widgets.findings import FindingsTable
+from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
 DEFAULT_EXPORT = "magma-summary.csv"
 STATED = ("test", "nodes")
-NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "export"}
+NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "export", "show_tab", "zoom"}
 
 
 class MagmaScreen(Screen[None]):
@@ -40,10 +42,14 @@ class MagmaScreen(Screen[None]):
     HELP_TITLE = "Keys: MAGMA results"
     BINDINGS = [
         Binding("m", "switch_metric", "Metric", tooltip="Switch between Gflop/s and time in ms"),
-        Binding("n", "next_cluster", "Nodes", tooltip="Next cluster size: all pooled, then each node count"),
+        Binding("n", "next_cluster", "Nodes", tooltip="Next cluster size (all pooled, then each node count)"),
         Binding("N", "previous_cluster", "Prev. nodes", show=False, tooltip="Previous cluster size"),
         Binding("t", "next_test", "Test", tooltip="Next MAGMA test (e.g. dgemm_vbatched, dgemm)"),
-        Binding("e", "export", "Export", tooltip="Write the summary table (format from the extension)"),
+        Binding("e", "export", "Export", tooltip="Write the summary (format from the file extension)"),
+        Binding("z", "zoom", "Zoom", tooltip="Fill the screen with the focused pane (again to restore)"),
+        Binding("s", "show_tab('tab-summary')", "Summary", show=False, tooltip="Show the summary table"),
+        Binding("c", "show_tab('tab-comparison')", "Comparison", show=False, tooltip="Environments ranked"),
+        Binding("f", "show_tab('tab-findings')", "Findings", show=False, tooltip="What was excluded or doubted"),
     ]
     """MAGMA keys; they are disabled until results are loaded."""
 
@@ -90,7 +96,7 @@ class MagmaScreen(Screen[None]):
             yield LoadingIndicator(id="loading")
             with Vertical(id="empty"):
                 yield Static(id="empty-message", markup=False)
-                yield FindingsTable(id="empty-findings")
+                yield FindingsPane(id="empty-findings")
             with Horizontal(id="body"):
                 yield BoxPlotStack(id="plots")
                 with TabbedContent(id="tables"):
@@ -99,7 +105,7 @@ class MagmaScreen(Screen[None]):
                     with TabPane("Comparison", id="tab-comparison"):
                         yield ResultTableView(id="comparison")
                     with TabPane("Findings", id="tab-findings"):
-                        yield FindingsTable(id="findings")
+                        yield FindingsPane(id="findings-pane", table_id="findings")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -117,8 +123,6 @@ class MagmaScreen(Screen[None]):
             if self._loader is not None:
                 result = self._loader()
             else:
-                from gpuscope.parsers.magma import read_tree
-
                 result = read_tree(self.paths, path_pattern=self.path_pattern, exclude=self.exclude)
             model = build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible)
         except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
@@ -140,7 +144,7 @@ class MagmaScreen(Screen[None]):
                 result.findings,
             )
             return
-        self.query_one("#findings", FindingsTable).show(result.findings)
+        self.query_one("#findings-pane", FindingsPane).show(result.findings)
         self._label_findings_tab(len(result.findings))
         self.query_one("#magma-switch", ContentSwitcher).current = "body"
         await self.select(model.first_selection())
@@ -152,9 +156,9 @@ class MagmaScreen(Screen[None]):
     def _show_empty(self, text: str, findings: Sequence[object]) -> None:
         self.query_one("#selection", Static).update(Text("Nothing to show"))
         self.query_one("#empty-message", Static).update(Text(text))
-        table = self.query_one("#empty-findings", FindingsTable)
-        table.show(findings)  # type: ignore[arg-type]
-        table.display = bool(findings)
+        pane = self.query_one("#empty-findings", FindingsPane)
+        pane.show(findings)  # type: ignore[arg-type]
+        pane.display = bool(findings)
         self.query_one("#magma-switch", ContentSwitcher).current = "empty"
 
     def _label_findings_tab(self, count: int) -> None:
@@ -214,6 +218,18 @@ class MagmaScreen(Screen[None]):
             return
         await self.select(self.model.cycle_test(self.selection))
 
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        tables = self.query_one("#tables", TabbedContent)
+        focused = self.focused
+        in_tables = focused is not None and (focused is tables or tables in focused.ancestors)
+        self.maximized = tables if in_tables else self.query_one("#plots", BoxPlotStack)
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#tables", TabbedContent).active = tab
+
     def action_export(self) -> None:
         if self.model is None or self.selection is None:
             return
@@ -225,8 +241,10 @@ class MagmaScreen(Screen[None]):
             return
         target = Path(path).expanduser()
         fmt = export.format_for_path(target)
-        tables = [self.model.summary_table(self.selection), self.model.comparison_table(self.selection)]
-        extra = _plots_text(self.model.summary(self.selection), self.selection.metric) if fmt in ("text", "markdown") else ()
+        full = fmt in ("csv", "json")  # machine-readable: all statistics, like the command line
+        tables = [self.model.summary_table(self.selection, full), self.model.comparison_table(self.selection)]
+        plots = fmt in ("text", "markdown")  # the same box plots as `--format text`
+        extra = (boxplots_text(self.model.summary(self.selection), self.selection.metric),) if plots else ()
         try:
             written = export.write(target, fmt, tables, extra=extra)
         except (OSError, ValueError) as error:
@@ -235,11 +253,3 @@ class MagmaScreen(Screen[None]):
             return
         self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
 
-
-def _plots_text(summary: object, metric: str) -> tuple[str, ...]:
-    """The box plots as text for text/markdown exports, once `tui/boxplot.py` provides them."""
-    try:
-        from gpuscope.tui.boxplot import boxplots_text
-    except ImportError:  # pragma: no cover - until tui/boxplot.py lands
-        return ()
-    return (boxplots_text(summary, metric),)
