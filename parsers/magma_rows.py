@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -58,8 +59,11 @@ def _read_slow(rows: bytes) -> pd.DataFrame:
 
 def _tokenize_one(rows: bytes, expected: int) -> pd.DataFrame | None:
     try:
-        frame = _read_fast(rows)
-    except (pd.errors.ParserError, ValueError, UnicodeError, OverflowError):
+        with warnings.catch_warnings():
+            # pandas only warns when the first line is longer than WIDTH: treat it as a failure
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = _read_fast(rows)
+    except (pd.errors.ParserError, pd.errors.ParserWarning, ValueError, UnicodeError, OverflowError):
         return None
     return frame if len(frame) == expected else None
 

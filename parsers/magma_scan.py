@@ -29,8 +29,8 @@ KNOWN_OTHER = re.compile(
     r"^(?:Compiled (?:with|for) |(?:\S*/)?testing_\w+(?:\s|$)|summary$|routines with failures|START OF (?:JOBSPEC|EVENTLOG)|\{.*|flux-job:|"
     r"singularity in matrix|M != N|WARNING: MAGMA|device \d+ has only|=+$|\*+$|\[enter to continue)"
 )
-LEAD = 24
-"""Bytes looked at per line: enough for MAGMA's widest indent plus the first integer."""
+LEAD = 16
+"""Bytes looked at per line: MAGMA indents rows by at most 11 blanks before the first integer."""
 BLANK = np.zeros(256, bool)
 BLANK[[9, 13, 32]] = True
 DIGIT = np.zeros(256, bool)
@@ -108,7 +108,7 @@ def _classify(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np
     after = cols[None, :] > first_col[:, None]
     stop = np.where((~digit & after).any(axis=1), np.argmax(~digit & after, axis=1), LEAD)
     stop_byte = lead[rows, np.minimum(stop, LEAD - 1)]
-    ends_ok = (stop >= width) | BLANK[stop_byte]
+    ends_ok = (stop >= width) | BLANK[stop_byte] | (stop == LEAD)  # a run past the window: let the tokeniser judge
     candidate = DIGIT[first_byte] & ends_ok & (first_col < LEAD)
     return first_col, candidate, first_byte
 

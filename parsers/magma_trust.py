@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from gpuscope.parsers.magma_scan import Block, FileScan
 
 PRECISIONS = "sdczh"
+EXCLUDED = pd.Index(["", "failed", "warm-up", "impossible", "not a number"], dtype=object)
 PRECISION_WORD = {"s": "FP32", "c": "FP32", "d": "FP64", "z": "FP64", "h": "FP16 tensor"}
 
 
@@ -27,9 +28,12 @@ def precision_of(test: str) -> str:
 
 
 def _categorical(codes: np.ndarray, labels: list[Any]) -> pd.Categorical:
-    uniq = list(dict.fromkeys(labels))
-    remap = np.array([uniq.index(x) for x in labels], np.int64) if labels else np.empty(0, np.int64)
-    return pd.Categorical.from_codes(remap[codes] if codes.size else codes.astype(np.int64), categories=uniq)
+    """Per-row categorical from per-block (or per-file) labels. Object-dtype categories:
+    pandas' Arrow strings cost more to build than the whole column is worth here."""
+    position: dict[Any, int] = {}
+    remap = np.array([position.setdefault(x, len(position)) for x in labels], np.int64) if labels else np.empty(0, np.int64)
+    categories = pd.Index(list(position), dtype=object)
+    return pd.Categorical.from_codes(remap[codes] if codes.size else codes.astype(np.int64), categories=categories)
 
 
 def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
@@ -43,7 +47,7 @@ def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[pd.Cate
         triples, codes = np.unique(np.stack(dims, 1), axis=0, return_inverse=True)
         codes = codes.reshape(-1)
     labels = ["x".join(str(v) for v in row if v >= 0) for row in triples.tolist()]
-    return pd.Categorical.from_codes(codes, categories=labels), codes.astype(np.int64)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object)), codes.astype(np.int64)
 
 
 def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndarray, block_of_row: np.ndarray,
@@ -91,7 +95,6 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
     with np.errstate(invalid="ignore"):
         impossible = np.isfinite(row_peak) & (gflops > row_peak)
     not_number = ~np.isfinite(gflops) | ~np.isfinite(time)
-    excluded = np.select([status == "failed", warm, impossible, not_number], ["failed", "warm-up", "impossible", "not a number"], "")
 
     def file_column(values: list[Any]) -> pd.Categorical:
         return _categorical(file_of_row, values)
@@ -111,7 +114,7 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         "ref_gflops": cols.get("ref_gflops", empty),
         "ref_time_ms": cols.get("ref_time_ms", empty),
         "error": cols.get("error", empty),
-        "status": pd.Categorical(status, categories=["ok", "failed", ""]),
+        "status": pd.Categorical(status, categories=pd.Index(["ok", "failed", ""], dtype=object)),
         "device": file_column(device_of_file),
         "file": file_column([f.label for f in files]),
         "line": lines.astype(np.int64),
@@ -119,7 +122,7 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         "nodes": pd.Series(np.array([np.nan if f.context.get("nodes") is None else float(f.context["nodes"]) for f in files])[file_of_row] if total else empty).astype("Int64").array,  # type: ignore[arg-type]
         "warmup": warm,
         "impossible": impossible,
-        "excluded": pd.Categorical(excluded, categories=["", "failed", "warm-up", "impossible", "not a number"]),
+        "excluded": pd.Categorical.from_codes(np.select([status == "failed", warm, impossible, not_number], [1, 2, 3, 4], 0), categories=EXCLUDED),
     }, columns=columns)
     extra = sorted({key for f in files for key in f.context} - {"environment", "nodes"})
     for pos, name in enumerate(extra):
@@ -203,9 +206,10 @@ def runs_table(stats: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
     """One row per file: what ran, how it ended, and how many rows each trust rule took out.
     `stats` is `per_file(rows)`."""
     records = []
+    by_file = stats.to_dict("index") if not stats.empty else {}
     for f in files:
         s = f.scan
-        c = stats.loc[f.label].to_dict() if f.label in stats.index else {}
+        c = by_file.get(f.label, {})
         n_rows = int(c.get("rows", 0))
         uneven = n_rows and c["smallest_size_rows"] < c["largest_size_rows"]
         if n_rows == 0:

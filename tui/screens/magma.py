@@ -137,6 +137,7 @@ class MagmaScreen(Screen[None]):
         self.sub_title = f"MAGMA · {result.files_read} files · {environments} environments · {self._paths_text()}"
         self.refresh_bindings()
         if model.empty:
+            self.sub_title = f"MAGMA · no results · {self._paths_text()}"
             self._show_empty(
                 f"No MAGMA results found in {self._paths_text()} ({result.files_read} files read).\n"
                 "gpuscope looks for the output of MAGMA testers (testing_dgemm, testing_dgemm_vbatched, ...):"
