@@ -24,24 +24,25 @@ SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS
 
 def included(rows: pd.DataFrame, keep_warmup: bool = False, keep_impossible: bool = False) -> np.ndarray:
     """Rows that count in statistics: not failed, not warm-up, not impossible, finite."""
-    reason = rows["excluded"].astype(str).to_numpy()
-    keep = reason == ""
+    reason = rows["excluded"]
+    keep = (reason == "").to_numpy(bool).copy()
     if keep_warmup:
-        keep |= reason == "warm-up"
+        keep |= (reason == "warm-up").to_numpy(bool)
     if keep_impossible:
-        keep |= reason == "impossible"
+        keep |= (reason == "impossible").to_numpy(bool)
     return keep
 
 
 def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
     frame = rows[["test", "environment", "problem_size", "gflops", "time_ms", "excluded"]].copy()
     if pool_nodes:
-        frame["nodes"] = pd.Categorical([POOLED] * len(rows))
+        frame["nodes"] = pd.Categorical.from_codes(np.zeros(len(rows), np.int64), categories=pd.Index([POOLED], dtype=object))
     else:
         values = rows["nodes"]
         labels = sorted(int(v) for v in values.dropna().unique())
-        text = values.astype("string").fillna("?")
-        frame["nodes"] = pd.Categorical(text, categories=[str(v) for v in labels] + ["?"])
+        codes = np.searchsorted(np.array(labels, np.int64), values.fillna(-1).to_numpy(np.int64))
+        codes = np.where(values.isna().to_numpy(), len(labels), codes)
+        frame["nodes"] = pd.Categorical.from_codes(codes, categories=pd.Index([str(v) for v in labels] + ["?"], dtype=object))
     return frame
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_rows import map_columns, tokenize
-from gpuscope.parsers.magma_scan import FileScan, scan
+from gpuscope.parsers.magma_scan import FileScan, scan_many
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.textfile import SNIFF_BYTES, decode, looks_binary, read_bytes
 
@@ -50,6 +50,7 @@ class _File:
     context: dict[str, object]
     scan: FileScan
     findings: list[Finding]
+    data: bytes = b""
 
 
 def _walk(root: Path) -> Iterable[Path]:
@@ -90,7 +91,7 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None) -
     if context is None:
         problems.append(Finding("warning", "path", f"path does not match --path-pattern {pattern.text!r}; environment unknown", label))  # type: ignore[union-attr]
         context = {"environment": ".", "nodes": None}
-    return _File(label, context, scan(data), problems)
+    return _File(label, context, FileScan(), problems, data)
 
 
 def read_tree(
@@ -157,10 +158,12 @@ def _read_under(root: Path, path: Path) -> MagmaResult:
 
 def _assemble(files: list[_File], peak_override: float | None) -> pd.DataFrame:
     """Tokenise all files' rows at once, map columns per header kind, add context and flags."""
-    chunks = [f.scan.row_bytes if f.scan.row_bytes.endswith(b"\n") or not f.scan.row_bytes else f.scan.row_bytes + b"\n" for f in files]
+    scans, row_bytes = scan_many([f.data for f in files])
+    for f, found in zip(files, scans):
+        f.scan, f.data = found, b""  # the bytes are not needed any more: free them
     per_file = np.array([f.scan.row_lines.size for f in files], np.int64)
     total = int(per_file.sum())
-    frame = tokenize(chunks, per_file.tolist())
+    frame = tokenize(row_bytes, per_file.tolist())
     if len(frame) != total:  # pragma: no cover - the slow reader cannot miscount
         raise AssertionError("tokeniser lost rows")
 

@@ -68,19 +68,29 @@ def _tokenize_one(rows: bytes, expected: int) -> pd.DataFrame | None:
     return frame if len(frame) == expected else None
 
 
-def tokenize(chunks: list[bytes], counts: list[int]) -> pd.DataFrame:
-    """Row tokens as a frame of `WIDTH` columns, one row per data line of every chunk (file).
+def _split(rows: bytes, counts: list[int]) -> list[bytes]:
+    """Cut newline-terminated rows into consecutive chunks of `counts` lines."""
+    newlines = np.flatnonzero(np.frombuffer(rows, np.uint8) == 10)
+    bounds = np.concatenate(([0], newlines[np.cumsum(counts)[:-1] - 1] + 1, [len(rows)])) if len(counts) > 1 else np.array([0, len(rows)])
+    return [rows[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
-    All chunks go through the fast reader at once; if that fails, each chunk is tried alone
-    and only the chunks the fast reader cannot take are split in Python.
+
+def tokenize(rows: bytes, counts: list[int]) -> pd.DataFrame:
+    """Row tokens as a frame of `WIDTH` columns, one row per line of `rows`.
+
+    `rows` holds the rows of several files one after another, `counts[i]` lines each. All go
+    through the fast reader at once; if that fails, each file's rows are tried alone and
+    only the files the fast reader cannot take are split in Python.
     """
     expected = sum(counts)
     if expected == 0:
         return pd.DataFrame({i: pd.Series(dtype=float) for i in range(WIDTH)})
-    frame = _tokenize_one(b"".join(chunks), expected)
+    frame = _tokenize_one(rows, expected)
     if frame is not None:
         return frame
-    parts = [(_tokenize_one(c, n) if n else None) for c, n in zip(chunks, counts)]
+    chunks = _split(rows, [c for c in counts if c])
+    counts = [c for c in counts if c]
+    parts = [_tokenize_one(c, n) for c, n in zip(chunks, counts)]
     parts = [p if p is not None else _read_slow(c) for p, c, n in zip(parts, chunks, counts) if n]
     return pd.concat(parts, ignore_index=True)
 

@@ -81,35 +81,48 @@ def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _classify(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per line: first non-blank offset, is-candidate-row, first byte (0 for blank lines).
+    """Per line: first non-blank column, is-candidate-row, first non-blank byte (0 = blank line).
 
-    Looks only at the first `LEAD` bytes of each line. A candidate row starts with an integer
-    followed by a blank, which rules out Flux's `8.411s: job.exception` lines cheaply.
+    Most lines are decided by their first byte (`%` banners, digits); only lines that start
+    with a blank get a look at their first `LEAD` bytes. A candidate row starts with an
+    integer followed by a blank, which rules out Flux's `8.411s: job.exception` cheaply.
     """
-    if buf.size == 0:
-        return starts, np.zeros(0, bool), np.zeros(0, np.uint8)
-    width = np.minimum(ends - starts, LEAD)
-    cols = np.arange(LEAD)
-    inside = cols[None, :] < width[:, None]
-    lead = buf[np.minimum(starts[:, None] + cols[None, :], buf.size - 1)]
-    blank = BLANK[lead] | ~inside
-    nonblank = ~blank
-    first_col = np.where(nonblank.any(axis=1), nonblank.argmax(axis=1), LEAD)
-    rows = np.arange(starts.size)
-    first_byte = np.where(first_col < LEAD, lead[rows, np.minimum(first_col, LEAD - 1)], 0).astype(np.uint8)
-    # A long indent (more than LEAD blanks) is not MAGMA's: classify that line by its text.
-    long_indent = (first_col == LEAD) & (ends - starts > LEAD)
-    if long_indent.any():
-        for i in np.flatnonzero(long_indent).tolist():
-            text = bytes(buf[starts[i]:ends[i]]).lstrip()
-            first_byte[i] = text[0] if text else 0
-    digit = DIGIT[lead] & inside
-    # Candidate row: first non-blank is a digit, and the digit run ends in a blank or the line end.
-    after = cols[None, :] > first_col[:, None]
-    stop = np.where((~digit & after).any(axis=1), np.argmax(~digit & after, axis=1), LEAD)
-    stop_byte = lead[rows, np.minimum(stop, LEAD - 1)]
-    ends_ok = (stop >= width) | BLANK[stop_byte] | (stop == LEAD)  # a run past the window: let the tokeniser judge
-    candidate = DIGIT[first_byte] & ends_ok & (first_col < LEAD)
+    n = starts.size
+    first_col = np.zeros(n, np.int64)
+    first_byte = np.zeros(n, np.uint8)
+    candidate = np.zeros(n, bool)
+    if n == 0 or buf.size == 0:
+        return first_col, candidate, first_byte
+    width = ends - starts
+    c0 = np.where(width > 0, buf[np.minimum(starts, buf.size - 1)], 0)
+    first_byte[:] = c0
+    look = np.flatnonzero(BLANK[c0] | DIGIT[c0])  # indented lines and digit lines need a closer look
+    if look.size:
+        cols = np.arange(LEAD)
+        w = np.minimum(width[look], LEAD)
+        inside = cols[None, :] < w[:, None]
+        lead = buf[np.minimum(starts[look][:, None] + cols[None, :], buf.size - 1)]
+        nonblank = ~BLANK[lead] & inside
+        any_nonblank = nonblank.any(axis=1)
+        col = np.where(any_nonblank, nonblank.argmax(axis=1), LEAD)
+        rows = np.arange(look.size)
+        byte = np.where(any_nonblank, lead[rows, np.minimum(col, LEAD - 1)], 0).astype(np.uint8)
+        digit = DIGIT[lead] & inside
+        after = cols[None, :] > col[:, None]
+        non_digit_after = ~digit & after
+        stop = np.where(non_digit_after.any(axis=1), non_digit_after.argmax(axis=1), LEAD)
+        stop_byte = lead[rows, np.minimum(stop, LEAD - 1)]
+        # the integer ends at a blank or the line end; a run past the window: the tokeniser judges
+        ends_ok = (stop >= w) | BLANK[stop_byte] | (stop == LEAD)
+        first_col[look] = col
+        first_byte[look] = byte
+        candidate[look] = DIGIT[byte] & ends_ok & any_nonblank
+        # More than LEAD blanks is not MAGMA's layout: classify such a line by its text.
+        for i in look[~any_nonblank & (width[look] > LEAD)].tolist():
+            text = bytes(buf[starts[i]:ends[i]])
+            stripped = text.lstrip()
+            first_col[i] = len(text) - len(stripped)
+            first_byte[i] = stripped[0] if stripped else 0
     return first_col, candidate, first_byte
 
 
@@ -120,6 +133,13 @@ def _prefixed(buf: np.ndarray, starts: np.ndarray, prefix: bytes) -> np.ndarray:
     want = np.frombuffer(prefix, np.uint8)
     at = np.minimum(starts[:, None] + np.arange(want.size)[None, :], buf.size - 1)
     return (buf[at] == want).all(axis=1)
+
+
+def _check(buf: np.ndarray, at: np.ndarray, maybe: np.ndarray, prefix: bytes) -> np.ndarray:
+    """`maybe`, narrowed to the offsets that really start with `prefix`."""
+    out = np.zeros(at.size, bool)
+    out[maybe] = _prefixed(buf, at[maybe], prefix)
+    return out
 
 
 def _headers(data: bytes) -> list[tuple[int, HeaderSpec]]:
@@ -172,14 +192,14 @@ def _flux_event(scan: FileScan, raw: str) -> None:
         scan.cancelled = True
 
 
-def _other_lines(scan: FileScan, data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+def _other_lines(scan: FileScan, data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_line: int = 0) -> None:
     """Sort the few non-`%`, non-row lines: trailer (Flux eventlog, Start/End time), exit and
     cancel events, asserts, error messages, and lines nobody recognises."""
     in_log = in_trailer = False
     flux_exit = None
     for i in lines.tolist():
         text = data[starts[i] : ends[i]].decode("utf-8", "replace").strip()
-        line_no = i + 1
+        line_no = i - first_line + 1
         if text.startswith("START OF"):
             in_trailer = True
             in_log = text.startswith("START OF EVENTLOG")
@@ -207,72 +227,142 @@ def _other_lines(scan: FileScan, data: bytes, lines: np.ndarray, starts: np.ndar
         scan.exit_code = flux_exit
 
 
-def _banner(scan: FileScan, data: bytes, buf: np.ndarray, pct: np.ndarray) -> None:
-    """Process count, MAGMA version and device from the `%` lines, by prefix."""
-    banners = pct[_prefixed(buf, pct, b"% MAGMA ")]
-    devices = pct[_prefixed(buf, pct, b"% device ")]
-    scan.banners = int(banners.size)
-    if banners.size:
-        version = VERSION.match(data, int(banners[0]))
-        scan.version = version.group(1).decode() if version else ""
-    if devices.size:
-        zero = devices[_prefixed(buf, devices, b"% device 0: ")]
-        device = DEVICE.match(data, int(zero[0] if zero.size else devices[0]))
-        if device:
-            scan.device = device.group(2).decode("utf-8", "replace")
-        scan.visible_devices = round(devices.size / scan.banners) if scan.banners else int(devices.size)
+def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> list[int | None]:
+    """For each file, the first of the given (sorted) offsets that lies in it, or None."""
+    out: list[int | None] = [None] * n_files
+    if offsets.size:
+        files, first = np.unique(file_of, return_index=True)
+        for f, i in zip(files.tolist(), first.tolist()):
+            out[f] = int(offsets[i])
+    return out
 
 
-def _tests(data: bytes, buf: np.ndarray, pct: np.ndarray) -> list[tuple[int, str]]:
-    """(offset, argv[0] basename) of the `% Usage:` lines, one per process that started."""
-    names = []
-    for at in pct[_prefixed(buf, pct, b"% Usage: ")].tolist():
-        usage = USAGE.match(data, at)
-        if usage:
-            base = usage.group(1).rsplit(b"/", 1)[-1].decode("utf-8", "replace")
-            names.append((at, base[len("testing_"):] if base.startswith("testing_") else base))
-    return names
+def _headers_at(big: bytes) -> list[tuple[int, HeaderSpec]]:
+    """Every `%` line naming `Gflop/s`, with its offset (one per process)."""
+    return _headers(big)
 
 
-def scan(data: bytes) -> FileScan:
-    """Classify every line of a MAGMA output file and collect its metadata."""
-    out = FileScan()
-    buf = np.frombuffer(data, np.uint8)
-    starts, ends = _line_index(buf, len(data))
+def scan_many(datas: list[bytes]) -> tuple[list[FileScan], bytes]:
+    """Scan several files with one set of numpy passes; returns their scans and all their
+    data rows (file after file, newline-terminated) for one call of the tokeniser.
+
+    Each scan's `row_lines` are 1-based line numbers in its own file; `row_bytes` stays
+    empty because the rows live in the shared byte string.
+    """
+    scans = [FileScan() for _ in datas]
+    if not datas:
+        return scans, b""
+    big = b"".join(d if d.endswith(b"\n") or not d else d + b"\n" for d in datas)
+    sizes = np.array([len(d) + (0 if d.endswith(b"\n") or not d else 1) for d in datas], np.int64)
+    file_start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    buf = np.frombuffer(big, np.uint8)
+    starts, ends = _line_index(buf, len(big))
+    line_file = np.searchsorted(file_start, starts, side="right") - 1
+    first_line = np.searchsorted(starts, file_start)  # index of each file's first line
     first_col, candidate, first_byte = _classify(buf, starts, ends)
-    pct = (starts + first_col)[first_byte == 37]
-    _banner(out, data, buf, pct)
-    other = (first_byte != 0) & ~candidate & (first_byte != 37)
-    _other_lines(out, data, np.flatnonzero(other), starts, ends)
+    n = len(datas)
 
+    pct = np.flatnonzero(first_byte == 37)
+    pct_at = (starts + first_col)[pct]
+    pct_file = line_file[pct]
+    # The byte after '% ' tells banner (M), device (d) and usage (U) lines apart cheaply;
+    # only those few are then compared with their full prefix.
+    third = buf[np.minimum(pct_at + 2, buf.size - 1)]
+    is_banner = _check(buf, pct_at, third == ord("M"), b"% MAGMA ")
+    is_device = _check(buf, pct_at, third == ord("d"), b"% device ")
+    banners = np.bincount(pct_file[is_banner], minlength=n)
+    devices = np.bincount(pct_file[is_device], minlength=n)
+    first_banner = _first_per_file(pct_file[is_banner], pct_at[is_banner], n)
+    zero = _check(buf, pct_at, is_device, b"% device 0: ")
+    first_zero = _first_per_file(pct_file[zero], pct_at[zero], n)
+    first_device = _first_per_file(pct_file[is_device], pct_at[is_device], n)
+    for i, scan in enumerate(scans):
+        scan.banners = int(banners[i])
+        if first_banner[i] is not None:
+            version = VERSION.match(big, first_banner[i])
+            scan.version = version.group(1).decode() if version else ""
+        at = first_zero[i] if first_zero[i] is not None else first_device[i]
+        if at is not None:
+            device = DEVICE.match(big, at)
+            if device:
+                scan.device = device.group(2).decode("utf-8", "replace")
+            scan.visible_devices = round(int(devices[i]) / scan.banners) if scan.banners else int(devices[i])
+
+    other = np.flatnonzero((first_byte != 0) & ~candidate & (first_byte != 37))
+    other_bounds = np.searchsorted(line_file[other], np.arange(n + 1))
+    for f in range(n):
+        a, b = other_bounds[f], other_bounds[f + 1]
+        if b > a:
+            _other_lines(scans[f], big, other[a:b], starts, ends, int(first_line[f]))
+
+    usage = pct_at[_check(buf, pct_at, third == ord("U"), b"% Usage: ")]
+    tests = _tests_at(big, usage)
+    headers = _headers_at(big)
     rows = np.flatnonzero(candidate)
-    headers = _headers(data) if rows.size else []
-    if rows.size and not headers:
-        out.orphan_rows = int(rows.size)
-        return out
-    if rows.size == 0:
-        return out
-    # Each row belongs to the latest header above it; rows above the first header (ranks
-    # drift in merged files) use the first one.
+    keep = np.ones(rows.size, bool)
+    # Lines are in file order, so each file's rows, headers and usage lines are one slice.
+    row_bounds = np.searchsorted(line_file[rows], np.arange(n + 1))
+    header_at = np.array([offset for offset, _ in headers], np.int64)
+    header_bounds = np.searchsorted(header_at, np.concatenate((file_start, [len(big)])))
+    test_at = np.array([offset for offset, _ in tests], np.int64)
+    test_bounds = np.searchsorted(test_at, np.concatenate((file_start, [len(big)])))
+    for f, scan in enumerate(scans):
+        a, b = row_bounds[f], row_bounds[f + 1]
+        if b == a:
+            continue
+        mine = rows[a:b]
+        file_headers = headers[header_bounds[f]:header_bounds[f + 1]]
+        if not file_headers:
+            scan.orphan_rows = int(b - a)
+            keep[a:b] = False
+            continue
+        blocks = _blocks(scan, file_headers, tests[test_bounds[f]:test_bounds[f + 1]], starts[mine])
+        scan.row_lines = mine - first_line[f] + 1
+        scan.row_block = blocks
+        last_line = (first_line[f + 1] if f + 1 < n else starts.size) - 1
+        if not datas[f].endswith(b"\n") and mine[-1] == last_line:
+            scan.last_line_cut = True
+    rows = rows[keep]
+    return scans, _join_lines(big, rows, starts, ends) if rows.size else b""
+
+
+def _blocks(scan: FileScan, headers: list[tuple[int, HeaderSpec]], tests: list[tuple[int, str]], row_at: np.ndarray) -> np.ndarray:
+    """Assign a file's rows to header kinds (blocks); fills `scan.blocks`, returns row codes.
+
+    A row belongs to the latest header above it; rows above the first header (ranks drift
+    in merged files) use the first one. A header's tester is named by the nearest `% Usage:`
+    line above it (run_tests.py output holds several testers); the number of such lines is
+    the number of processes that ran it.
+    """
     kinds: dict[HeaderSpec, int] = {}
     header_kind = np.array([kinds.setdefault(spec, len(kinds)) for _, spec in headers], np.int32)
     header_at = np.array([offset for offset, _ in headers], np.int64)
-    which = np.maximum(np.searchsorted(header_at, starts[rows], side="right") - 1, 0)
-    out.row_block = header_kind[which]
-    # A header's tester is named by the nearest `% Usage:` line above it (run_tests.py output
-    # holds several testers); the number of such lines is the number of processes.
-    tests = _tests(data, buf, pct)
+    which = np.maximum(np.searchsorted(header_at, row_at, side="right") - 1, 0)
+    codes = header_kind[which]
     names = [name for _, name in tests]
     for spec in kinds:
         at = next(offset for offset, s in headers if s == spec)
         above = [name for offset, name in tests if offset < at]
         test = above[-1] if above else (names[0] if names else ("gemm_vbatched" if "batch_count" in spec.sizes else "unknown"))
-        out.blocks.append(Block(spec, test, names.count(test) or max(1, out.banners)))
-    counts = np.bincount(out.row_block, minlength=len(out.blocks))
-    for block, count in zip(out.blocks, counts.tolist()):
+        scan.blocks.append(Block(spec, test, names.count(test) or max(1, scan.banners)))
+    for block, count in zip(scan.blocks, np.bincount(codes, minlength=len(scan.blocks)).tolist()):
         block.rows = count
-    out.row_lines = rows + 1
-    out.row_bytes = _join_lines(data, rows, starts, ends)
-    if not data.endswith(b"\n") and rows[-1] == starts.size - 1:
-        out.last_line_cut = True
-    return out
+    return codes
+
+
+def _tests_at(big: bytes, usage: np.ndarray) -> list[tuple[int, str]]:
+    """(offset, argv[0] basename) of the `% Usage:` lines."""
+    names = []
+    for at in usage.tolist():
+        found = USAGE.match(big, at)
+        if found:
+            base = found.group(1).rsplit(b"/", 1)[-1].decode("utf-8", "replace")
+            names.append((at, base[len("testing_"):] if base.startswith("testing_") else base))
+    return names
+
+
+def scan(data: bytes) -> FileScan:
+    """One file (tests and notebooks); `row_bytes` holds its data rows."""
+    scans, rows = scan_many([data])
+    scans[0].row_bytes = rows
+    return scans[0]
