@@ -82,10 +82,11 @@ def mann_whitney(a: np.ndarray, b: np.ndarray) -> float:
     if n1 == 0 or n2 == 0:
         return math.nan
     both = np.concatenate([a, b])
-    ranks = pd.Series(both).rank(method="average").to_numpy()
+    _, inverse, counts = np.unique(both, return_inverse=True, return_counts=True)
+    average_rank = np.cumsum(counts) - (counts - 1) / 2.0  # ties share the mean of their ranks
+    ranks = average_rank[inverse.reshape(-1)]
     u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2.0
     mu = n1 * n2 / 2.0
-    _, counts = np.unique(both, return_counts=True)
     n = n1 + n2
     tie = (counts**3 - counts).sum() / (n * (n - 1)) if n > 1 else 0.0
     sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - tie))

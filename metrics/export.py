@@ -16,6 +16,7 @@ from typing import Sequence
 
 from rich import box
 from rich.console import Console
+from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -37,8 +38,48 @@ def to_rich(table: ResultTable) -> Table:
     return view
 
 
+def table_lines(table: ResultTable) -> list[str]:
+    """The table exactly as rich prints `to_rich(table)` (SIMPLE_HEAD box, no colour,
+    natural width), built with plain string operations.
+
+    Rich measures and wraps every cell, which takes seconds for the thousand-row tables a
+    large study produces; this takes milliseconds. tests/test_export.py checks that both
+    give the same text.
+    """
+    ncols = len(table.columns)
+    cells = [[table.cell_text(r, c) for c in range(ncols)] for r in range(len(table.rows))]
+    numeric = [col.is_numeric(table.column_values(i)) for i, col in enumerate(table.columns)]
+    headers = [col.header for col in table.columns]
+    widths = [max([cell_len(headers[c])] + [cell_len(row[c]) for row in cells]) for c in range(ncols)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = []
+        for c, value in enumerate(values):
+            pad = " " * (widths[c] - cell_len(value))
+            parts.append(" " + (pad + value if numeric[c] else value + pad) + " ")
+        return (" " + " ".join(parts) + " ").rstrip()
+
+    out = [table.title, ""] if table.title else [""]
+    out.append(line(headers))
+    out.append(" " + "─".join("─" * (w + 2) for w in widths))
+    out.extend(line(row) for row in cells)
+    out.append("")
+    return out
+
+
 def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> str:
-    """Tables as plain text; `extra` blocks (e.g. plots already rendered as text) follow."""
+    """Tables as plain text, then their notes; `extra` blocks (plots rendered as text) follow."""
+    parts: list[str] = []
+    for table in tables:
+        parts.extend(table_lines(table))
+        parts.extend(table.notes)
+        parts.append("")
+    parts.extend(block.rstrip("\n") for block in extra)
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def to_text_with_rich(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> str:
+    """The same text through rich's recording console (the reference `to_text` must match)."""
     console = Console(
         file=io.StringIO(),
         width=width or DEFAULT_WIDTH,
@@ -61,7 +102,7 @@ def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequ
         console.print()
     for block in extra:
         console.print(Text(block))
-    return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines()).rstrip("\n") + "\n"
 
 
 def _md_cell(text: str) -> str:

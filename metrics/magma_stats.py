@@ -79,26 +79,39 @@ def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = Fa
         return pd.DataFrame(columns=columns)
     frame = _with_node_key(rows, pool_nodes)[included(rows, keep_warmup, keep_impossible)]
     frame = frame[np.isfinite(frame[metric].to_numpy(float))]
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    # Sort once by (group, value): every environment's sample is then a slice.
+    keys = ["test", "nodes", "problem_size", "environment"]
+    grouper = frame.groupby(keys, observed=True, sort=True)
+    codes = grouper.ngroup().to_numpy()
+    index = grouper.size().index
+    values = frame[metric].to_numpy(float)
+    order = np.lexsort((values, codes))
+    values, codes = values[order], codes[order]
+    counts = np.bincount(codes, minlength=len(index))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     higher = HIGHER_IS_BETTER[metric]
     records = []
-    for (test, nodes, size), sub in frame.groupby(["test", "nodes", "problem_size"], observed=True, sort=True):
-        samples = {str(env): g[metric].to_numpy(float) for env, g in sub.groupby("environment", observed=True)}
-        medians = {env: float(np.median(v)) for env, v in samples.items() if v.size}
-        if not medians:
-            continue
-        order = sorted(medians, key=lambda e: medians[e], reverse=higher)
-        best = order[0]
-        for rank, env in enumerate(order, start=1):
-            ratio = medians[env] / medians[best] if medians[best] else np.nan
-            if env == best:
-                p, verdict = np.nan, "best" if len(order) > 1 else "only one"
-            elif min(samples[env].size, samples[best].size) < MIN_SAMPLES:
+    outer: dict[tuple[str, str, str], list[int]] = {}
+    for g, key in enumerate(index):
+        outer.setdefault((str(key[0]), str(key[1]), str(key[2])), []).append(g)
+    for (test, nodes, size), groups in outer.items():
+        sample = {g: values[starts[g] : starts[g] + counts[g]] for g in groups}
+        medians = {g: float(np.median(v)) for g, v in sample.items()}
+        ranked = sorted(groups, key=lambda g: medians[g], reverse=higher)
+        best = ranked[0]
+        for rank, g in enumerate(ranked, start=1):
+            ratio = medians[g] / medians[best] if medians[best] else np.nan
+            if g == best:
+                p, verdict = np.nan, "best" if len(ranked) > 1 else "only one"
+            elif min(counts[g], counts[best]) < MIN_SAMPLES:
                 p, verdict = np.nan, "too few samples"
             else:
-                p = mann_whitney(samples[env], samples[best])
+                p = mann_whitney(sample[g], sample[best])
                 verdict = "beyond noise" if p < ALPHA else "within noise"
-            records.append({"test": str(test), "nodes": str(nodes), "problem_size": str(size), "environment": env,
-                            "rank": rank, "count": int(samples[env].size), "median": medians[env],
+            records.append({"test": test, "nodes": nodes, "problem_size": size, "environment": str(index[g][3]),
+                            "rank": rank, "count": int(counts[g]), "median": medians[g],
                             "ratio_to_best": ratio, "p_value": p, "verdict": verdict})
     return pd.DataFrame.from_records(records, columns=columns)
 
@@ -138,10 +151,23 @@ def comparison_table(comparison: pd.DataFrame, metric: str = "gflops") -> Result
     return ResultTable.from_frame(comparison, f"Environments compared ({unit})", columns, notes)
 
 
-def findings_table(findings: list[Finding]) -> ResultTable:
-    rows = tuple((f.severity, f.kind, f.where(), f.count, f.message) for f in sort_findings(findings))
+def findings_table(findings: list[Finding], limit: int | None = None) -> ResultTable:
+    """Every finding; with more than `limit`, one line per (severity, kind) instead, with how
+    many files and rows it covers and its first message (the full list stays one flag away)."""
+    ordered = sort_findings(findings)
     columns = (Column("severity"), Column("kind"), Column("where"), Column("count"), Column("message"))
-    return ResultTable("Findings", columns, rows)
+    if limit is None or len(ordered) <= limit:
+        rows = tuple((f.severity, f.kind, f.where(), f.count, f.message) for f in ordered)
+        return ResultTable("Findings", columns, rows)
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in ordered:
+        groups.setdefault((f.severity, f.kind), []).append(f)
+    rows = tuple(
+        (severity, kind, f"{len({f.file for f in group})} file(s)", sum(f.count for f in group), f"e.g. {group[0].where()}: {group[0].message}")
+        for (severity, kind), group in groups.items()
+    )
+    note = (f"{len(ordered)} findings grouped by kind; --table findings lists every one.",)
+    return ResultTable("Findings (grouped)", columns, rows, note)
 
 
 def runs_table(runs: pd.DataFrame) -> ResultTable:

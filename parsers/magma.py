@@ -156,11 +156,33 @@ def _read_under(root: Path, path: Path) -> MagmaResult:
     return _result(rows, [loaded], list(loaded.findings))
 
 
+BATCH_BYTES = 4 * 1024 * 1024
+"""Files are scanned a few MB at a time: the scanner's temporary arrays then stay small and
+are reused, instead of touching fresh memory for a whole tree at once."""
+
+
+def _batches(files: list[_File]) -> Iterable[list[_File]]:
+    batch: list[_File] = []
+    size = 0
+    for f in files:
+        batch.append(f)
+        size += len(f.data)
+        if size >= BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 def _assemble(files: list[_File], peak_override: float | None) -> pd.DataFrame:
     """Tokenise all files' rows at once, map columns per header kind, add context and flags."""
-    scans, row_bytes = scan_many([f.data for f in files])
-    for f, found in zip(files, scans):
-        f.scan, f.data = found, b""  # the bytes are not needed any more: free them
+    row_parts = []
+    for batch in _batches(files):
+        scans, rows = scan_many([f.data for f in batch])
+        row_parts.append(rows)
+        for f, found in zip(batch, scans):
+            f.scan, f.data = found, b""  # the bytes are not needed any more: free them
+    row_bytes = b"".join(row_parts)
     per_file = np.array([f.scan.row_lines.size for f in files], np.int64)
     total = int(per_file.sum())
     frame = tokenize(row_bytes, per_file.tolist())

@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
@@ -65,3 +67,25 @@ def test_write_is_atomic_and_picks_format_from_extension(tmp_path: Path) -> None
 def test_clean_strips_escapes_and_controls() -> None:
     assert clean("\x1b[2J\x1b]0;title\x07name\r\n") == "name "
     assert clean("plain [b]text[/b]") == "plain [b]text[/b]"
+
+
+CELL = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Mn", "Me", "Cf")), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(CELL, st.floats(-1e9, 1e9) | st.none(), st.integers(-10**6, 10**6)), max_size=8), CELL)
+def test_fast_text_equals_rich(rows: list[tuple[str, float | None, int]], title: str) -> None:
+    """The hand-made table text is what rich prints for the same model, byte for byte."""
+    table = ResultTable(title, (Column("name"), Column("value", "Value", ",.2f"), Column("n")), tuple(rows), ("note",))
+    assert export.to_text([table, table]) == export.to_text_with_rich([table, table], width=10_000)
+
+
+def test_fast_text_equals_rich_on_the_real_summary() -> None:
+    from gpuscope.metrics import magma_stats
+    from gpuscope.parsers import magma
+    from paths import EXAMPLES
+
+    result = magma.read_tree([EXAMPLES])
+    summary = magma_stats.summarize(result.rows)
+    tables = [magma_stats.summary_table(summary), magma_stats.findings_table(result.findings), magma_stats.runs_table(result.runs)]
+    assert export.to_text(tables) == export.to_text_with_rich(tables)

@@ -21,6 +21,12 @@ PLOT_HEIGHT = 14
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+def plot_height(n_boxes: int) -> int:
+    """Lines for a plot of `n_boxes` horizontal boxes: three per box (with fewer, plotext's
+    boxes touch their neighbours' labels), plus title, frame, axis ticks and label."""
+    return max(10, 3 * n_boxes + 5)
+
+
 def box_label(row: pd.Series, with_nodes: bool) -> str:
     label = clean(row["environment"])
     return f"{label} ({row['nodes']})" if with_nodes else label
@@ -59,7 +65,7 @@ def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
             blocks.append(f"{title}: no data left after exclusions (see findings)\n")
             continue
         fig = Figure()
-        fig.plotsize(width, 3 * n_boxes + 6)
+        fig.plotsize(width, plot_height(n_boxes))
         draw_boxes(fig, rows, metric, title)
         blocks.append(strip_colour(fig.build()) + "\n")
     return "\n".join(blocks)

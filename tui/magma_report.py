@@ -15,6 +15,10 @@ from gpuscope.metrics.table import ResultTable
 from gpuscope.parsers.magma import MagmaResult
 
 
+FINDINGS_SHOWN = 40
+"""Above this many findings the text and markdown reports group them by kind."""
+
+
 def metric_key(metric: str) -> str:
     return "time_ms" if metric in ("ms", "time_ms") else "gflops"
 
@@ -39,7 +43,7 @@ def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[lis
     tables = {
         "summary": magma_stats.summary_table(summary, metric, full=full),
         "comparison": magma_stats.comparison_table(magma_stats.compare(rows, metric=metric, **options), metric),
-        "findings": magma_stats.findings_table(result.findings),
+        "findings": magma_stats.findings_table(result.findings, limit=None if args.table == "findings" or fmt in ("csv", "json") else FINDINGS_SHOWN),
         "runs": magma_stats.runs_table(result.runs),
     }
     if args.table == "rows":
