@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-MAGMA_DATA_CANDIDATES = (
-    REPO / "examples" / "magma",
-    REPO.parent / "shared" / "data" / "magma" / "experiments",
-)
+from paths import EXAMPLES, SHARED_MAGMA
+
+MAGMA_DATA_CANDIDATES = (EXAMPLES, SHARED_MAGMA / "experiments")
 
 
 @pytest.fixture(autouse=True)

@@ -66,22 +66,10 @@ class MagmaModel:
 
     def summary(self, sel: Selection) -> pd.DataFrame:
         """Summary rows of the selected test and cluster size."""
-        frame = self.summary_pooled if sel.pooled else self.summary_per_size
-        if frame.empty:
-            return frame
-        keep = frame["test"] == sel.test
-        if not sel.pooled:
-            keep &= frame["nodes"].astype(str) == sel.nodes
-        return frame[keep].reset_index(drop=True)
+        return _selected(self.summary_pooled if sel.pooled else self.summary_per_size, sel)
 
     def comparison(self, sel: Selection) -> pd.DataFrame:
-        frame = self.comparisons.get((sel.pooled, sel.metric), pd.DataFrame())
-        if frame.empty:
-            return frame
-        keep = frame["test"] == sel.test
-        if not sel.pooled:
-            keep &= frame["nodes"].astype(str) == sel.nodes
-        return frame[keep].reset_index(drop=True)
+        return _selected(self.comparisons.get((sel.pooled, sel.metric), pd.DataFrame()), sel)
 
     def summary_table(self, sel: Selection, full: bool = False) -> ResultTable:
         """`full`: every statistic of both metrics, as `gpuscope magma --format csv` writes."""
@@ -133,3 +121,13 @@ def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossib
 
 def _numeric(text: str) -> tuple[int, str]:
     return (int(text), text) if text.isdigit() else (1 << 30, text)
+
+
+def _selected(frame: pd.DataFrame, sel: Selection) -> pd.DataFrame:
+    """Rows of `frame` (summary or comparison) for the selected test and cluster size."""
+    if frame.empty:
+        return frame
+    keep = frame["test"] == sel.test
+    if not sel.pooled:
+        keep &= frame["nodes"].astype(str) == sel.nodes
+    return frame[keep].reset_index(drop=True)
