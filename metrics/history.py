@@ -1,0 +1,117 @@
+"""Provides fixed-size history for live views: one shared time axis, many aligned series.
+
+An hour at 1 Hz for the host (every core), 8 GPUs and a few scope totals fits in a few MB
+because values are float32 in preallocated numpy rings: appending never allocates, and memory
+is known up front (`nbytes`). Peaks are tracked over everything ever appended, not only what
+the ring still holds, so "peak memory" stays right after an hour-long job.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+HOUR_AT_1HZ = 3600
+
+
+class History:
+    """Aligned ring buffers: `append(t, {name: value})` adds one sample to every series.
+
+    Series appear on first use; a series missing from a sample gets NaN at that time, so
+    plots show a gap instead of a made-up value.
+    """
+
+    def __init__(self, capacity: int = HOUR_AT_1HZ, max_series: int = 512) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.capacity = capacity
+        self.max_series = max_series
+        self._times = np.full(capacity, np.nan, np.float64)
+        self._values = np.full((0, capacity), np.nan, np.float32)
+        self._index: dict[str, int] = {}
+        self._peaks: dict[str, float] = {}
+        self._count = 0  # samples ever appended
+
+    def __len__(self) -> int:
+        return min(self._count, self.capacity)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._index)
+
+    @property
+    def nbytes(self) -> int:
+        return self._times.nbytes + self._values.nbytes
+
+    def _row(self, name: str) -> int | None:
+        row = self._index.get(name)
+        if row is None:
+            if len(self._index) >= self.max_series:
+                return None  # a bounded memory promise beats one more series
+            row = len(self._index)
+            self._index[name] = row
+            grown = np.full((row + 1, self.capacity), np.nan, np.float32)
+            grown[:row] = self._values
+            self._values = grown
+        return row
+
+    def append(self, t: float, values: dict[str, float | None]) -> None:
+        slot = self._count % self.capacity
+        self._times[slot] = t
+        self._values[:, slot] = np.nan
+        for name, value in values.items():
+            row = self._row(name)
+            if row is None or value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            self._values[row, slot] = value
+            if value > self._peaks.get(name, -math.inf):
+                self._peaks[name] = float(value)
+        self._count += 1
+
+    def _order(self) -> np.ndarray:
+        n = len(self)
+        start = self._count - n
+        return (np.arange(start, self._count) % self.capacity).astype(np.int64)
+
+    def times(self) -> np.ndarray:
+        """Sample times, oldest first (a copy)."""
+        return self._times[self._order()]
+
+    def series(self, name: str) -> np.ndarray:
+        """Values of `name`, oldest first, NaN where missing (a float64 copy)."""
+        row = self._index.get(name)
+        if row is None:
+            return np.full(len(self), np.nan)
+        return self._values[row, self._order()].astype(np.float64)
+
+    def last(self, name: str) -> float | None:
+        values = self.series(name)
+        return None if values.size == 0 or math.isnan(values[-1]) else float(values[-1])
+
+    def peak(self, name: str) -> float | None:
+        """Largest value ever appended for `name` (also after it left the ring)."""
+        return self._peaks.get(name)
+
+    def window_mean(self, name: str, seconds: float) -> float | None:
+        """Mean over samples in the last `seconds` (ignoring gaps); None without data."""
+        times = self.times()
+        if times.size == 0:
+            return None
+        values = self.series(name)[times >= times[-1] - seconds]
+        values = values[~np.isnan(values)]
+        return float(values.mean()) if values.size else None
+
+    def downsample(self, name: str, points: int) -> list[float]:
+        """At most `points` values for a plot `points` cells wide: the max of each bucket,
+        so a short spike stays visible. Gaps stay NaN."""
+        values = self.series(name)
+        if values.size <= points or points <= 0:
+            return values.tolist()
+        edges = np.linspace(0, values.size, points + 1).astype(np.int64)
+        out = []
+        for a, b in zip(edges[:-1], edges[1:]):
+            bucket = values[a:b]
+            bucket = bucket[~np.isnan(bucket)]
+            out.append(float(bucket.max()) if bucket.size else math.nan)
+        return out

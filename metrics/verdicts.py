@@ -1,0 +1,79 @@
+"""Provides plain-words verdicts on a job: is it using what it asked for?
+
+"asked for 8 cores, using 1.0"; "GPU 2 allocated, idle"; "peak 480 MiB of 500 MiB requested
+(96%): close to the limit". Thresholds are module constants so tests and the screen agree.
+Inputs are plain numbers (window means from `metrics.history`), so the rules are testable
+without a job.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from gpuscope.metrics.samples import AllocatedGpu, JobScope, Verdict
+from gpuscope.metrics.units import human_bytes
+
+UNDERUSED_CORES = 0.5
+"""Using less than half the allocated cores is worth saying."""
+OVERSUBSCRIBED = 1.05
+MEMORY_LOW = 0.25
+MEMORY_HIGH = 0.90
+GPU_IDLE_PERCENT = 5.0
+
+
+def cores(allocated: int | None, busy: float | None) -> Verdict | None:
+    """Busy cores (sum of CPU% / 100 over the scope's processes) against the allocation."""
+    if busy is None:
+        return None
+    if not allocated:
+        return Verdict("ok", f"using {busy:.1f} cores (no allocation known)")
+    share = busy / allocated
+    if share < UNDERUSED_CORES:
+        return Verdict("warning", f"asked for {allocated} cores, using {busy:.1f}")
+    if share > OVERSUBSCRIBED:
+        return Verdict("warning", f"using {busy:.1f} cores of {allocated} allocated: oversubscribed")
+    return Verdict("ok", f"using {busy:.1f} of {allocated} cores")
+
+
+def memory(limit: int | None, peak: int | None) -> Verdict | None:
+    """Peak memory against the requested limit."""
+    if peak is None:
+        return None
+    if not limit:
+        return Verdict("ok", f"peak memory {human_bytes(peak)} (no limit known)")
+    share = peak / limit
+    text = f"peak {human_bytes(peak)} of {human_bytes(limit)} requested ({share:.0%})"
+    if share > MEMORY_HIGH:
+        return Verdict("problem", f"{text}: close to the limit, the job may be OOM-killed")
+    if share < MEMORY_LOW:
+        return Verdict("warning", f"asked for {human_bytes(limit)}, peak {human_bytes(peak)} ({share:.0%}): request less")
+    return Verdict("ok", text)
+
+
+def gpus(allocated: Iterable[AllocatedGpu], utilisation: Mapping[int, float | None], used_by_scope: Iterable[int]) -> list[Verdict]:
+    """Allocated GPUs that sit idle, and GPUs the job uses without having been given them."""
+    out: list[Verdict] = []
+    given = {g.index for g in allocated if g.index is not None}
+    used = set(used_by_scope)
+    for index in sorted(given):
+        util = utilisation.get(index)
+        if util is None:
+            out.append(Verdict("warning", f"GPU {index} allocated, no utilisation reading"))
+        elif util < GPU_IDLE_PERCENT:
+            out.append(Verdict("problem", f"GPU {index} allocated, idle"))
+        else:
+            out.append(Verdict("ok", f"GPU {index} busy {util:.0f}%"))
+    if given:
+        for index in sorted(used - given):
+            out.append(Verdict("problem", f"GPU {index} used by the job but not allocated"))
+    elif used:
+        out.append(Verdict("ok", "uses GPU " + ", ".join(map(str, sorted(used)))))
+    return out
+
+
+def judge(scope: JobScope, busy_cores: float | None, gpu_utilisation: Mapping[int, float | None], gpus_used: Iterable[int]) -> tuple[Verdict, ...]:
+    """All verdicts for a scope, most serious first."""
+    found = [v for v in (cores(scope.cpus_allocated, busy_cores), memory(scope.memory_limit, scope.memory_peak)) if v]
+    found += gpus(scope.gpus, gpu_utilisation, gpus_used)
+    order = {"problem": 0, "warning": 1, "ok": 2}
+    return tuple(sorted(found, key=lambda v: order.get(v.severity, 3)))
