@@ -267,3 +267,22 @@ async def test_command_palette_provider(magma_data: Path) -> None:
         await hits[0].command()  # type: ignore[misc]
         await pilot.pause()
         assert screen.selection is not None and screen.selection.metric == "time_ms"
+
+
+async def test_export_asks_before_replacing_a_file(magma_data: Path, tmp_path: Path) -> None:
+    app = magma_app(magma_data)
+    target = tmp_path / "keep.csv"
+    target.write_text("precious\n")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)  # first Export only warns
+        assert target.read_text() == "precious\n"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+    assert target.read_text().startswith("test,environment")

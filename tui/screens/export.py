@@ -6,6 +6,8 @@ dialog only needs a path. Dismisses with the path, or `None` when cancelled.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +28,8 @@ class ExportModal(ModalScreen[str | None]):
         super().__init__()
         self.default_path = default_path
         self.what = what
+        self._overwrite_ok: str | None = None
+        """A path the user confirmed overwriting (by submitting it a second time)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-dialog"):
@@ -43,12 +47,18 @@ class ExportModal(ModalScreen[str | None]):
 
     @on(Input.Changed, "#export-path")
     def _path_changed(self, event: Input.Changed) -> None:
+        self._overwrite_ok = None
         self.query_one("#export-format", Static).update(self._format_hint(event.value))
 
     @on(Input.Submitted, "#export-path")
     @on(Button.Pressed, "#export-ok")
     def _submit(self) -> None:
         path = self.query_one("#export-path", Input).value.strip()
+        # Nothing is lost by accident: an existing file is only replaced on a second Export.
+        if path and Path(path).expanduser().exists() and self._overwrite_ok != path:
+            self._overwrite_ok = path
+            self.query_one("#export-format", Static).update(f"{path} exists: Export again to replace it, Escape to cancel")
+            return
         self.dismiss(path or None)
 
     @on(Button.Pressed, "#export-cancel")
