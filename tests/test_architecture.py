@@ -48,7 +48,7 @@ def test_wheel_contains_every_module_and_stylesheet(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     wheel = next(tmp_path.glob("gpuscope-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    expected = {f"gpuscope/{p.relative_to(ROOT).as_posix()}" for layer in LAYERS for p in (ROOT / layer).rglob("*") if p.suffix in (".py", ".tcss") and "__pycache__" not in p.parts}
+    expected = {f"gpuscope/{p.relative_to(ROOT).as_posix()}" for layer in LAYERS for p in (ROOT / layer).rglob("*") if p.suffix in (".py", ".tcss", ".json") and "__pycache__" not in p.parts}
     assert expected and not expected - names, sorted(expected - names)
     assert not any(n.startswith(("gpuscope/tests", "gpuscope/bench", "tests/", "bench/")) for n in names)
     assert any(n.endswith("entry_points.txt") for n in names)

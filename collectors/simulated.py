@@ -1,0 +1,140 @@
+"""Provides SimulatedBackend: GPUs described by a JSON scenario, for `watch --demo`, screenshots and UI tests.
+
+Values are a pure function of the sample count (no randomness), so two runs and two test
+machines see the same numbers; only `timestamp` comes from the injectable clock. Every sample is
+marked `simulated=True` and the status backend is 'simulated', so the UI can never pass a demo
+off as a real node. The simulation copies NVML's quirks on purpose (SM % is None on the first
+sample, MIG parents have no utilisation, MIG processes have no memory) so UI code written against
+it also handles a real GPU.
+
+Scenario format (see scenarios/*.json): {"description", "driver_version", "defaults": {...},
+"gpus": [{...}]}; each GPU entry is merged over "defaults". GPU keys: name, bus_id, uuid,
+memory_total_mib, memory_used_mib, power_limit_w, idle_power_w, idle_temp_c, max_temp_c,
+sm_clock_mhz [idle, max], memory_clock_mhz, memory_util_ratio, pcie_peak_gbs,
+util {base, amplitude, period, phase, dip_every, dip_length, dip_to},
+processes [{pid, memory_mib (null = unknown), share, kind}],
+mig [{profile, memory_total_mib, memory_used_mib}], error, error_from_sample.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import uuid
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, MigSample
+
+DEFAULT_SCENARIO = "a100x8-training"
+MIB = 1024 * 1024
+
+
+def available_scenarios() -> tuple[str, ...]:
+    """Names of the scenarios shipped in the package (for --demo help and errors)."""
+    folder = resources.files("gpuscope.collectors").joinpath("scenarios")
+    if not folder.is_dir():  # a wheel built without the package-data entry
+        return ()
+    return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json")))
+
+
+def load_scenario(source: str) -> tuple[str, dict[str, Any]]:
+    """(name, parsed JSON) for a shipped name, '' (the default) or a path to a JSON file."""
+    source = source or DEFAULT_SCENARIO
+    path = Path(source)
+    if path.suffix == ".json" and path.is_file():
+        return path.stem, json.loads(path.read_text(encoding="utf-8"))
+    if source not in available_scenarios():
+        raise ValueError(f"unknown demo scenario {source!r}: choose one of {', '.join(available_scenarios())} or give a .json path")
+    text = resources.files("gpuscope.collectors").joinpath("scenarios", f"{source}.json").read_text(encoding="utf-8")
+    return source, json.loads(text)
+
+
+def wave(spec: dict[str, Any], n: int) -> float:
+    """Utilisation at sample n: base + a sine, with periodic dips (checkpoints, data stalls)."""
+    k = n + spec.get("phase", 0)
+    every = spec.get("dip_every", 0)
+    if every and k % every >= every - spec.get("dip_length", 1):  # at the end of each period, so sample 0 is busy
+        value = spec.get("dip_to", 0.0)
+    else:
+        period = spec.get("period", 0)
+        value = spec.get("base", 0.0) + (spec.get("amplitude", 0.0) * math.sin(2 * math.pi * k / period) if period else 0.0)
+    return round(min(100.0, max(0.0, float(value))), 1)
+
+
+class SimulatedBackend:
+    """GpuBackend over a scenario; `clock` only sets timestamps (tests pass a fixed one)."""
+
+    def __init__(self, scenario: str, clock: Callable[[], float] = time.time) -> None:
+        self.name, data = load_scenario(scenario)
+        self._clock = clock
+        self._n = 0
+        self.description = " ".join(str(data.get("description", "")).split())  # for a demo banner
+        self._driver = data.get("driver_version")
+        defaults = data.get("defaults", {})
+        self._gpus = [{**defaults, **gpu} for gpu in data.get("gpus", [])]
+        for i, gpu in enumerate(self._gpus):  # stable fake identifiers when the file has none
+            gpu.setdefault("uuid", "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"gpuscope-sim/{self.name}/{i}")))
+            gpu.setdefault("bus_id", f"00000000:{0x18 + 0x10 * i:02X}:00.0")
+
+    def status(self) -> GpuStatus:
+        names = sorted({g.get("name", "GPU") for g in self._gpus})
+        what = f"{len(self._gpus)}x {' + '.join(names)}" if self._gpus else "no GPUs"
+        return GpuStatus(backend="simulated", reason=f"simulated: scenario {self.name} ({what})", driver_version=self._driver)
+
+    def sample(self) -> tuple[GpuSample, ...]:
+        n, now = self._n, self._clock()
+        self._n += 1
+        return tuple(self._gpu(i, g, n, now) for i, g in enumerate(self._gpus))
+
+    def pcie_throughput(self) -> dict[int, tuple[float | None, float | None]]:
+        n = max(self._n - 1, 0)  # rates of the latest sample
+        rates = {}
+        for i, g in enumerate(self._gpus):
+            peak = g.get("pcie_peak_gbs", 2.0) * 1e9
+            load = wave(g.get("util", {}), n) / 100.0
+            rates[i] = (round(peak * load * 0.25), round(peak * load))  # host->GPU batches dominate RX
+        return rates
+
+    def close(self) -> None:
+        return None
+
+    def _gpu(self, i: int, g: dict[str, Any], n: int, now: float) -> GpuSample:
+        ident = dict(index=i, uuid=g["uuid"], name=g.get("name", "NVIDIA GPU"), bus_id=g["bus_id"], timestamp=now, simulated=True)
+        if g.get("error") and n >= g.get("error_from_sample", 0):
+            return GpuSample(**ident, error=g["error"])
+        util = wave(g.get("util", {}), n)
+        limit = g.get("power_limit_w", 300.0)
+        idle_w = g.get("idle_power_w", 0.15 * limit)
+        power = round(idle_w + (limit - idle_w) * util / 100.0, 1)
+        capped = power >= 0.97 * limit
+        idle_clock, max_clock = g.get("sm_clock_mhz", [210, 1410])
+        throttle = ("gpu_idle",) if util == 0 else ("sw_power_cap",) if capped else ()
+        mig = tuple(
+            MigSample(gpu_index=i, mig_index=k, uuid="MIG-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{g['uuid']}/{k}")), profile=m["profile"],
+                      memory_used=int(m.get("memory_used_mib", 0) * MIB), memory_total=int(m["memory_total_mib"] * MIB))
+            for k, m in enumerate(g.get("mig", ())))
+        used_mib = sum(m.get("memory_used_mib", 0) for m in g["mig"]) if mig else g.get("memory_used_mib", 0)
+        procs = tuple(
+            GpuProcess(pid=p["pid"], gpu_index=i, used_memory=None if p.get("memory_mib") is None else int(p["memory_mib"] * MIB),
+                       # as NVML: no SM % before a previous timestamp exists, never on MIG
+                       sm_percent=None if n == 0 or mig else round(util * p.get("share", 1.0), 1), kind=p.get("kind", "C"))
+            for p in g.get("processes", ()))
+        return GpuSample(
+            **ident,
+            util_gpu=None if mig else util,  # NVML: NOT_SUPPORTED on a MIG parent
+            util_memory=None if mig else round(util * g.get("memory_util_ratio", 0.4), 1),
+            memory_used=int(used_mib * MIB),
+            memory_total=int(g.get("memory_total_mib", 0) * MIB) or None,
+            temperature_c=round(g.get("idle_temp_c", 32) + (g.get("max_temp_c", 70) - g.get("idle_temp_c", 32)) * util / 100.0),
+            power_w=power,
+            power_limit_w=float(limit),
+            sm_clock_mhz=idle_clock if util == 0 else round(max_clock * (0.93 if capped else 1.0)),
+            memory_clock_mhz=g.get("memory_clock_mhz", 1593),
+            throttle_reasons=throttle,
+            mig=mig,
+            processes=procs,
+        )
