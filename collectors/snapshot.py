@@ -1,0 +1,133 @@
+"""Provides `SnapshotSource`: one `poll()` gives everything a refresh of `gpuscope watch` shows.
+
+It combines the collectors (host, processes, GPU backend, job scope) into an immutable
+`Snapshot`, attaches each GPU process's memory and SM % to its process row, and judges the
+scope ("asked for 2 cores, using 1.0"). `poll()` blocks (procfs reads, NVML, the first call
+may run scontrol): callers run it in a worker thread, never on the UI thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Callable, Mapping
+
+from gpuscope.collectors.gpu import GpuBackend, NoGpuBackend, open_backend
+from gpuscope.collectors.host import HostCollector
+from gpuscope.collectors.processes import ProcessCollector
+from gpuscope.collectors.scope import refresh, resolve_scope
+from gpuscope.metrics import verdicts
+from gpuscope.metrics.history import History
+from gpuscope.metrics.samples import GpuSample, GpuStatus, JobScope, ProcessRow, Snapshot
+
+VERDICT_WINDOW_S = 30.0
+"""Verdicts judge the last half minute, not one noisy sample."""
+
+
+def attach_gpu_use(processes: tuple[ProcessRow, ...], gpus: tuple[GpuSample, ...]) -> tuple[ProcessRow, ...]:
+    """Process rows with GPU memory (summed over GPUs), SM % and the GPUs each one uses."""
+    per_pid: dict[int, tuple[int | None, float | None, list[int]]] = {}
+    for gpu in gpus:
+        for proc in gpu.processes:
+            memory, sm, indices = per_pid.get(proc.pid, (None, None, []))
+            if proc.used_memory is not None:
+                memory = (memory or 0) + proc.used_memory
+            if proc.sm_percent is not None:
+                sm = (sm or 0.0) + proc.sm_percent
+            per_pid[proc.pid] = (memory, sm, [*indices, gpu.index])
+    if not per_pid:
+        return processes
+    return tuple(
+        dataclasses.replace(p, gpu_memory=per_pid[p.pid][0], gpu_sm_percent=per_pid[p.pid][1], gpu_indices=tuple(per_pid[p.pid][2]))
+        if p.pid in per_pid else p
+        for p in processes
+    )
+
+
+class SnapshotSource:
+    """The real data behind the watch screen and `gpuscope watch --once`."""
+
+    def __init__(self, *, job: str | None = None, user: str | None = None, pid: int | None = None,
+                 demo: str | None = None, root: str = "/", env: Mapping[str, str] | None = None,
+                 backend_factory: Callable[[str | None], GpuBackend] = open_backend) -> None:
+        self._scope_args = {"job": job, "user": user, "pid": pid, "root": root, "env": env}
+        self._root = root
+        self._demo = demo
+        self._backend_factory = backend_factory
+        self._host = HostCollector(root)
+        self._processes = ProcessCollector(root)
+        self._gpu: GpuBackend | None = None
+        self._scope: JobScope | None = None
+        self._history = History(capacity=int(VERDICT_WINDOW_S * 4))
+
+    def _backend(self) -> GpuBackend:
+        if self._gpu is None:
+            try:
+                self._gpu = self._backend_factory(self._demo)
+            except ValueError:  # an unknown --demo scenario is the caller's to report
+                raise
+            except Exception as error:  # noqa: BLE001 - no GPU view is not a reason to stop
+                self._gpu = NoGpuBackend(f"GPU backend failed to start: {error}")
+        return self._gpu
+
+    def _current_scope(self) -> JobScope:
+        if self._scope is None:
+            self._scope = resolve_scope(**self._scope_args)  # type: ignore[arg-type]
+        else:
+            self._scope = refresh(self._scope, self._root)
+        return self._scope
+
+    def poll(self) -> Snapshot:
+        backend = self._backend()
+        scope = self._current_scope()
+        host = self._host.sample()
+        pids = None if scope.kind == "node" else scope.pids
+        processes = self._processes.sample(pids)
+        try:
+            gpus = backend.sample()
+            status = backend.status()
+        except Exception as error:  # noqa: BLE001 - keep the host view alive
+            gpus, status = (), GpuStatus("none", f"GPU sampling failed: {error}")
+        processes = attach_gpu_use(processes, gpus)
+        scope = self._with_rss_peak(scope, processes, host.timestamp, gpus)
+        return Snapshot(host, processes, gpus, status, scope, self._judge(scope, processes, gpus))
+
+    def _with_rss_peak(self, scope: JobScope, processes: tuple[ProcessRow, ...], t: float, gpus: tuple[GpuSample, ...]) -> JobScope:
+        """Keep history for verdicts; without a cgroup, peak memory is the peak summed RSS seen."""
+        rss = sum(p.rss for p in processes)
+        busy = sum(p.cpu_percent or 0.0 for p in processes) / 100.0
+        values: dict[str, float | None] = {"rss": float(rss), "busy": busy}
+        values.update({f"gpu{g.index}": g.util_gpu for g in gpus})
+        self._history.append(t, values)
+        if scope.kind == "node" or scope.memory_peak is not None:
+            return scope
+        peak = int(self._history.peak("rss") or rss)
+        note = "peak memory: highest summed RSS of the scope's processes since gpuscope started"
+        evidence = scope.evidence if note in scope.evidence else (*scope.evidence, note)
+        return dataclasses.replace(scope, memory_used=scope.memory_used if scope.memory_used is not None else rss, memory_peak=peak, evidence=evidence)
+
+    def _judge(self, scope: JobScope, processes: tuple[ProcessRow, ...], gpus: tuple[GpuSample, ...]) -> tuple:
+        if scope.kind == "node":
+            return ()
+        busy = self._history.window_mean("busy", VERDICT_WINDOW_S)
+        if all(p.cpu_percent is None for p in processes):
+            busy = None  # first sample: no CPU % yet
+        utilisation = {g.index: self._history.window_mean(f"gpu{g.index}", VERDICT_WINDOW_S) for g in gpus}
+        used = {i for p in processes for i in p.gpu_indices}
+        return verdicts.judge(scope, busy, utilisation, used)
+
+    def close(self) -> None:
+        if self._gpu is not None:
+            self._gpu.close()
+
+
+def snapshot_once(source: SnapshotSource, settle_s: float = 1.0) -> Snapshot:
+    """Two polls `settle_s` apart: CPU % needs a previous sample (as htop and top do)."""
+    source.poll()
+    time.sleep(settle_s)
+    return source.poll()
+
+
+def current_uid() -> int:
+    return os.getuid()
