@@ -96,7 +96,8 @@ class SnapshotSource:
     def _with_rss_peak(self, scope: JobScope, processes: tuple[ProcessRow, ...], t: float, gpus: tuple[GpuSample, ...]) -> JobScope:
         """Keep history for verdicts; without a cgroup, peak memory is the peak summed RSS seen."""
         rss = sum(p.rss for p in processes)
-        busy = sum(p.cpu_percent or 0.0 for p in processes) / 100.0
+        readings = [p.cpu_percent for p in processes if p.cpu_percent is not None]
+        busy = sum(readings) / 100.0 if readings else None  # the first sample has no CPU % yet
         values: dict[str, float | None] = {"rss": float(rss), "busy": busy}
         values.update({f"gpu{g.index}": g.util_gpu for g in gpus})
         self._history.append(t, values)
@@ -111,8 +112,6 @@ class SnapshotSource:
         if scope.kind == "node":
             return ()
         busy = self._history.window_mean("busy", VERDICT_WINDOW_S)
-        if all(p.cpu_percent is None for p in processes):
-            busy = None  # first sample: no CPU % yet
         utilisation = {g.index: self._history.window_mean(f"gpu{g.index}", VERDICT_WINDOW_S) for g in gpus}
         used = {i for p in processes for i in p.gpu_indices}
         return verdicts.judge(scope, busy, utilisation, used)

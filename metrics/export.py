@@ -59,7 +59,7 @@ def table_lines(table: ResultTable) -> list[str]:
             parts.append(" " + (pad + value if numeric[c] else value + pad) + " ")
         return (" " + " ".join(parts) + " ").rstrip()
 
-    out = [table.title, ""] if table.title else [""]
+    out = [table.title.rstrip(), ""] if table.title else [""]
     out.append(line(headers))
     out.append(" " + "─".join("─" * (w + 2) for w in widths))
     out.extend(line(row) for row in cells)

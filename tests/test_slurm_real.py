@@ -6,6 +6,7 @@ job cgroup, so the processes must come from `scontrol listpids` and the allocati
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -73,3 +74,39 @@ def test_job_scope_of_a_real_job(slurm_cluster: SlurmCluster) -> None:  # noqa: 
     finally:
         slurm_cluster.cancel(job_id)
     assert not slurm_cluster.state(job_id)
+
+
+@pytest.mark.slow
+def test_gpuscope_watch_once_on_a_real_job(slurm_cluster: SlurmCluster) -> None:  # noqa: F811 - fixture
+    """The issue's end-to-end check: `gpuscope watch --job ID --once --format json`."""
+    import json
+    import subprocess
+    import sys
+
+    job_id = slurm_cluster.submit(BURN, cpus=2, mem="500M")
+    try:
+        slurm_cluster.wait_running(job_id)
+        deadline = time.monotonic() + 20
+        while not _marked(scope.resolve_scope(job=job_id, env={}).pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        burner = _marked(scope.resolve_scope(job=job_id, env={}).pids)[0]
+        _settled_rss(burner)
+        exe = Path(sys.executable).with_name("gpuscope")
+        out = subprocess.run([str(exe), "watch", "--job", job_id, "--once", "--format", "json"],
+                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert out.returncode == 0, out.stderr
+        snap = json.loads(out.stdout)
+        job = snap["scope"]
+        assert job["kind"] == "job" and job["job_id"] == job_id
+        assert burner in job["pids"] and any(p["pid"] == burner for p in snap["processes"])
+        assert job["cpus_allocated"] == 2 and job["memory_limit"] == 500 << 20
+        used = job["memory_used"]
+        assert 250 << 20 < used < 450 << 20, used  # about 300 MB in use
+        row = next(p for p in snap["processes"] if p["pid"] == burner)
+        assert row["cpu_percent"] > 60  # the one busy core
+        texts = [v["text"] for v in snap["verdicts"]]
+        # One of two cores busy (a loaded CI machine may give the burner a little less than a core).
+        assert any(re.fullmatch(r"(using (0\.[7-9]|1\.[0-2]) of 2 cores|asked for 2 cores, using (0\.[7-9]|1\.0))", t) for t in texts), texts
+        assert any("of 500.0 MiB requested" in t for t in texts), texts
+    finally:
+        slurm_cluster.cancel(job_id)

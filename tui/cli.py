@@ -11,11 +11,12 @@ import os
 import shutil
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Sequence
 
 from gpuscope.metrics import export
 
-TABLES = ("summary", "comparison", "findings", "runs", "rows")
+TABLES = ("summary", "comparison", "findings", "runs", "rows", "scope", "verdicts", "gpus", "host", "top")
 
 
 def _version() -> str:
@@ -51,6 +52,23 @@ def build_parser() -> argparse.ArgumentParser:
     magma.add_argument("--test", metavar="NAME", help="only this tester, e.g. dgemm_vbatched")
     magma.add_argument("--metric", choices=("gflops", "ms"), default="gflops", help="metric for plots and comparison (default gflops)")
     add_output_options(magma)
+
+    watch = sub.add_parser(
+        "watch",
+        help="watch this node live, scoped to a Slurm job, a user or a process tree (the default command)",
+        description="Live view of this node: GPUs and their processes, CPU cores, memory, the process "
+        "table, history plots, and for a job: what it asked for against what it uses. Inside a Slurm "
+        "allocation the job is picked up from SLURM_JOB_ID. Works without a GPU.",
+    )
+    scope = watch.add_mutually_exclusive_group()
+    scope.add_argument("--job", metavar="ID", help="a Slurm job (its processes on this node, its allocation)")
+    scope.add_argument("--user", metavar="NAME", help="every process of a user")
+    scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
+    watch.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between refreshes (0.5 to 10, default 1)")
+    watch.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, one-gpu-idle, or a scenario .json file")
+    watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
+    watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
+    add_output_options(watch)
     return parser
 
 
@@ -111,12 +129,76 @@ def _open_magma_screen(args: argparse.Namespace) -> int:
     return 0
 
 
+def _watch_source(args: argparse.Namespace):  # -> SnapshotSource
+    from gpuscope.collectors.snapshot import SnapshotSource
+
+    return SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
+
+
+def _check_demo(demo: str | None) -> str | None:
+    """An error message for an unknown --demo scenario, else None."""
+    if demo is None or demo == "" or demo.endswith(".json"):
+        return None if demo is None or demo == "" or os.path.isfile(demo) else f"no such scenario file: {demo}"
+    from gpuscope.collectors.simulated import available_scenarios
+
+    names = available_scenarios()
+    return None if demo in names else f"unknown --demo scenario {demo!r}; choose one of: {', '.join(names)}"
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    if not 0.5 <= args.interval <= 10:
+        return _fail("--interval must be between 0.5 and 10 seconds", 2)
+    if (problem := _check_demo(args.demo)) is not None:
+        return _fail(problem, 2)
+    if not (args.once or args.format or args.output):
+        from gpuscope.tui.app import GpuscopeApp
+        from gpuscope.tui.screens.watch import WatchScreen
+
+        source = _watch_source(args)
+        GpuscopeApp(first_screen=lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly)).run()
+        source.close()
+        return 0
+    import json
+
+    from gpuscope.collectors.snapshot import snapshot_once
+    from gpuscope.metrics.snapshot_tables import snapshot_dict, snapshot_tables
+
+    source = _watch_source(args)
+    try:
+        snapshot = snapshot_once(source, settle_s=min(args.interval, 1.0))
+    finally:
+        source.close()
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    if fmt == "json":
+        text = json.dumps(snapshot_dict(snapshot), indent=2, allow_nan=False) + "\n"
+    else:
+        tables = snapshot_tables(snapshot)
+        if args.table:
+            tables = [t for t in tables if t.title.lower().startswith(args.table)] or tables[:1]
+        width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
+        text = export.render(tables, fmt, width)
+    if args.output:
+        try:
+            target = Path(args.output)
+            tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError as exc:
+            return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
+        print(f"wrote {args.output} ({fmt})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    for problem in snapshot.scope.problems:
+        print(f"gpuscope: {problem}", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["watch", *argv]  # `gpuscope` alone (or with watch options) is `gpuscope watch`
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
         if args.command == "magma":
             if args.path_pattern:
@@ -127,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 except ValueError as exc:
                     parser.error(str(exc))
             return run_magma(args)
+        if args.command == "watch":
+            return run_watch(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`

@@ -1,0 +1,299 @@
+"""Provides `WatchScreen`: a live view of a job (or user, process tree, node) and its GPUs.
+
+The dolphie loop keeps the UI thread free: `source.poll()` (psutil, NVML, cgroups; it may
+block for hundreds of ms) runs in a thread worker that posts the immutable `Snapshot`; the
+handler on the main thread appends it to `History`, redraws the visible panes and only then
+arms the timer for the next poll, so polls never overlap and a slow one stretches the period.
+Keys only re-cut data already on the main thread, so they repaint at once mid-poll.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Protocol
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Input, Static
+from textual.worker import Worker
+
+from gpuscope.metrics.history import History
+from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
+from gpuscope.tui.watch_model import (
+    INTERVALS, ProcessView, base_rows, record, select_rows, step_interval, unseen_gpu_pids, window_verdicts,
+)
+from gpuscope.tui.widgets.cpu_pane import CpuPane
+from gpuscope.tui.widgets.gpu_pane import GpuPane
+from gpuscope.tui.widgets.history_plot import HistoryPlot
+from gpuscope.tui.widgets.job_panel import JobPanel
+from gpuscope.tui.widgets.process_table import ProcessTable
+from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
+from gpuscope.tui.widgets.watch_process_keys import ProcessKeys
+from gpuscope.tui.widgets.watch_status import StatusLine, status_text
+
+PLOT_PERIOD = 1.0
+"""Seconds of sample time between plot redraws: plotext is the costliest thing on screen."""
+PLOTS_FROM_HEIGHT = 48
+"""Terminals this tall show the plots without asking: below, meters and processes come first."""
+GPU_SERIES = (("gpu.util_mean", "util mean"), ("gpu.util_max", "util max"), ("gpu.mem_mean", "memory"))
+CPU_SERIES = (("cpu.mean", "node cpu"), ("host.mem", "node memory"), ("scope.cpu_share", "job cores"))
+
+
+class SnapshotSource(Protocol):
+    """What the screen polls: `collectors.snapshot.SnapshotSource`, or a fake in tests."""
+
+    def poll(self) -> Snapshot: ...
+
+
+class WatchScreen(ProcessKeys, Screen[None]):
+    """Job panel, GPU rows, CPU/memory meters, history plots and the process table."""
+
+    HELP_TITLE = "Keys: watch"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    """Below 36 lines the meters get capped heights and the plots start hidden."""
+    BINDINGS = [
+        Binding("space", "toggle_pause", "Pause", tooltip="Freeze the display; again to resume"),
+        Binding("s,f6", "cycle_sort", "Sort", tooltip="Sort by CPU%, MEM, GPU MEM, PID, TIME in turn"),
+        Binding("I", "invert_sort", "Invert", show=False, tooltip="Reverse the sort order"),
+        Binding("slash", "filter", "Filter", tooltip="Show only commands containing a text"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, tooltip="Drop the command filter"),
+        Binding("t", "toggle_tree", "Tree", tooltip="Processes as a tree (children under parents)"),
+        Binding("u", "cycle_user", "User", tooltip="Everyone, you, then each user present"),
+        Binding("a", "toggle_everyone", "All", show=False, tooltip="Every process on the node, or only the scope's"),
+        Binding("k,f9", "signal", "Signal", tooltip="Signal the selected process: yours only, after confirming (off with --readonly)"),
+        Binding("k,f9", "signal_refused", "Signal", show=False),
+        Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
+        Binding("plus,equals_sign", "interval(1)", "Slower", show=False, tooltip="Refresh less often (up to 10 s)"),
+        Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Refresh more often (down to 0.5 s)"),
+        Binding("z", "zoom", "Zoom", show=False, tooltip="Fill the screen with the focused pane (again to restore)"),
+    ]
+    """htop/nvitop habits; the second k is what read-only mode answers with (it says why)."""
+
+    class Polled(Message):
+        """The worker read one snapshot, or `source.poll()` raised `error` (polling goes on)."""
+
+        def __init__(self, snapshot: Snapshot | None, error: str | None = None) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+            self.error = error
+
+    def __init__(self, source: SnapshotSource, *, interval: float | None = 1.0, readonly: bool = False) -> None:
+        super().__init__()
+        self.source = source
+        self.auto = interval is not None
+        """False (interval=None): polls only when `poll_now()` is called, for tests."""
+        self.interval = min(max(interval or 1.0, INTERVALS[0]), INTERVALS[-1])
+        self.readonly = readonly
+        self.paused = False
+        self.view = ProcessView()
+        self.history = History()
+        self.snapshot: Snapshot | None = None
+        self.verdicts: tuple[Verdict, ...] = ()
+        self.error: str | None = None
+        self.show_plots: bool | None = None
+        """None until `p` is pressed: plots then follow the terminal size."""
+        self.in_flight = False
+        self.applied_at: float | None = None
+        self._timer: Timer | None = None
+        self._plotted_at = float("-inf")
+        self._stale = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="watch-nogpu", markup=False)
+        yield JobPanel(id="watch-job")
+        with Horizontal(id="watch-resources"):
+            with Vertical(id="watch-gpu-col"):
+                yield GpuPane(id="watch-gpus")
+                yield HistoryPlot("GPU %", GPU_SERIES, id="watch-gpu-plot", classes="watch-plot")
+            with Vertical(id="watch-cpu-col"):
+                yield CpuPane(id="watch-cpu")
+                yield HistoryPlot("Node %", CPU_SERIES, id="watch-cpu-plot", classes="watch-plot")
+        # Right above the table it describes: a key repaints these two only (the compositor
+        # redraws the box around all dirty regions; a status line at the top made it the screen).
+        yield StatusLine(id="watch-status")
+        yield ProcessTable(id="watch-procs")
+        yield Input(id="watch-filter", placeholder="filter: part of a command (Enter keeps it, Escape clears)", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "watch · starting"
+        self.query_one("#watch-filter", Input).display = False
+        self.query_one("#watch-nogpu", Static).display = False
+        self.query_one(ProcessTable).focus()
+        self._layout_plots()
+        self._status()
+        if self.auto:
+            self.poll_now()
+
+    # --- polling -------------------------------------------------------------------------
+
+    def poll_now(self) -> Worker[None] | None:
+        """Start one poll unless one is running; tests await the returned worker."""
+        if self.in_flight:
+            return None
+        self.in_flight = True
+        return self._poll()
+
+    @work(thread=True, exclusive=True, group="watch-poll", exit_on_error=False)
+    def _poll(self) -> None:
+        try:
+            snapshot = self.source.poll()
+        except Exception as error:  # noqa: BLE001 - shown in the status line, polling continues
+            self.post_message(self.Polled(None, f"{type(error).__name__}: {error}"))
+        else:
+            self.post_message(self.Polled(snapshot))
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self.auto and not self.paused and not self.in_flight:
+            self._timer = self.set_timer(self.interval, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        self.poll_now()
+
+    def on_watch_screen_polled(self, message: Polled) -> None:
+        self.in_flight = False
+        self.error = message.error
+        if message.snapshot is None:
+            self._status()
+        elif not self.paused:  # a poll that was running when space was pressed is dropped
+            self.apply(message.snapshot)
+        self._arm()
+
+    def apply(self, snapshot: Snapshot) -> None:
+        """Take a snapshot in: history first (even when hidden), then the visible panes."""
+        self.snapshot = snapshot
+        self.applied_at = time.time()  # the signal check compares start times from here
+        record(self.history, snapshot)
+        # The source's own verdicts when it judges (SnapshotSource does, as `--once` shows them);
+        # else judged here on this screen's history.
+        self.verdicts = snapshot.verdicts or window_verdicts(snapshot, self.history)
+        self.redraw()
+
+    # --- drawing -------------------------------------------------------------------------
+
+    def redraw(self, force_plots: bool = False) -> None:
+        """Redraw every visible pane from the latest snapshot (nothing while covered)."""
+        snap = self.snapshot
+        if snap is None:
+            return
+        if self.app.screen is not self:
+            self._stale = True  # a dialog is open: catch up when it closes
+            return
+        self._stale = False
+        host = snap.host
+        self.sub_title = f"watch · {snap.scope.label or host.hostname}"
+        no_gpu = snap.gpu_status.backend == "none"
+        nogpu = self.query_one("#watch-nogpu", Static)
+        nogpu.display = no_gpu
+        nogpu.update(Text(f"No GPU view: {snap.gpu_status.reason or 'no GPU backend'}"))
+        self.query_one("#watch-gpu-col").display = not no_gpu
+        with self.app.batch_update():
+            self.query_one(JobPanel).show(snap, self.history, self.verdicts)
+            if not no_gpu:
+                allocated = frozenset(g.index for g in snap.scope.gpus if g.index is not None)
+                self.query_one(GpuPane).show(snap.gpu_status, snap.gpus, self.history, allocated, unseen_gpu_pids(snap))
+            self.query_one(CpuPane).show(host, frozenset(snap.scope.cpu_ids))
+            self.refresh_table()
+            if force_plots or host.timestamp - self._plotted_at >= PLOT_PERIOD:
+                self._plotted_at = host.timestamp
+                for plot in self.query(HistoryPlot):
+                    if plot.display and plot.parent is not None and plot.parent.display:
+                        plot.replot(self.history)
+
+    def refresh_table(self) -> None:
+        """Re-cut the rows for the current view; what every process key ends with."""
+        if self.snapshot is not None:
+            self.query_one(ProcessTable).show(select_rows(self.snapshot, self.view), self.view.sort)
+        self._status()
+
+    def _status(self) -> None:
+        counts = None
+        if self.snapshot is not None:
+            scope = "all" if self.view.everyone else ("node" if self.snapshot.scope.kind == "node" else "scope")
+            counts = (len(self.query_one(ProcessTable).shown), len(base_rows(self.snapshot, self.view)), scope)
+        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error)
+        self.query_one(StatusLine).show(line)
+
+    def _layout_plots(self) -> None:
+        show = self.show_plots
+        if show is None:
+            show = self.app.size.width >= 100 and self.app.size.height >= PLOTS_FROM_HEIGHT
+        self.set_class(show, "-plots")
+        for plot in self.query(HistoryPlot):
+            plot.display = show
+
+    def on_resize(self) -> None:
+        if self.show_plots is None:
+            self._layout_plots()
+
+    def on_screen_resume(self) -> None:
+        if self._stale:
+            self.redraw(force_plots=True)
+
+    # --- actions -------------------------------------------------------------------------
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self._arm()
+        if not self.paused and self.auto:
+            self.poll_now()
+        self._status()
+
+    def action_interval(self, step: int) -> None:
+        self.interval = step_interval(self.interval, step)
+        if self._timer is not None:
+            self._arm()  # the pending wait restarts at the new period
+        self._status()
+
+    def action_toggle_plots(self) -> None:
+        plots = list(self.query(HistoryPlot))
+        self.show_plots = not (plots and plots[0].display)
+        self._layout_plots()
+        self.redraw(force_plots=True)
+
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        target = focused if isinstance(focused, (GpuPane, CpuPane)) else self.query_one(ProcessTable)
+        self.maximize(target)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only: `signal` is shown dimmed and `signal_refused` answers the key instead."""
+        if action == "signal":
+            return None if self.readonly else True
+        if action == "signal_refused":
+            return self.readonly
+        return True
+
+    def action_signal_refused(self) -> None:
+        self.notify("Signals are off: gpuscope was started with --readonly.", title="Read-only", severity="warning")
+
+    def action_signal(self) -> None:
+        row = self.query_one(ProcessTable).selected
+        if row is None:
+            self.notify("No process selected.", severity="warning")
+            return
+        if (reason := refusal(row)) is not None:
+            self.notify(reason, title="Not sent", severity="warning", markup=False)
+            return
+        self.app.push_screen(SignalModal(row), partial(self.send_signal, row))
+
+    def send_signal(self, row: ProcessRow, signum: int | None) -> None:
+        """After confirmation (None: cancelled): `watch_dialogs.deliver` checks and sends."""
+        if signum is not None:
+            text, severity = deliver(row, signum, self.applied_at)
+            self.notify(text, severity=severity, markup=False)  # type: ignore[arg-type]

@@ -1,0 +1,129 @@
+"""Provides `CpuPane`: per-core busy bars (htop's column layout), then memory, swap and load.
+
+The job's own cores (its cpuset) get their number highlighted, so "asked for 2 cores, using
+1" can be checked at a glance: one of the two highlighted bars is full, the other empty.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
+
+from gpuscope.metrics.samples import HostSample
+from gpuscope.tui.widgets.watch_bars import bar, fixed, id_ranges, level_style
+
+GIB = 1024**3
+
+
+def _columns(cores: int, width: int) -> int:
+    """As many columns as keep bars at least 8 cells wide (5 on nodes with >32 cores)."""
+    overhead = len(str(cores - 1)) + 1 + 5  # "12 " and " 100%"
+    cell = overhead + (5 if cores > 32 else 8)
+    return max(1, min(cores, (width + 1) // (cell + 1)))
+
+
+def core_lines(host: HostSample, width: int, job_cores: frozenset[int]) -> list[Text]:
+    """Column-major grid of `id bar pct` cells, like htop's CPU meters."""
+    busy = host.cpu_percent
+    n = len(busy)
+    if n == 0:
+        return [Text("no per-core reading", style="dim")]
+    cols = _columns(n, width)
+    rows = math.ceil(n / cols)
+    cell = (width + 1) // cols - 1
+    id_w = len(str(n - 1))
+    bar_w = max(2, cell - id_w - 6)
+    lines = []
+    for r in range(rows):
+        line = Text()
+        for c in range(cols):
+            core = c * rows + r
+            if core >= n:
+                break
+            if c:
+                line.append(" ")
+            mine = core in job_cores
+            line.append(str(core).rjust(id_w) + " ", style="bold magenta" if mine else "dim")
+            line.append_text(bar(busy[core], bar_w))
+            line.append(fixed(f"{busy[core]:.0f}%", 5, right=True), style=level_style(busy[core]))
+        lines.append(line)
+    return lines
+
+
+def memory_lines(host: HostSample, width: int) -> list[Text]:
+    """`Mem` and `Swp` bars with used/total, then the load average."""
+    m = host.memory
+    bar_w = max(4, min(40, width - 4 - 14))
+    out = []
+    for label, used, total in (("Mem", m.used, m.total), ("Swp", m.swap_used, m.swap_total)):
+        pct = 100.0 * used / total if total else None
+        line = Text().append(label + " ", style="bold")
+        line.append_text(bar(pct, bar_w, style="cyan" if label == "Mem" else "magenta"))
+        line.append(fixed(f"{used / GIB:.1f}/{total / GIB:.1f}G", 13, right=True))
+        lines_extra = width - line.cell_len
+        if label == "Mem" and lines_extra > 16:
+            line.append(f"  cache {m.cached / GIB:.1f}G", style="dim")
+        out.append(line)
+    load = Text().append("Load ", style="bold")
+    load.append(" ".join(f"{x:.2f}" for x in host.load_avg))
+    load.append(f" · {host.cpu_count} cores · {host.hostname}", style="dim")
+    out.append(load)
+    for line in out:
+        line.truncate(width, overflow="ellipsis")
+    return out
+
+
+class CpuRows(Widget):
+    """Core grid plus memory lines; height follows the width (more columns, fewer rows)."""
+
+    DEFAULT_CSS = """
+    CpuRows {
+        height: auto;
+    }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.host: HostSample | None = None
+        self.job_cores: frozenset[int] = frozenset()
+
+    def _lines(self, width: int) -> list[Text]:
+        if self.host is None:
+            return [Text("waiting for the first reading…", style="dim")]
+        return core_lines(self.host, width, self.job_cores) + memory_lines(self.host, width)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def render(self) -> Text:
+        return Text("\n").join(self._lines(self.size.width))
+
+
+class CpuPane(VerticalScroll):
+    """Scrolls when a many-core node does not fit."""
+
+    DEFAULT_CSS = """
+    CpuPane {
+        height: auto;
+    }
+    """
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield CpuRows()
+
+    def show(self, host: HostSample, job_cores: frozenset[int]) -> None:
+        rows = self.query_one(CpuRows)
+        rows.host, rows.job_cores = host, job_cores
+        busy = host.cpu_percent
+        mean = sum(busy) / len(busy) if busy else 0.0
+        title = Text().append("CPU", style="bold")
+        title.append(f" {mean:.0f}% avg · {len(busy)} cores")
+        if job_cores:
+            title.append(" · job ")
+            title.append(id_ranges(job_cores), style="bold magenta")
+        self.border_title = title
+        rows.refresh(layout=True)

@@ -1,0 +1,214 @@
+"""Provides `ProcessTable`: the process list, GPU memory and SM % next to CPU and RSS.
+
+A line-API widget instead of a `DataTable`: DataTable measures every cell of every new row,
+about 200 ms on the main thread for 500 processes at each refresh, which is a key press
+waiting. Here a refresh stores the rows and only the ~40 lines on screen are drawn.
+
+The screen decides which rows and in which order (`tui.watch_model.select_rows`); this widget
+draws them, with the cursor kept on the same pid across refreshes, so a process chosen for a
+signal does not change under the cursor when the order changes. Cells are plain strings
+turned into segments: `[bold]` in a command line is shown as typed.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from gpuscope.metrics.samples import ProcessRow
+from gpuscope.tui.watch_model import ShownRow
+
+MIB = 1024**2
+GIB = 1024**3
+Columns = tuple[tuple[str, str, int, str | None], ...]
+COLUMNS: Columns = (
+    ("pid", "PID", 8, "pid"), ("user", "USER", 9, None), ("cpu", "CPU%", 6, "cpu"), ("mem", "MEM", 7, "mem"),
+    ("gpu_mem", "GPU MEM", 7, "gpu_mem"), ("sm", "SM%", 4, None), ("gpus", "GPU", 5, None),
+    ("time", "TIME", 11, "time"), ("state", "S", 1, None), ("command", "COMMAND", 0, None),
+)
+"""(key, header, width, sort key it shows): fixed widths, so columns do not jump each
+second; COMMAND (0) takes what is left and ends long command lines in `…`."""
+NARROW_COLUMNS: Columns = (
+    ("pid", "PID", 7, "pid"), ("user", "USER", 8, None), ("cpu", "CPU%", 5, "cpu"), ("mem", "MEM", 5, "mem"),
+    ("gpu_mem", "GMEM", 5, "gpu_mem"), ("sm", "SM%", 3, None), ("gpus", "GPU", 3, None),
+    ("time", "TIME", 8, "time"), ("command", "COMMAND", 0, None),
+)
+"""Below `NARROW` cells: no state column and short headers, so COMMAND keeps ~20 at 80."""
+NARROW = 110
+NUMERIC = frozenset({"pid", "cpu", "mem", "gpu_mem", "sm", "time"})
+
+
+def size_text(n: int | None) -> str:
+    """Compact sizes for a 5-7 cell column: `512M`, `3.4G`, `36G`; unknown is `n/a`, never 0."""
+    if n is None:
+        return "n/a"
+    if n >= 10 * GIB:
+        return f"{n / GIB:.0f}G"
+    return f"{n / GIB:.1f}G" if n >= GIB else f"{n / MIB:.0f}M"
+
+
+def elapsed_text(seconds: float) -> str:
+    """`ps -o etime` style: `mm:ss`, `h:mm:ss`, `d-hh:mm:ss`."""
+    s = int(max(0, seconds))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}-{hours:02}:{minutes:02}:{s:02}"
+    return f"{hours}:{minutes:02}:{s:02}" if hours else f"{minutes}:{s:02}"
+
+
+def cell_texts(p: ProcessRow) -> dict[str, str]:
+    """Every column's text for one process; the table picks the columns that fit."""
+    return {
+        "pid": str(p.pid), "user": p.user, "cpu": "n/a" if p.cpu_percent is None else f"{p.cpu_percent:.1f}",
+        "mem": size_text(p.rss), "gpu_mem": "" if p.gpu_memory is None else size_text(p.gpu_memory),
+        "sm": "" if p.gpu_sm_percent is None else f"{p.gpu_sm_percent:.0f}",
+        "gpus": ",".join(map(str, p.gpu_indices)), "time": elapsed_text(p.elapsed), "state": p.state,
+        "command": p.command,
+    }
+
+
+def fit(text: str, width: int, right: bool = False) -> str:
+    """`text` in exactly `width` cells (wide characters counted), cut with `…`."""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+class ProcessTable(ScrollView, can_focus=True):
+    """A header line and one line per `ShownRow`; up/down/page/home/end move the cursor."""
+
+    COMPONENT_CLASSES = {"process-table--header", "process-table--cursor", "process-table--even-row", "process-table--tree"}
+    DEFAULT_CSS = """
+    ProcessTable {
+        height: 1fr;
+        overflow-x: hidden;
+        background: $surface;
+        color: $foreground;
+        & > .process-table--header { text-style: bold; background: $panel; color: $foreground; }
+        & > .process-table--even-row { background: $surface-lighten-1 50%; }
+        & > .process-table--tree { color: $text-muted; }
+        & > .process-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+        }
+        &:focus > .process-table--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+    }
+    """
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "cursor(-1000000)", "First", show=False),
+        Binding("end", "cursor(1000000)", "Last", show=False),
+    ]
+    """Cursor keys, as in htop."""
+
+    cursor_row: reactive[int] = reactive(0, always_update=True)
+    """Index into `shown` of the highlighted process."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.shown: list[ShownRow] = []
+        """The rows, in order; tests and the signal action read these."""
+        self.sort = "cpu"
+
+    @property
+    def selected(self) -> ProcessRow | None:
+        """The process under the cursor."""
+        return self.shown[self.cursor_row].row if 0 <= self.cursor_row < len(self.shown) else None
+
+    def show(self, rows: Sequence[ShownRow], sort: str) -> None:
+        """Replace the rows, keeping the cursor on the same pid when it is still there."""
+        keep = self.selected.pid if self.selected is not None else None
+        seen: set[int] = set()
+        self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
+        self.sort = sort
+        if self.virtual_size.height != len(self.shown) + 1:  # a new size means a layout pass
+            self.virtual_size = Size(0, len(self.shown) + 1)
+        index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
+        self.move_cursor(row=index, scroll=keep is not None)
+        self.refresh()
+
+    def move_cursor(self, row: int, scroll: bool = True) -> None:
+        self.cursor_row = max(0, min(row, len(self.shown) - 1))
+        if scroll:
+            visible = max(1, self.scrollable_content_region.height - 1)
+            if self.cursor_row < self.scroll_y:
+                self.scroll_to(y=self.cursor_row, animate=False)
+            elif self.cursor_row >= self.scroll_y + visible:
+                self.scroll_to(y=self.cursor_row - visible + 1, animate=False)
+
+    def watch_cursor_row(self) -> None:
+        self.refresh()
+
+    def action_cursor(self, step: int) -> None:
+        self.move_cursor(self.cursor_row + step)
+
+    def action_page(self, step: int) -> None:
+        self.move_cursor(self.cursor_row + step * max(1, self.scrollable_content_region.height - 2))
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y >= 1:
+            self.move_cursor(int(self.scroll_y) + event.y - 1)
+
+    def columns(self) -> Columns:
+        return NARROW_COLUMNS if self.size.width < NARROW else COLUMNS
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        columns = self.columns()
+        command_width = max(8, width - sum(w + 1 for *_, w, _ in columns) - 1)
+        base = self.rich_style
+        if y == 0:
+            style = base + self.get_component_rich_style("process-table--header")
+            heads = [(fit(h + ("▼" if s == self.sort else ""), w or command_width, k in NUMERIC), style) for k, h, w, s in columns]
+            return self._strip(heads, style, width)
+        index = int(self.scroll_y) + y - 1
+        if index >= len(self.shown):
+            return Strip.blank(width, base)
+        style = base
+        if index == self.cursor_row:
+            style = base + self.get_component_rich_style("process-table--cursor")
+        elif index % 2:
+            style = base + self.get_component_rich_style("process-table--even-row")
+        shown = self.shown[index]
+        texts = cell_texts(shown.row)
+        cells: list[tuple[str, Style]] = []
+        for key, _, w, _ in columns:
+            if key == "command" and shown.prefix:
+                tree = style + self.get_component_rich_style("process-table--tree", partial=True)
+                rest = max(1, command_width - cell_len(shown.prefix))
+                cells.append((shown.prefix + "\0" + fit(texts[key], rest), tree))  # split in _strip
+            else:
+                cells.append((fit(texts[key], w or command_width, key in NUMERIC), style))
+        return self._strip(cells, style, width)
+
+    @staticmethod
+    def _strip(cells: list[tuple[str, Style]], style: Style, width: int) -> Strip:
+        """One space before each cell; a tree cell is `prefix NUL command`: prefix dimmed."""
+        segments = []
+        for text, cell_style in cells:
+            segments.append(Segment(" ", style))
+            prefix, nul, rest = text.partition("\0")
+            if nul:
+                segments += [Segment(prefix, cell_style), Segment(rest, style)]
+            else:
+                segments.append(Segment(text, cell_style))
+        return Strip(segments).adjust_cell_length(width, style)

@@ -1,0 +1,68 @@
+"""Provides `status_text`: the watch screen's one-line state (live or paused, period, sort,
+filters, row counts, read-only, last poll error), so every key's effect is visible at once;
+and `StatusLine`, the widget that shows it.
+
+`StatusLine` is not a `Static`: `Static.update` asks for a layout pass, which repaints the
+whole screen, and this line changes with every key press.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from gpuscope.tui.watch_model import ProcessView
+
+
+def status_text(
+    paused: bool,
+    interval: float,
+    view: ProcessView,
+    counts: tuple[int, int, str] | None,
+    readonly: bool,
+    error: str | None,
+) -> Text:
+    """`counts`: (rows shown, rows before filters, 'scope'/'all'/'node'), None before data."""
+    line = Text()
+    if paused:
+        line.append(" PAUSED ", style="bold reverse yellow")
+    else:
+        line.append("● live ·", style="bold green")
+    line.append(f" every {interval:g} s (+/-) · sort {view.sort_label}")
+    if view.tree:
+        line.append(" · tree")
+    if view.user is not None:
+        line.append(" · user ").append(view.user, style="bold")
+    if view.text:
+        line.append(" · filter ").append(repr(view.text), style="bold")
+    if counts is not None:
+        shown, total, scope = counts
+        line.append(f" · {shown} of {total} {scope} processes")
+        line.append({"scope": " (a: all)", "all": " (a: scope)"}.get(scope, ""), style="dim")
+    if readonly:
+        line.append(" · read-only", style="bold")
+    if error:
+        line.append(f" · poll failed: {error}", style="bold red")
+    return line
+
+
+class StatusLine(Widget):
+    """One line of `Text`; `show()` repaints only this line."""
+
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+    }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.text = Text()
+
+    def show(self, text: Text) -> None:
+        if text != self.text:
+            self.text = text
+            self.refresh()
+
+    def render(self) -> Text:
+        return self.text
