@@ -21,8 +21,7 @@ from gpuscope.metrics import verdicts
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import GpuSample, GpuStatus, JobScope, ProcessRow, Snapshot
 
-VERDICT_WINDOW_S = 30.0
-"""Verdicts judge the last half minute, not one noisy sample."""
+VERDICT_WINDOW_S = verdicts.WINDOW_S
 
 
 def attach_gpu_use(processes: tuple[ProcessRow, ...], gpus: tuple[GpuSample, ...]) -> tuple[ProcessRow, ...]:

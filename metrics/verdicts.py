@@ -19,6 +19,8 @@ OVERSUBSCRIBED = 1.05
 MEMORY_LOW = 0.25
 MEMORY_HIGH = 0.90
 GPU_IDLE_PERCENT = 5.0
+WINDOW_S = 60.0
+"""Verdicts judge means over the last minute, not one noisy sample (the screen says "avg 1 min")."""
 
 
 def cores(allocated: int | None, busy: float | None) -> Verdict | None:

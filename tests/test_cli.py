@@ -89,3 +89,36 @@ def test_the_issue_command_on_the_shared_study() -> None:
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert {r["environment"] for r in rows} == {"aws/eks/gpu", "azure/aks/gpu", "azure/cyclecloud/gpu", "google/gke/gpu", "google/compute-engine/gpu"}
     assert {r["nodes"] for r in rows} == {"4", "8", "16", "32"}
+
+
+def test_watch_once_text_and_json_without_a_gpu() -> None:
+    text = run("watch", "--once", "--interval", "0.5")
+    assert text.returncode == 0 and "Traceback" not in text.stderr
+    assert "Scope" in text.stdout and "Host" in text.stdout
+    assert "No GPU view:" in text.stdout or "GPUs" in text.stdout  # this machine has no NVIDIA driver
+    data = json.loads(run("watch", "--once", "--interval", "0.5", "--format", "json").stdout)
+    assert set(data) >= {"host", "processes", "gpus", "gpu_status", "scope", "verdicts"}
+    assert data["scope"]["kind"] == "node" and data["host"]["cpu_count"] >= 1
+
+
+def test_watch_once_demo_is_labelled_simulated(tmp_path: Path) -> None:
+    target = tmp_path / "snap.json"
+    out = run("watch", "--once", "--demo", "h100x4-mig", "--interval", "0.5", "-o", str(target))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(target.read_text())
+    assert data["gpu_status"]["backend"] == "simulated" and all(g["simulated"] for g in data["gpus"])
+    assert any(g["mig"] for g in data["gpus"])
+
+
+def test_watch_usage_errors_are_clear() -> None:
+    bad = run("watch", "--once", "--demo", "nope")
+    assert bad.returncode == 2 and "unknown --demo scenario" in bad.stderr and "a100x8-training" in bad.stderr
+    slow = run("watch", "--once", "--interval", "60")
+    assert slow.returncode == 2 and "--interval" in slow.stderr
+    both = run("watch", "--job", "1", "--pid", "2", "--once")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_bare_gpuscope_means_watch() -> None:
+    out = run("--once", "--format", "json", "--interval", "0.5")
+    assert out.returncode == 0 and json.loads(out.stdout)["scope"]["kind"] == "node"

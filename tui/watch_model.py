@@ -19,7 +19,7 @@ from gpuscope.metrics.snapshot_tables import busy_cores, gpus_used, scope_memory
 
 INTERVALS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 """Refresh periods `+`/`-` step through, in seconds (NVML itself samples at ~1/6 s to 1 s)."""
-VERDICT_WINDOW = 60.0
+VERDICT_WINDOW = verdicts.WINDOW_S
 """Verdicts judge the last minute, so one quiet second does not flag a GPU as idle."""
 
 Key = Callable[[ProcessRow], float]
