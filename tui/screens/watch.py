@@ -32,14 +32,15 @@ from gpuscope.tui.watch_model import (
 from gpuscope.tui.widgets.cpu_pane import CpuPane
 from gpuscope.tui.widgets.gpu_pane import GpuPane
 from gpuscope.tui.widgets.history_plot import HistoryPlot
-from gpuscope.tui.widgets.job_panel import JobPanel
+from gpuscope.tui.widgets.job_panel import JobPanel, set_text
 from gpuscope.tui.widgets.process_table import ProcessTable
 from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
 from gpuscope.tui.widgets.watch_process_keys import ProcessKeys
 from gpuscope.tui.widgets.watch_status import StatusLine, status_text
 
-PLOT_PERIOD = 1.0
-"""Seconds of sample time between plot redraws: plotext is the costliest thing on screen."""
+PLOT_PERIOD = 5.0
+"""Seconds of sample time between plot redraws: plotext is the costliest thing on screen, and
+a plot of up to an hour of history gains nothing from a redraw every second."""
 PLOTS_FROM_HEIGHT = 48
 """Terminals this tall show the plots without asking: below, meters and processes come first."""
 GPU_SERIES = (("gpu.util_mean", "util mean"), ("gpu.util_max", "util max"), ("gpu.mem_mean", "memory"))
@@ -197,7 +198,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         no_gpu = snap.gpu_status.backend == "none"
         nogpu = self.query_one("#watch-nogpu", Static)
         nogpu.display = no_gpu
-        nogpu.update(Text(f"No GPU view: {snap.gpu_status.reason or 'no GPU backend'}"))
+        set_text(nogpu, Text(f"No GPU view: {snap.gpu_status.reason or 'no GPU backend'}"))
         self.query_one("#watch-gpu-col").display = not no_gpu
         with self.app.batch_update():
             self.query_one(JobPanel).show(snap, self.history, self.verdicts)
@@ -206,7 +207,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
                 self.query_one(GpuPane).show(snap.gpu_status, snap.gpus, self.history, allocated, unseen_gpu_pids(snap))
             self.query_one(CpuPane).show(host, frozenset(snap.scope.cpu_ids))
             self.refresh_table()
-            if force_plots or host.timestamp - self._plotted_at >= PLOT_PERIOD:
+            # Every tick while the history is short (the plots fill in at start), then every PLOT_PERIOD.
+            if force_plots or len(self.history) <= PLOT_PERIOD or host.timestamp - self._plotted_at >= PLOT_PERIOD:
                 self._plotted_at = host.timestamp
                 for plot in self.query(HistoryPlot):
                     if plot.display and plot.parent is not None and plot.parent.display:

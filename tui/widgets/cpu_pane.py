@@ -117,6 +117,7 @@ class CpuPane(VerticalScroll):
 
     def show(self, host: HostSample, job_cores: frozenset[int]) -> None:
         rows = self.query_one(CpuRows)
+        relayout = rows.host is None or len(rows.host.cpu_percent) != len(host.cpu_percent)
         rows.host, rows.job_cores = host, job_cores
         busy = host.cpu_percent
         mean = sum(busy) / len(busy) if busy else 0.0
@@ -125,5 +126,6 @@ class CpuPane(VerticalScroll):
         if job_cores:
             title.append(" · job ")
             title.append(id_ranges(job_cores), style="bold magenta")
-        self.border_title = title
-        rows.refresh(layout=True)
+        if self.border_title != title:
+            self.border_title = title
+        rows.refresh(layout=relayout)

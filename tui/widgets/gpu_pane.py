@@ -128,6 +128,9 @@ class GpuPane(VerticalScroll):
         """Draw `gpus`; `allocated` (the job's GPU indices) get a marker; `unseen`: GPU
         processes missing from the process list, said in the title instead of staying silent."""
         rows = self.query_one(GpuRows)
+        relayout = len(rows.gpus or ()) != len(gpus)  # only a new row count changes the layout
         rows.gpus, rows.history, rows.allocated = gpus, history, allocated
-        self.border_title = pane_title(status, gpus, unseen)
-        rows.refresh(layout=True)
+        title = pane_title(status, gpus, unseen)
+        if self.border_title != title:
+            self.border_title = title
+        rows.refresh(layout=relayout)

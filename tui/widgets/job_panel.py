@@ -121,8 +121,20 @@ class JobPanel(Horizontal):
         title = Text().append(snapshot.scope.label or snapshot.scope.kind, style="bold")
         if snapshot.scope.cgroup:
             title.append(f" · {snapshot.scope.cgroup}", style="dim")
-        self.border_title = title
-        self.query_one("#job-use", Static).update(Text("\n").join(use_lines(snapshot, history)))
+        if self.border_title != title:
+            self.border_title = title
+        set_text(self.query_one("#job-use", Static), Text("\n").join(use_lines(snapshot, history)))
         verdicts = self.query_one("#job-verdicts", Static)
         verdicts.display = snapshot.scope.kind != "node"
-        verdicts.update(Text("\n").join(verdict_lines(found)))
+        set_text(verdicts, Text("\n").join(verdict_lines(found)))
+
+
+def set_text(widget: Static, text: Text) -> None:
+    """Update a Static only when its text changed, and re-run layout only when its number of
+    lines did: a full layout every tick was most of the watch screen's idle CPU cost."""
+    old = getattr(widget, "_gpuscope_text", None)
+    if old is not None and old == text and old.spans == text.spans:
+        return
+    lines_changed = old is None or old.plain.count("\n") != text.plain.count("\n")
+    widget._gpuscope_text = text  # type: ignore[attr-defined]
+    widget.update(text, layout=lines_changed)
