@@ -27,6 +27,9 @@ _GONE = OSError
 """Vanished (ENOENT, ESRCH), hidden (EACCES) or any other per-process read error: skip it."""
 
 
+IDENTITY_REFRESH_S = 5.0
+
+
 class ProcessCollector:
     """Samples the process table. Keep one instance: CPU % is a delta between its calls.
 
@@ -53,6 +56,8 @@ class ProcessCollector:
         self._users: dict[int, str] = {}
         self._previous: dict[int, tuple[int, int, float]] = {}
         """pid -> (start time, user+system ticks, clock) from the previous scan."""
+        self._identity: dict[int, tuple[int, int, str, float]] = {}
+        """pid -> (start time, uid, command, clock when read): re-read every IDENTITY_REFRESH_S."""
 
     def sample(self, pids: Iterable[int] | None = None) -> tuple[ProcessRow, ...]:
         """Read every process (or only `pids`, e.g. a job's) and return rows in pid order."""
@@ -71,6 +76,8 @@ class ProcessCollector:
                 rows.append(row)
         # Only what this scan saw: dead pids do not pile up over a long session.
         self._previous = seen
+        if pids is None:
+            self._identity = {pid: v for pid, v in self._identity.items() if pid in seen}
         return tuple(rows)
 
     def descendants(self, pid: int) -> set[int]:
@@ -116,16 +123,24 @@ class ProcessCollector:
     ) -> ProcessRow | None:
         base = f"{self._proc}/{pid}"
         read = procfs.read_bytes
-        uid = os.stat(base).st_uid
         parsed = _parse_stat(read(base + "/stat"))
         if parsed is None:
             return None
         comm, ppid, state, ticks, threads, start, rss, cpu_id = parsed
-        try:
-            raw: bytes | None = read(base + "/cmdline", self._cmdline_limit)
-        except PermissionError:
-            raw = None
-        command = _command(raw, comm, state)
+        # Owner and command line change rarely: keep them for the same process (same pid and
+        # start time) and re-read them every IDENTITY_REFRESH_S, so a 1 s refresh costs one
+        # read per process instead of three (sshd/postgres retitles still show within seconds).
+        known = self._identity.get(pid)
+        if known is not None and known[0] == start and now - known[3] < IDENTITY_REFRESH_S and state != "Z":
+            uid, command = known[1], known[2]
+        else:
+            uid = os.stat(base).st_uid
+            try:
+                raw: bytes | None = read(base + "/cmdline", self._cmdline_limit)
+            except PermissionError:
+                raw = None
+            command = _command(raw, comm, state)
+            self._identity[pid] = (start, uid, command, now)
 
         before = previous.get(pid)
         cpu: float | None = None
