@@ -3,32 +3,24 @@
 Lines are classified with numpy by their first bytes only (an integer then a blank = candidate
 data row, `%` = banner/header, anything else = trailer or stray output). Data rows are cut out
 as one byte string for a single vectorised tokeniser later; the few metadata lines (banner
-counts by prefix, column headers, Flux trailer, Start/End time) are read from that
-classification, so the file's bytes are scanned only a couple of times. This keeps a 37 MB
+counts by prefix, column headers; the Flux trailer and Start/End time lines in
+magma_trailer.py) are read from that classification, so the file's bytes are scanned only a couple of times. This keeps a 37 MB
 tree far below the cost of a per-line regex loop, the baseline it is measured against.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpuscope.parsers.magma_header import HeaderSpec, parse_header
+from gpuscope.parsers.magma_trailer import other_lines
 
 DEVICE = re.compile(rb"% device (\d+): (.+?), ([\d.]+) MHz clock")
 VERSION = re.compile(rb"% MAGMA (\d+\.\d+\.\d+)")
 USAGE = re.compile(rb"% Usage: (\S+)")
-FLUX_EXIT = re.compile(r"flux-job: task\(s\) exited with exit code (\d+)")
-EVENT = re.compile(r"[\d.]+s: job\.exception type=(\w+)")
-EPOCH = re.compile(r"(Start|End) time:\s*(\d+(?:\.\d+)?)\s*$")
-ERROR = re.compile(r"(?:error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|\w+ returned error|Can not allocate|failed at )")
-KNOWN_OTHER = re.compile(
-    r"^(?:Compiled (?:with|for) |(?:\S*/)?testing_\w+(?:\s|$)|summary$|routines with failures|START OF (?:JOBSPEC|EVENTLOG)|\{.*|flux-job:|"
-    r"singularity in matrix|M != N|WARNING: MAGMA|device \d+ has only|=+$|\*+$|\[enter to continue)"
-)
 LEAD = 16
 """Bytes looked at per line: MAGMA indents rows by at most 11 blanks before the first integer."""
 BLANK = np.zeros(256, bool)
@@ -170,63 +162,6 @@ def _join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.nda
     return joined if joined.endswith(b"\n") else joined + b"\n"
 
 
-def _flux_event(scan: FileScan, raw: str) -> None:
-    try:
-        event = json.loads(raw)
-    except ValueError:
-        return
-    if not isinstance(event, dict):
-        return
-    name, ctx, stamp = event.get("name"), event.get("context") or {}, event.get("timestamp")
-    if name == "shell.start" and isinstance(stamp, (int, float)):
-        scan.start = float(stamp)
-    elif name == "done" and isinstance(stamp, (int, float)):
-        scan.end = float(stamp)
-    elif name == "shell.task-exit" and isinstance(ctx, dict):
-        code = ctx.get("exitcode")
-        if isinstance(code, int):
-            scan.exit_code = max(code, scan.exit_code or 0)
-        if ctx.get("signaled") or code in (130, 137, 143):
-            scan.cancelled = True
-    elif name == "exception" and isinstance(ctx, dict) and ctx.get("type") == "cancel":
-        scan.cancelled = True
-
-
-def _other_lines(scan: FileScan, data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_line: int = 0) -> None:
-    """Sort the few non-`%`, non-row lines: trailer (Flux eventlog, Start/End time), exit and
-    cancel events, asserts, error messages, and lines nobody recognises."""
-    in_log = in_trailer = False
-    flux_exit = None
-    for i in lines.tolist():
-        text = data[starts[i] : ends[i]].decode("utf-8", "replace").strip()
-        line_no = i - first_line + 1
-        if text.startswith("START OF"):
-            in_trailer = True
-            in_log = text.startswith("START OF EVENTLOG")
-            continue
-        if in_log and text.startswith("{"):
-            _flux_event(scan, text)
-            continue
-        if (epoch := EPOCH.match(text)) is not None:
-            value = float(epoch.group(2))
-            if epoch.group(1) == "Start":
-                scan.start = value if scan.start is None else scan.start
-            else:
-                scan.end = value
-        elif (event := EVENT.match(text)) is not None:
-            scan.cancelled = scan.cancelled or event.group(1) == "cancel"
-        elif (exited := FLUX_EXIT.match(text)) is not None:
-            flux_exit = int(exited.group(1))
-        elif text.startswith("Assert failed"):
-            scan.asserts.append((line_no, text))
-        elif ERROR.match(text):
-            scan.errors.append((line_no, text))
-        elif not in_trailer and not KNOWN_OTHER.match(text):
-            scan.unknown.append((line_no, text))
-    if scan.exit_code is None and flux_exit is not None:
-        scan.exit_code = flux_exit
-
-
 def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> list[int | None]:
     """For each file, the first of the given (sorted) offsets that lies in it, or None."""
     out: list[int | None] = [None] * n_files
@@ -235,11 +170,6 @@ def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> l
         for f, i in zip(files.tolist(), first.tolist()):
             out[f] = int(offsets[i])
     return out
-
-
-def _headers_at(big: bytes) -> list[tuple[int, HeaderSpec]]:
-    """Every `%` line naming `Gflop/s`, with its offset (one per process)."""
-    return _headers(big)
 
 
 def scan_many(datas: list[bytes]) -> tuple[list[FileScan], bytes]:
@@ -293,11 +223,11 @@ def scan_many(datas: list[bytes]) -> tuple[list[FileScan], bytes]:
     for f in range(n):
         a, b = other_bounds[f], other_bounds[f + 1]
         if b > a:
-            _other_lines(scans[f], big, other[a:b], starts, ends, int(first_line[f]))
+            other_lines(scans[f], big, other[a:b], starts, ends, int(first_line[f]))
 
     usage = pct_at[_check(buf, pct_at, third == ord("U"), b"% Usage: ")]
     tests = _tests_at(big, usage)
-    headers = _headers_at(big)
+    headers = _headers(big)
     rows = np.flatnonzero(candidate)
     keep = np.ones(rows.size, bool)
     # Lines are in file order, so each file's rows, headers and usage lines are one slice.
