@@ -1,13 +1,13 @@
-"""Provides `scan()`: one pass over a MAGMA output file without a Python loop per line.
+"""Provides `scan_many()` / `scan()`: classify every line of MAGMA outputs without a Python
+loop per line.
 
 Lines are classified with numpy by their first bytes only (an integer then a blank = candidate
 data row, `%` = banner/header, anything else = trailer or stray output). Data rows are cut out
-as one byte string for a single vectorised tokeniser later; the few metadata lines (banner
-counts by prefix, column headers; the Flux trailer and Start/End time lines in
-magma_trailer.py) are read from that classification, so the file's bytes are scanned only a couple of times. This keeps a 37 MB
-tree far below the cost of a per-line regex loop, the baseline it is measured against.
+as one byte string for a single vectorised tokeniser later; banner counts come from prefix
+checks and column headers from `bytes.find`; the few other lines (Flux trailer, Start/End
+time, errors) go to magma_trailer.py. The bytes are scanned only a couple of times, which is
+what makes this cheaper than a per-line regex loop, the baseline it is measured against.
 """
-
 from __future__ import annotations
 
 import re
