@@ -8,6 +8,7 @@ checks and column headers from `bytes.find`; the few other lines (Flux trailer, 
 time, errors) go to magma_trailer.py. The bytes are scanned only a couple of times, which is
 what makes this cheaper than a per-line regex loop, the baseline it is measured against.
 """
+
 from __future__ import annotations
 
 import re
