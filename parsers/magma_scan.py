@@ -152,7 +152,7 @@ def _headers(data: bytes) -> list[tuple[int, HeaderSpec]]:
     return found
 
 
-def _join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
+def join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
     """The given lines, newline-terminated. Rows come in runs of consecutive lines, so this
     joins a few slices per file rather than one per row."""
     breaks = np.flatnonzero(np.diff(lines) != 1) + 1
@@ -254,7 +254,7 @@ def scan_many(datas: list[bytes]) -> tuple[list[FileScan], bytes]:
         if not datas[f].endswith(b"\n") and mine[-1] == last_line:
             scan.last_line_cut = True
     rows = rows[keep]
-    return scans, _join_lines(big, rows, starts, ends) if rows.size else b""
+    return scans, join_lines(big, rows, starts, ends) if rows.size else b""
 
 
 def _blocks(scan: FileScan, headers: list[tuple[int, HeaderSpec]], tests: list[tuple[int, str]], row_at: np.ndarray) -> np.ndarray:

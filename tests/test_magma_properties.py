@@ -92,3 +92,30 @@ def _as_float(token: str) -> object:
 def test_scan_handles_any_text(text: str) -> None:
     found = scan(text.encode("utf-8"))
     assert found.row_lines.size == found.row_block.size or found.orphan_rows
+
+
+NUMBER = st.one_of(
+    st.floats(0, 1e7, allow_nan=False).map(lambda v: f"{v:7.2f}"),
+    st.sampled_from(["nan", "-nan", "inf", "0.00", "33822.46", "19735789.18"]),
+)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(1, 5000), NUMBER, NUMBER, st.sampled_from(["", "ok", "failed"])), min_size=1, max_size=40), st.booleans())
+def test_numeric_reader_equals_the_general_tokeniser(tmp_path: Path, rows: list[tuple[int, str, str, str]], with_check: bool) -> None:
+    """numpy's all-float fast path and pandas' tokeniser give the same tidy rows."""
+    import pandas as pd
+    import pytest
+
+    header = "% Usage: ./testing_dgemm_vbatched [options] [-h|--help]\n% BatchCount     M     N     K   MAGMA Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error\n"
+    lines = []
+    for size, gflops, ms, status in rows:
+        tail = f"   1.00e-16   {status or 'ok'}" if with_check else "     ---"
+        lines.append(f"  {300:10d} {size:5d} {size:5d} {size - 1:5d}   {gflops} ({ms})     ---   (  ---  ){tail}")
+    path = tmp_path / "rows.out"
+    path.write_text(header + "\n".join(lines) + "\n")
+    fast = magma.read_tree([path]).rows
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(magma, "read_numeric", lambda *a: None)
+        general = magma.read_tree([path]).rows
+    pd.testing.assert_frame_equal(fast, general)
