@@ -19,7 +19,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -135,8 +135,13 @@ class ProcessTable(ScrollView, can_focus=True):
         return self.shown[self.cursor_row].row if 0 <= self.cursor_row < len(self.shown) else None
 
     def show(self, rows: Sequence[ShownRow], sort: str) -> None:
-        """Replace the rows, keeping the cursor on the same pid when it is still there."""
+        """Replace the rows, keeping the cursor on the same pid when it is still there.
+
+        Only the visible lines whose text changed are repainted: most processes sleep, so a
+        refresh tick usually touches a handful of lines, not the whole table (idle CPU).
+        """
         keep = self.selected.pid if self.selected is not None else None
+        before = (self._visible_keys(), self.sort, self.cursor_row, int(self.scroll_y))
         seen: set[int] = set()
         self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
         self.sort = sort
@@ -144,7 +149,20 @@ class ProcessTable(ScrollView, can_focus=True):
             self.virtual_size = Size(0, len(self.shown) + 1)
         index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
         self.move_cursor(row=index, scroll=keep is not None)
-        self.refresh()
+        after = self._visible_keys()
+        if before[1:] != (self.sort, self.cursor_row, int(self.scroll_y)) or len(before[0]) != len(after):
+            self.refresh()
+            return
+        width = self.size.width
+        changed = [Region(0, line + 1, width, 1) for line, (old, new) in enumerate(zip(before[0], after)) if old != new]
+        if changed:
+            self.refresh(*changed)
+
+    def _visible_keys(self) -> list[tuple[object, ...]]:
+        """What each visible line shows (pid, cell texts, tree prefix)."""
+        top = int(self.scroll_y)
+        height = max(0, self.scrollable_content_region.height - 1)
+        return [(s.row.pid, tuple(cell_texts(s.row).values()), s.prefix) for s in self.shown[top : top + height]]
 
     def move_cursor(self, row: int, scroll: bool = True) -> None:
         self.cursor_row = max(0, min(row, len(self.shown) - 1))
