@@ -120,8 +120,8 @@ class ProcessTable(ScrollView, can_focus=True):
     ]
     """Cursor keys, as in htop."""
 
-    cursor_row: reactive[int] = reactive(0, always_update=True)
-    """Index into `shown` of the highlighted process."""
+    cursor_row: reactive[int] = reactive(0, repaint=False)
+    """Index into `shown` of the highlighted process (the watcher repaints just two lines)."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -141,7 +141,7 @@ class ProcessTable(ScrollView, can_focus=True):
         refresh tick usually touches a handful of lines, not the whole table (idle CPU).
         """
         keep = self.selected.pid if self.selected is not None else None
-        before = (self._visible_keys(), self.sort, self.cursor_row, int(self.scroll_y))
+        before = (self._visible_keys(), self.sort, int(self.scroll_y))
         seen: set[int] = set()
         self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
         self.sort = sort
@@ -150,7 +150,7 @@ class ProcessTable(ScrollView, can_focus=True):
         index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
         self.move_cursor(row=index, scroll=keep is not None)
         after = self._visible_keys()
-        if before[1:] != (self.sort, self.cursor_row, int(self.scroll_y)) or len(before[0]) != len(after):
+        if before[1:] != (self.sort, int(self.scroll_y)) or len(before[0]) != len(after):
             self.refresh()
             return
         width = self.size.width
@@ -162,7 +162,8 @@ class ProcessTable(ScrollView, can_focus=True):
         """What each visible line shows (pid, cell texts, tree prefix)."""
         top = int(self.scroll_y)
         height = max(0, self.scrollable_content_region.height - 1)
-        return [(s.row.pid, tuple(cell_texts(s.row).values()), s.prefix) for s in self.shown[top : top + height]]
+        return [(s.row.pid, tuple(cell_texts(s.row).values()), s.prefix, top + i == self.cursor_row)
+                for i, s in enumerate(self.shown[top : top + height])]
 
     def move_cursor(self, row: int, scroll: bool = True) -> None:
         self.cursor_row = max(0, min(row, len(self.shown) - 1))
@@ -173,8 +174,9 @@ class ProcessTable(ScrollView, can_focus=True):
             elif self.cursor_row >= self.scroll_y + visible:
                 self.scroll_to(y=self.cursor_row - visible + 1, animate=False)
 
-    def watch_cursor_row(self) -> None:
-        self.refresh()
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        top = int(self.scroll_y)
+        self.refresh(*(Region(0, row - top + 1, self.size.width, 1) for row in (old, new)))
 
     def action_cursor(self, step: int) -> None:
         self.move_cursor(self.cursor_row + step)
