@@ -160,6 +160,7 @@ class ProcessCollector:
             elapsed=elapsed,
             command=command,
             cpu_id=cpu_id,
+            cpu_time=ticks / self.clock_ticks,
         )
 
     def _list_pids(self) -> list[int]:

@@ -55,6 +55,8 @@ class ProcessRow:
     """Command line, cleaned of escape sequences (metrics.safe_text.clean); shown as plain text."""
     cpu_id: int | None = None
     """Core the process last ran on (field 39 of /proc/PID/stat)."""
+    cpu_time: float | None = None
+    """User + system CPU seconds used so far (htop's TIME+); `elapsed` is wall time since start."""
     gpu_memory: int | None = None
     gpu_sm_percent: float | None = None
     gpu_indices: tuple[int, ...] = ()

@@ -33,14 +33,14 @@ Columns = tuple[tuple[str, str, int, str | None], ...]
 COLUMNS: Columns = (
     ("pid", "PID", 8, "pid"), ("user", "USER", 9, None), ("cpu", "CPU%", 6, "cpu"), ("mem", "MEM", 7, "mem"),
     ("gpu_mem", "GPU MEM", 7, "gpu_mem"), ("sm", "SM%", 4, None), ("gpus", "GPU", 5, None),
-    ("time", "TIME", 11, "time"), ("state", "S", 1, None), ("command", "COMMAND", 0, None),
+    ("time", "TIME+", 11, "time"), ("state", "S", 1, None), ("command", "COMMAND", 0, None),
 )
 """(key, header, width, sort key it shows): fixed widths, so columns do not jump each
 second; COMMAND (0) takes what is left and ends long command lines in `…`."""
 NARROW_COLUMNS: Columns = (
     ("pid", "PID", 7, "pid"), ("user", "USER", 8, None), ("cpu", "CPU%", 5, "cpu"), ("mem", "MEM", 5, "mem"),
     ("gpu_mem", "GMEM", 5, "gpu_mem"), ("sm", "SM%", 3, None), ("gpus", "GPU", 3, None),
-    ("time", "TIME", 8, "time"), ("command", "COMMAND", 0, None),
+    ("time", "TIME+", 8, "time"), ("command", "COMMAND", 0, None),
 )
 """Below `NARROW` cells: no state column and short headers, so COMMAND keeps ~20 at 80."""
 NARROW = 110
@@ -73,7 +73,7 @@ def cell_texts(p: ProcessRow) -> dict[str, str]:
         "pid": str(p.pid), "user": p.user, "cpu": "n/a" if p.cpu_percent is None else f"{p.cpu_percent:.1f}",
         "mem": size_text(p.rss), "gpu_mem": "" if p.gpu_memory is None else size_text(p.gpu_memory),
         "sm": "" if p.gpu_sm_percent is None else f"{p.gpu_sm_percent:.0f}",
-        "gpus": ",".join(map(str, p.gpu_indices)), "time": elapsed_text(p.elapsed), "state": p.state,
+        "gpus": ",".join(map(str, p.gpu_indices)), "time": elapsed_text(p.cpu_time if p.cpu_time is not None else p.elapsed), "state": p.state,
         "command": p.command,
     }
 
