@@ -162,12 +162,19 @@ def render(tables: Sequence[ResultTable], fmt: str, width: int | None = None, ex
 
 
 def write(path: str | os.PathLike[str], fmt: str, tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> Path:
-    """Render and write atomically (temp file + rename), so a failed export never leaves half a file."""
+    """Render and write atomically."""
+    return write_text(path, render(tables, fmt, width, extra))
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write atomically (temp file + rename), so a failed export never leaves half a file."""
     target = Path(path)
-    text = render(tables, fmt, width, extra)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
     return target
 
 

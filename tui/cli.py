@@ -11,7 +11,6 @@ import os
 import shutil
 import sys
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Sequence
 
 from gpuscope.metrics import export
@@ -179,10 +178,7 @@ def run_watch(args: argparse.Namespace) -> int:
         text = export.render(tables, fmt, width)
     if args.output:
         try:
-            target = Path(args.output)
-            tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, target)
+            export.write_text(args.output, text)
         except OSError as exc:
             return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
         print(f"wrote {args.output} ({fmt})", file=sys.stderr)
