@@ -1,0 +1,54 @@
+"""Provides the canonical per-launch kernel table every profiler reader returns.
+
+One row per kernel launch (or per summary line where a format only has summaries):
+`source, device, stream, kernel, start_ns, duration_ns, flops, bytes, op, direction`.
+Unknown values are null (<NA>), never 0, so an efficiency is never computed from a made-up
+number; each reader also says which fields its format cannot provide at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from gpuscope.metrics.findings import Finding
+
+KERNEL_COLUMNS = ("source", "device", "stream", "kernel", "start_ns", "duration_ns", "flops", "bytes", "op", "direction")
+DTYPES = {
+    "source": "string", "device": "string", "stream": "Int64", "kernel": "string",
+    "start_ns": "Int64", "duration_ns": "Float64", "flops": "Float64", "bytes": "Float64",
+    "op": "string", "direction": "string",
+}
+
+
+@dataclass(frozen=True)
+class KernelRead:
+    """What a profiler reader returns."""
+
+    table: pd.DataFrame
+    """KERNEL_COLUMNS (plus any format-specific extra columns after them), nullable dtypes."""
+    findings: list[Finding] = field(default_factory=list)
+    unavailable: tuple[str, ...] = ()
+    """Canonical fields this format cannot provide (e.g. nvprof summaries have no start_ns)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Facts from the file itself, e.g. {'gpu_name': 'A100-SXM4-40GB', 'peak_gbs': 1555.2}."""
+
+
+def canonical(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """`frame` with every canonical column present (missing ones null), in order, typed;
+    extra columns are kept after them."""
+    out = frame.copy()
+    out["source"] = source if "source" not in out or out["source"].isna().all() else out["source"]
+    for name in KERNEL_COLUMNS:
+        if name not in out:
+            out[name] = pd.NA
+    for name, dtype in DTYPES.items():
+        out[name] = out[name].astype(dtype) if dtype == "string" else pd.to_numeric(out[name], errors="coerce").astype(dtype)
+    extra = [c for c in out.columns if c not in KERNEL_COLUMNS]
+    return out[list(KERNEL_COLUMNS) + extra].reset_index(drop=True)
+
+
+def empty(source: str) -> pd.DataFrame:
+    return canonical(pd.DataFrame(), source)
