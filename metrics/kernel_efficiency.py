@@ -1,0 +1,164 @@
+"""Provides the seed notebook's (seed 001) three GPU efficiencies and its per-kernel ranking.
+
+Input is a kernel table with columns `kernel`, `duration_ns`, `flops`, `bytes` (the canonical
+table the profiler readers return). Definitions, exactly as the notebook computes them:
+
+* GPU compute efficiency (%): group launches by kernel name and sum; kernels whose summed FLOPs
+  is 0 (null FLOPs count as 0, as pandas' sum does) are "no compute". Efficiency = summed
+  duration of the other kernels / total duration * 100. With PyProf this is really "share of
+  kernel time in kernels PyProf can model" (FLOPs 0 means not modelled).
+* FLOPS efficiency (%): (total FLOPs / total duration in s) * 1e-12 / peak TFLOPS * 100.
+* Bandwidth efficiency (%): per launch bandwidth = 1e9 * bytes / duration_ns (B/s), weight =
+  duration / total duration; GPU bandwidth = sum(bandwidth * weight) * 1e-9 GB/s (null bytes are
+  skipped by the sum); efficiency = GPU bandwidth / peak GB/s * 100.
+* Kernel ranking: per kernel name, summed duration and FLOPs, FLOPs per sec = FLOPs / duration *
+  1e9, FLOPS efficiency (%) = FLOPs per sec * 1e-12 / peak TFLOPS * 100, sorted by efficiency.
+
+Rows whose duration is null, non-finite, zero or negative are excluded before anything is
+computed (so no inf/NaN reaches an output) and counted in `excluded_rows` and a finding.
+Peaks are always passed in explicitly (e.g. K40m: 4.29 TFLOPS FP32 at base clock, 288 GB/s).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.metrics.findings import Finding
+
+COLUMNS = ("kernel", "duration_ns", "flops", "bytes")
+RANKING_COLUMNS = ("kernel", "duration_ns", "flops", "flops_per_s", "flops_efficiency_pct", "launches", "time_share_pct")
+NULL_KERNEL = "<unnamed>"
+
+
+@dataclass(frozen=True)
+class KernelEfficiency:
+    """The seed's three GPU efficiencies for one kernel table; None where it cannot be computed."""
+
+    compute_efficiency_pct: float | None
+    tflops_per_s: float | None
+    flops_efficiency_pct: float | None
+    bandwidth_gbs: float | None
+    bandwidth_efficiency_pct: float | None
+    peak_tflops: float
+    peak_gbs: float
+    used_rows: int
+    excluded_rows: int
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _check_peak(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(float(value)) or float(value) <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def _column(table: pd.DataFrame, name: str) -> pd.Series:
+    if name not in table:
+        return pd.Series(np.nan, index=table.index, dtype="float64")
+    values = pd.to_numeric(table[name], errors="coerce").astype("Float64").astype("float64")
+    return values.where(np.isfinite(values))
+
+
+def usable(table: pd.DataFrame) -> tuple[pd.DataFrame, int, list[Finding]]:
+    """(kernel, duration_ns, flops, bytes) as plain float64/object columns, the rows with a positive
+    finite duration only, how many rows were excluded, and the findings that explain it."""
+    findings: list[Finding] = []
+    frame = pd.DataFrame({
+        "kernel": table["kernel"].astype("object") if "kernel" in table else pd.Series(None, index=table.index, dtype="object"),
+        "duration_ns": _column(table, "duration_ns"),
+        "flops": _column(table, "flops"),
+        "bytes": _column(table, "bytes"),
+    })
+    frame["kernel"] = frame["kernel"].where(frame["kernel"].notna(), NULL_KERNEL).astype(str)
+    keep = frame["duration_ns"].notna() & (frame["duration_ns"] > 0)
+    excluded = int((~keep).sum())
+    if excluded:
+        findings.append(Finding("warning", "excluded", f"{excluded} of {len(frame)} kernel row(s) excluded: duration is null, zero or negative", count=excluded))
+    for name in ("kernel", "duration_ns", "flops", "bytes"):
+        if name not in table:
+            findings.append(Finding("warning", "missing-column", f"kernel table has no '{name}' column"))
+    return frame[keep].reset_index(drop=True), excluded, findings
+
+
+def compute_efficiency_pct(frame: pd.DataFrame) -> float | None:
+    """Seed: duration of kernels (grouped by name) whose summed FLOPs != 0, over all duration, in %.
+    `frame` is `usable()`'s output."""
+    if frame.empty:
+        return None
+    summed = frame.groupby("kernel", sort=False)[["duration_ns", "flops"]].sum()
+    total = float(summed["duration_ns"].sum())
+    compute = float(summed.loc[summed["flops"] != 0, "duration_ns"].sum())
+    return compute / total * 100 if total > 0 else None
+
+
+def tflops_per_s(frame: pd.DataFrame) -> float | None:
+    """Seed: total FLOPs / total duration (s), in TFLOPS. None when no row has FLOPs."""
+    if frame.empty or frame["flops"].isna().all():
+        return None
+    total_s = float(frame["duration_ns"].sum()) * 1e-9
+    return float(frame["flops"].sum()) / total_s * 1e-12
+
+
+def bandwidth_gbs(frame: pd.DataFrame) -> float | None:
+    """Seed: duration-weighted mean of per-launch bandwidth (bytes / duration), in GB/s."""
+    if frame.empty or frame["bytes"].isna().all():
+        return None
+    duration = frame["duration_ns"]
+    per_launch = 1e9 * frame["bytes"] / duration  # B/s
+    weight = duration / float(duration.sum())
+    return float((per_launch * weight).sum()) * 1e-9
+
+
+def efficiency(table: pd.DataFrame, *, peak_tflops: float, peak_gbs: float) -> KernelEfficiency:
+    """The seed's three efficiencies against the given peaks (TFLOPS for the precision used, GB/s)."""
+    peak_tflops = _check_peak(peak_tflops, "peak_tflops")
+    peak_gbs = _check_peak(peak_gbs, "peak_gbs")
+    frame, excluded, findings = usable(table)
+    if frame.empty:
+        findings.append(Finding("warning", "no-rows", "no kernel rows with a positive duration; nothing to compute"))
+    tflops = tflops_per_s(frame)
+    gbs = bandwidth_gbs(frame)
+    if not frame.empty and tflops is None:
+        findings.append(Finding("warning", "no-flops", "no row has FLOPs; FLOPS efficiency unknown"))
+    if not frame.empty and gbs is None:
+        findings.append(Finding("warning", "no-bytes", "no row has Bytes; bandwidth efficiency unknown"))
+    for name in ("flops", "bytes"):
+        nulls = int(frame[name].isna().sum())
+        if nulls and nulls < len(frame):
+            findings.append(Finding("info", f"null-{name}", f"{nulls} row(s) have no {name}; counted as 0 (their time still counts)", count=nulls))
+    for value, peak, unit in ((tflops, peak_tflops, "TFLOPS"), (gbs, peak_gbs, "GB/s")):
+        if value is not None and value > peak:
+            findings.append(Finding("warning", "impossible", f"measured {value:.4g} {unit} is above the {peak:g} {unit} peak: wrong peak or broken counts"))
+    return KernelEfficiency(
+        compute_efficiency_pct=compute_efficiency_pct(frame),
+        tflops_per_s=tflops,
+        flops_efficiency_pct=None if tflops is None else tflops / peak_tflops * 100,
+        bandwidth_gbs=gbs,
+        bandwidth_efficiency_pct=None if gbs is None else gbs / peak_gbs * 100,
+        peak_tflops=peak_tflops, peak_gbs=peak_gbs,
+        used_rows=len(frame), excluded_rows=excluded, findings=findings,
+    )
+
+
+def kernel_ranking(table: pd.DataFrame, *, peak_tflops: float) -> pd.DataFrame:
+    """Seed's per-kernel table: kernel, summed duration_ns (Sil(ns)), FLOPs, FLOPs per sec, FLOPS
+    efficiency (%), plus launches and share of kernel time (%); highest efficiency first, ties by
+    longer duration. Excluded rows (bad durations) are not in it; see `usable()`."""
+    peak_tflops = _check_peak(peak_tflops, "peak_tflops")
+    frame, _, _ = usable(table)
+    if frame.empty:
+        return pd.DataFrame({c: pd.Series(dtype="object" if c == "kernel" else "float64") for c in RANKING_COLUMNS})
+    grouped = frame.groupby("kernel", sort=False)
+    out = grouped[["duration_ns", "flops"]].sum()  # null FLOPs sum as 0, as in the seed
+    out["launches"] = grouped.size()
+    out = out.reset_index()
+    out["flops_per_s"] = out["flops"] / out["duration_ns"] * 1e9
+    out["flops_efficiency_pct"] = out["flops_per_s"] * 1e-12 / peak_tflops * 100
+    out["time_share_pct"] = out["duration_ns"] / float(out["duration_ns"].sum()) * 100
+    out = out.sort_values(["flops_efficiency_pct", "duration_ns", "kernel"], ascending=[False, False, True], kind="mergesort")
+    return out[list(RANKING_COLUMNS)].reset_index(drop=True)
