@@ -52,6 +52,23 @@ def build_parser() -> argparse.ArgumentParser:
     magma.add_argument("--metric", choices=("gflops", "ms"), default="gflops", help="metric for plots and comparison (default gflops)")
     add_output_options(magma)
 
+    kernels = sub.add_parser(
+        "kernels",
+        help="kernel efficiency rankings from profiler exports (PyProf, nsys, ncu, nvprof, PyTorch traces)",
+        description="Read profiler exports (files or folders; the format is recognised from the content) and "
+        "print the seed notebook's three efficiencies, GPU busy versus summed kernel time, and the "
+        "per-kernel ranking with FLOP/s, bandwidth, arithmetic intensity and a roofline verdict. "
+        "The peak used and its precision are always printed.",
+    )
+    kernels.add_argument("paths", nargs="+", metavar="PATH", help="profiler exports or folders")
+    kernels.add_argument("--gpu", metavar="NAME", help="take peaks from the GPU table, e.g. K40m, V100, A100, H100")
+    kernels.add_argument("--peak-tflops", type=float, metavar="X", help="peak TFLOPS (overrides --gpu)")
+    kernels.add_argument("--peak-gbs", type=float, metavar="Y", help="peak memory bandwidth in GB/s (overrides --gpu)")
+    kernels.add_argument("--precision", choices=("fp64", "fp32", "fp16"), default="fp32", help="which peak to compare FLOP/s with (default fp32)")
+    kernels.add_argument("--sort", choices=tuple(("time", "flops", "bandwidth")), default="flops", help="rank kernels by total time, FLOPS efficiency or bandwidth efficiency (default flops)")
+    kernels.add_argument("--top", type=int, default=0, metavar="N", help="only the first N kernels")
+    add_output_options(kernels)
+
     watch = sub.add_parser(
         "watch",
         help="watch this node live, scoped to a Slurm job, a user or a process tree (the default command)",
@@ -189,6 +206,35 @@ def run_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_kernels(args: argparse.Namespace) -> int:
+    """Print (or write) the kernel report; there is no kernels screen yet, so text is the default."""
+    from gpuscope.tui.kernels_report import report
+
+    try:
+        tables, findings = report(args)
+    except ValueError as exc:  # an unknown --gpu, a bad peak value
+        return _fail(str(exc), 2)
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    if fmt == "csv" and not args.table:
+        tables = tables[1:2]  # the ranking: the table a spreadsheet wants
+    width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
+    text = export.render(tables, fmt, width)
+    if args.output:
+        try:
+            export.write_text(args.output, text)
+        except OSError as exc:
+            return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
+        print(f"wrote {args.output} ({fmt})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if not any(len(t.rows) for t in tables[1:2]):
+        errors = [f for f in findings if f.severity == "error"]
+        for finding in errors or findings[:5]:
+            print(f"gpuscope: {finding.where() + ': ' if finding.where() else ''}{finding.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -207,6 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_magma(args)
         if args.command == "watch":
             return run_watch(args)
+        if args.command == "kernels":
+            return run_kernels(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`
