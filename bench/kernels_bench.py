@@ -13,10 +13,14 @@
    (b) gpuscope  - gpuscope.metrics.kernel_efficiency.efficiency + kernel_ranking on the canonical
                    table (what gpuscope.parsers.pyprof.read returns, built with kernel_table.canonical);
    (c) engines   - per-kernel sums of duration / FLOPs / bytes / launches (rows with duration <= 0
-                   excluded, as gpuscope does) by: pyarrow group_by on the Arrow table; numpy
-                   bincount over the Arrow dictionary codes; DuckDB SQL over the Parquet file and
-                   over the in-memory Arrow table (if `duckdb` imports). Everything else is derived
-                   from the ~70-row per-kernel result.
+                   excluded, as gpuscope does), everything else derived from the ~70-row result:
+                   pyarrow      group_by on the Arrow table (kernel as plain strings);
+                   numpy        Arrow dictionary_encode, then np.bincount over the codes;
+                   pyarrow-dict / numpy-dict   the same on the table read with the kernel column
+                                kept dictionary-encoded (read_dictionary, as Parquet stores it);
+                   numpy-parquet  end to end: read the Parquet file (dictionary kept) + bincount;
+                   duckdb-parquet / duckdb-arrow  DuckDB SQL over the Parquet file / the in-memory
+                                Arrow table (only if `duckdb` imports; skipped with a message).
    Before timing, all variants must agree: the three efficiencies and every kernel's FLOPS
    efficiency (top 20 compared in order) to 6 significant digits.
 3. Memory: each variant runs once in a fresh subprocess that loads its input, resets the peak-RSS
@@ -149,6 +153,8 @@ def from_sums(kernels, duration, flops, nbytes, launches):
 
 
 def run_pyarrow(tbl: pa.Table):
+    if pa.types.is_dictionary(tbl.schema.field("Kernel").type):
+        tbl = tbl.unify_dictionaries()  # one dictionary per Parquet row group otherwise
     tbl = tbl.filter(pc.greater(tbl["Sil(ns)"], 0))
     g = tbl.group_by("Kernel", use_threads=True).aggregate(
         [("Sil(ns)", "sum"), ("FLOPs", "sum"), ("Bytes", "sum"), ("Sil(ns)", "count")])
@@ -163,22 +169,40 @@ def _np(col: pa.ChunkedArray, fill=None) -> np.ndarray:
     return col.to_numpy()
 
 
+def _kernel_codes(tbl: pa.Table) -> tuple[np.ndarray, list]:
+    """Kernel column as (integer codes, names): Arrow's dictionary_encode for a plain string
+    column; the existing indices (dictionaries unified) for a dictionary column."""
+    if pa.types.is_dictionary(tbl.schema.field("Kernel").type):
+        arr = tbl.select(["Kernel"]).unify_dictionaries()["Kernel"].combine_chunks()
+    else:
+        arr = pc.dictionary_encode(tbl["Kernel"].combine_chunks())
+    return arr.indices.to_numpy(zero_copy_only=False), arr.dictionary.to_pylist()
+
+
 def run_numpy(tbl: pa.Table):
-    """Dictionary-encode the kernel column (Arrow, C++), then np.bincount over the codes."""
-    codes = pc.dictionary_encode(tbl["Kernel"].combine_chunks())
-    idx = codes.indices.to_numpy(zero_copy_only=False)
-    names = codes.dictionary.to_pylist()
+    """Integer codes for the kernel column, then np.bincount over them."""
+    idx, names = _kernel_codes(tbl)
     dur = _np(tbl["Sil(ns)"], 0).astype("float64", copy=False)
-    keep = dur > 0
-    if not keep.all():
-        idx, dur = idx[keep], dur[keep]
-    n = len(names)
     flops = _np(tbl["FLOPs"], 0.0)
     nbytes = _np(tbl["Bytes"], 0.0)
+    keep = dur > 0
     if not keep.all():
-        flops, nbytes = flops[keep], nbytes[keep]
-    return from_sums(names, np.bincount(idx, dur, n), np.bincount(idx, flops, n),
-                     np.bincount(idx, nbytes, n), np.bincount(idx, minlength=n))
+        idx, dur, flops, nbytes = idx[keep], dur[keep], flops[keep], nbytes[keep]
+    n = len(names)
+    launches = np.bincount(idx, minlength=n)
+    used = launches > 0  # a dictionary may hold names no (kept) row uses
+    sums = [np.bincount(idx, w, n)[used] for w in (dur, flops, nbytes)]
+    return from_sums([k for k, u in zip(names, used) if u], *sums, launches[used])
+
+
+def read_dict(path: str) -> pa.Table:
+    """The Parquet file with the kernel column kept dictionary-encoded (as Parquet stores it)."""
+    return pq.read_table(path, columns=SEED_COLUMNS, read_dictionary=["Kernel"])
+
+
+def run_numpy_parquet(path: str):
+    """End to end like duckdb-parquet: read the file (kernel dictionary kept), then bincount."""
+    return run_numpy(read_dict(path))
 
 
 DUCK_SQL = """
@@ -289,6 +313,9 @@ def variants(tbl: pa.Table, path: str, with_duckdb: bool) -> dict:
         "gpuscope": (run_gpuscope, canonical_frame(tbl)),
         "pyarrow": (run_pyarrow, tbl),
         "numpy": (run_numpy, tbl),
+        "pyarrow-dict": (run_pyarrow, read_dict(path)),
+        "numpy-dict": (run_numpy, read_dict(path)),
+        "numpy-parquet": (run_numpy_parquet, path),
     }
     if with_duckdb:
         out["duckdb-parquet"] = (run_duckdb_parquet, path)
@@ -325,15 +352,17 @@ def measure_child(name: str, path: str) -> dict:
     tbl = pq.read_table(path)
     prepared = {"seed": lambda: seed_frame(tbl), "gpuscope": lambda: canonical_frame(tbl),
                 "pyarrow": lambda: tbl, "numpy": lambda: tbl, "duckdb-arrow": lambda: tbl,
-                "duckdb-parquet": lambda: path}[name]()
+                "pyarrow-dict": lambda: read_dict(path), "numpy-dict": lambda: read_dict(path),
+                "duckdb-parquet": lambda: path, "numpy-parquet": lambda: path}[name]()
     fn = {"seed": run_seed, "gpuscope": run_gpuscope, "pyarrow": run_pyarrow, "numpy": run_numpy,
+          "pyarrow-dict": run_pyarrow, "numpy-dict": run_numpy, "numpy-parquet": run_numpy_parquet,
           "duckdb-arrow": run_duckdb_arrow, "duckdb-parquet": run_duckdb_parquet}[name]
     if name == "gpuscope":
         import gpuscope.metrics.kernel_efficiency  # noqa: F401  (imports are not the computation's memory)
     if name.startswith("duckdb"):
         import duckdb  # noqa: F401
-    if name == "duckdb-parquet":
-        del tbl
+    if name.endswith("-parquet") or name.endswith("-dict"):
+        del tbl  # their input is the file / the dictionary-typed table, not the plain one
     gc.collect()
     before = _rss_kb("VmRSS")
     method = "VmHWM after clear_refs"
