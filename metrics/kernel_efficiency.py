@@ -60,8 +60,12 @@ def _check_peak(value: float, name: str) -> float:
 def _column(table: pd.DataFrame, name: str) -> pd.Series:
     if name not in table:
         return pd.Series(np.nan, index=table.index, dtype="float64")
-    values = pd.to_numeric(table[name], errors="coerce").astype("Float64").astype("float64")
-    return values.where(np.isfinite(values))
+    column = table[name]
+    if not pd.api.types.is_numeric_dtype(column.dtype):
+        column = pd.to_numeric(column, errors="coerce")
+    values = column.to_numpy(dtype="float64", na_value=np.nan, copy=True)  # one conversion, nulls as NaN
+    values[~np.isfinite(values)] = np.nan
+    return pd.Series(values, index=table.index)
 
 
 def _kernel_names(table: pd.DataFrame) -> pd.Categorical:
@@ -69,7 +73,11 @@ def _kernel_names(table: pd.DataFrame) -> pd.Categorical:
     grouping by codes is many times faster than by Python strings (bench/kernels_bench.py)."""
     if "kernel" not in table:
         return pd.Categorical.from_codes(np.zeros(len(table), np.int64), categories=pd.Index([NULL_KERNEL], dtype=object))
-    codes, names = pd.factorize(table["kernel"], use_na_sentinel=True)
+    column = table["kernel"]
+    if isinstance(column.dtype, pd.CategoricalDtype):  # the canonical table: codes already there
+        codes, names = column.cat.codes.to_numpy(), column.cat.categories
+    else:
+        codes, names = pd.factorize(column, use_na_sentinel=True)
     categories = pd.Index([str(n) for n in names] + ([NULL_KERNEL] if (codes < 0).any() else []), dtype=object)
     codes = np.where(codes < 0, len(names), codes)
     if categories.has_duplicates:  # a real kernel called like the placeholder: merge them

@@ -1,7 +1,8 @@
 """Provides the canonical per-launch kernel table every profiler reader returns.
 
 One row per kernel launch (or per summary line where a format only has summaries):
-`source, device, stream, kernel, start_ns, duration_ns, flops, bytes, op, direction`.
+`source, device, stream, kernel, start_ns, duration_ns, flops, bytes, op, direction`
+(`kernel` is categorical: a few hundred names over millions of launches).
 Unknown values are null (<NA>), never 0, so an efficiency is never computed from a made-up
 number; each reader also says which fields its format cannot provide at all.
 """
@@ -17,7 +18,7 @@ from gpuscope.metrics.findings import Finding
 
 KERNEL_COLUMNS = ("source", "device", "stream", "kernel", "start_ns", "duration_ns", "flops", "bytes", "op", "direction")
 DTYPES = {
-    "source": "string", "device": "string", "stream": "Int64", "kernel": "string",
+    "source": "string", "device": "string", "stream": "Int64", "kernel": "category",
     "start_ns": "Int64", "duration_ns": "Float64", "flops": "Float64", "bytes": "Float64",
     "op": "string", "direction": "string",
 }
@@ -45,7 +46,12 @@ def canonical(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         if name not in out:
             out[name] = pd.NA
     for name, dtype in DTYPES.items():
-        out[name] = out[name].astype(dtype) if dtype == "string" else pd.to_numeric(out[name], errors="coerce").astype(dtype)
+        if dtype == "category":  # millions of launches, a few hundred names: codes, not strings
+            out[name] = out[name].astype("string").astype("category")
+        elif dtype == "string":
+            out[name] = out[name].astype(dtype)
+        else:
+            out[name] = pd.to_numeric(out[name], errors="coerce").astype(dtype)
     extra = [c for c in out.columns if c not in KERNEL_COLUMNS]
     return out[list(KERNEL_COLUMNS) + extra].reset_index(drop=True)
 
