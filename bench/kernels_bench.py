@@ -116,10 +116,9 @@ def run_seed(df):
 # --- (b) gpuscope ------------------------------------------------------------------------------
 
 def run_gpuscope(table):
-    from gpuscope.metrics.kernel_efficiency import efficiency, kernel_ranking
+    from gpuscope.metrics.kernel_efficiency import efficiency_and_ranking
 
-    eff = efficiency(table, peak_tflops=THEORETICAL_FLOPS, peak_gbs=THEORETICAL_BANDWIDTH)
-    ranking = kernel_ranking(table, peak_tflops=THEORETICAL_FLOPS)
+    eff, ranking = efficiency_and_ranking(table, peak_tflops=THEORETICAL_FLOPS, peak_gbs=THEORETICAL_BANDWIDTH)
     return {
         "compute_efficiency_pct": eff.compute_efficiency_pct,
         "flops_efficiency_pct": eff.flops_efficiency_pct,
