@@ -25,7 +25,7 @@ import pandas as pd
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.kernel_table import KernelRead, canonical
 from gpuscope.parsers.nsys import (
-    BYTE_FACTORS_SI, TIME_FACTORS, bad_rows_finding, csv_rows, failed_read, load_text, no_rows, number, skipped_preamble,
+    BYTE_FACTORS_SI, TIME_FACTORS, bad_rows_finding, csv_rows, failed_read, no_rows, number, read_csv_export, skipped_preamble,
 )
 
 SOURCE = "ncu"
@@ -61,11 +61,7 @@ def convert(value: float, unit: str) -> float | None:
 
 def read(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
     """Read an `ncu --csv` file; never raises on bad content."""
-    text, label, findings = load_text(path, label)
-    if text is None:
-        return failed_read(label, findings, source=SOURCE)
-    result = no_rows(parse_csv(text, label), label)
-    return KernelRead(result.table, findings + result.findings, result.unavailable, result.meta)
+    return read_csv_export(path, label, parse_csv, SOURCE)
 
 
 def parse_csv(text: str, label: str = "<text>") -> KernelRead:

@@ -175,6 +175,16 @@ def failed_read(label: str, findings: list[Finding], unavailable: Iterable[str] 
     return KernelRead(empty(source), findings, tuple(unavailable), {})
 
 
+def read_csv_export(path: str | os.PathLike[str], label: str | None, parse_csv: Any, source: str) -> KernelRead:
+    """The shared shell of the CSV readers (ncu, nvprof): load the text, parse, keep the load's
+    findings (encoding...) in front of the parser's. Never raises on bad content."""
+    text, label, findings = load_text(path, label)
+    if text is None:
+        return failed_read(label, findings, source=source)
+    result = parse_csv(text, label)
+    return KernelRead(result.table, findings + result.findings, result.unavailable, result.meta)
+
+
 # --------------------------------------------------------------------------------------------
 # entry point
 

@@ -25,7 +25,7 @@ import pandas as pd
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.kernel_table import KernelRead, canonical
 from gpuscope.parsers.nsys import (
-    bad_rows_finding, classify_name, csv_rows, failed_read, load_text, no_rows, not_numeric_finding, number, skipped_preamble,
+    bad_rows_finding, classify_name, csv_rows, failed_read, no_rows, not_numeric_finding, number, read_csv_export, skipped_preamble,
     split_unit, time_factor,
 )
 
@@ -40,11 +40,7 @@ SUMMARY_EXPECTED = '"Type","Time(%)","Time","Calls","Avg","Min","Max","Name" the
 
 def read(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
     """Read an `nvprof --csv` file; never raises on bad content."""
-    text, label, findings = load_text(path, label)
-    if text is None:
-        return failed_read(label, findings, source=SOURCE)
-    result = no_rows(parse_csv(text, label), label)
-    return KernelRead(result.table, findings + result.findings, result.unavailable, result.meta)
+    return read_csv_export(path, label, parse_csv, SOURCE)
 
 
 def parse_csv(text: str, label: str = "<text>") -> KernelRead:

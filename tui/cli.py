@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Sequence
 
 from gpuscope.metrics import export
+from gpuscope.metrics.findings import Finding
 
 TABLES = ("summary", "comparison", "findings", "runs", "rows", "scope", "verdicts", "gpus", "host", "top")
 
@@ -100,6 +101,29 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
+def _width(args: argparse.Namespace) -> int:
+    """--width, else the terminal's width, else 120 (pipes, CI logs)."""
+    return args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
+
+
+def _emit(args: argparse.Namespace, fmt: str, text: str) -> int:
+    """Write `text` to -o FILE (atomically) or stdout; 0, or 1 with a message when writing fails."""
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    try:
+        export.write_text(args.output, text)
+    except OSError as exc:
+        return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    print(f"wrote {args.output} ({fmt})", file=sys.stderr)
+    return 0
+
+
+def _print_findings(findings: Sequence[Finding]) -> None:
+    for finding in findings:
+        print(f"gpuscope: {finding.where() + ': ' if finding.where() else ''}{finding.message}", file=sys.stderr)
+
+
 def run_magma(args: argparse.Namespace) -> int:
     from gpuscope.parsers import magma
 
@@ -112,19 +136,11 @@ def run_magma(args: argparse.Namespace) -> int:
     from gpuscope.tui.magma_report import report
 
     fmt = args.format or export.format_for_path(args.output)
-    width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
     tables, extra = report(result, args, fmt)
-    if args.output:
-        try:
-            export.write(args.output, fmt, tables, width, extra)
-        except OSError as exc:
-            return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-        print(f"wrote {args.output} ({fmt})", file=sys.stderr)
-    else:
-        sys.stdout.write(export.render(tables, fmt, width, extra))
+    if _emit(args, fmt, export.render(tables, fmt, _width(args), extra)):
+        return 1
     if result.files_read == 0:
-        for finding in result.findings:
-            print(f"gpuscope: {finding.where() + ': ' if finding.where() else ''}{finding.message}", file=sys.stderr)
+        _print_findings(result.findings)
         return 1
     return 0
 
@@ -191,16 +207,9 @@ def run_watch(args: argparse.Namespace) -> int:
         tables = snapshot_tables(snapshot)
         if args.table:
             tables = [t for t in tables if t.title.lower().startswith(args.table)] or tables[:1]
-        width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
-        text = export.render(tables, fmt, width)
-    if args.output:
-        try:
-            export.write_text(args.output, text)
-        except OSError as exc:
-            return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-        print(f"wrote {args.output} ({fmt})", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+        text = export.render(tables, fmt, _width(args))
+    if _emit(args, fmt, text):
+        return 1
     for problem in snapshot.scope.problems:
         print(f"gpuscope: {problem}", file=sys.stderr)
     return 0
@@ -217,20 +226,11 @@ def run_kernels(args: argparse.Namespace) -> int:
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     if fmt == "csv" and not args.table:
         tables = tables[1:2]  # the ranking: the table a spreadsheet wants
-    width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
-    text = export.render(tables, fmt, width)
-    if args.output:
-        try:
-            export.write_text(args.output, text)
-        except OSError as exc:
-            return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-        print(f"wrote {args.output} ({fmt})", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    if _emit(args, fmt, export.render(tables, fmt, _width(args))):
+        return 1
     if not any(len(t.rows) for t in tables[1:2]):
         errors = [f for f in findings if f.severity == "error"]
-        for finding in errors or findings[:5]:
-            print(f"gpuscope: {finding.where() + ': ' if finding.where() else ''}{finding.message}", file=sys.stderr)
+        _print_findings(errors or findings[:5])
         return 1
     return 0
 
