@@ -32,7 +32,8 @@ from gpuscope.tui.watch_model import (
 from gpuscope.tui.widgets.cpu_pane import CpuPane
 from gpuscope.tui.widgets.gpu_pane import GpuPane
 from gpuscope.tui.widgets.history_plot import HistoryPlot
-from gpuscope.tui.widgets.job_panel import JobPanel, set_text
+from gpuscope.tui.widgets.job_panel import JobPanel
+from gpuscope.tui.widgets.quiet_update import set_text
 from gpuscope.tui.widgets.process_table import ProcessTable
 from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
 from gpuscope.tui.widgets.watch_process_keys import ProcessKeys

@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from gpuscope.metrics.samples import HostSample
 from gpuscope.tui.widgets.watch_bars import bar, fixed, id_ranges, level_style
+from gpuscope.tui.widgets.quiet_update import set_border_title
 
 GIB = 1024**3
 
@@ -126,6 +127,5 @@ class CpuPane(VerticalScroll):
         if job_cores:
             title.append(" · job ")
             title.append(id_ranges(job_cores), style="bold magenta")
-        if self.border_title != title:
-            self.border_title = title
+        set_border_title(self, title)
         rows.refresh(layout=relayout)

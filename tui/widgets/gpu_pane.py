@@ -18,6 +18,7 @@ from textual.widget import Widget
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import GpuSample, GpuStatus
 from gpuscope.tui.widgets.watch_bars import bar, fixed, level_style, sparkline
+from gpuscope.tui.widgets.quiet_update import set_border_title
 
 GIB = 1024**3
 
@@ -131,6 +132,5 @@ class GpuPane(VerticalScroll):
         relayout = len(rows.gpus or ()) != len(gpus)  # only a new row count changes the layout
         rows.gpus, rows.history, rows.allocated = gpus, history, allocated
         title = pane_title(status, gpus, unseen)
-        if self.border_title != title:
-            self.border_title = title
+        set_border_title(self, title)
         rows.refresh(layout=relayout)

@@ -18,6 +18,7 @@ from gpuscope.metrics.samples import Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import scope_memory_used
 from gpuscope.metrics.units import human_bytes
 from gpuscope.tui.widgets.watch_bars import id_ranges
+from gpuscope.tui.widgets.quiet_update import set_border_title, set_text
 
 ICONS = {"problem": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "ok": ("✓", "green")}
 WINDOW = 60.0
@@ -121,20 +122,9 @@ class JobPanel(Horizontal):
         title = Text().append(snapshot.scope.label or snapshot.scope.kind, style="bold")
         if snapshot.scope.cgroup:
             title.append(f" · {snapshot.scope.cgroup}", style="dim")
-        if self.border_title != title:
-            self.border_title = title
+        set_border_title(self, title)
         set_text(self.query_one("#job-use", Static), Text("\n").join(use_lines(snapshot, history)))
         verdicts = self.query_one("#job-verdicts", Static)
         verdicts.display = snapshot.scope.kind != "node"
         set_text(verdicts, Text("\n").join(verdict_lines(found)))
 
-
-def set_text(widget: Static, text: Text) -> None:
-    """Update a Static only when its text changed, and re-run layout only when its number of
-    lines did: a full layout every tick was most of the watch screen's idle CPU cost."""
-    old = getattr(widget, "_gpuscope_text", None)
-    if old is not None and old == text and old.spans == text.spans:
-        return
-    lines_changed = old is None or old.plain.count("\n") != text.plain.count("\n")
-    widget._gpuscope_text = text  # type: ignore[attr-defined]
-    widget.update(text, layout=lines_changed)

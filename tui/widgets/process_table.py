@@ -86,6 +86,25 @@ def fit(text: str, width: int, right: bool = False) -> str:
     return pad + text if right else text + pad
 
 
+VIRTUAL_STEP = 32
+"""The scroll height grows and shrinks in steps of this many rows. A new virtual size means a
+layout pass of the whole screen and a repaint of every line; on a node where processes come
+and go every second (job scripts, `nvidia-smi` loops), exact heights made every tick a full
+repaint, most of the watch screen's CPU. The price: up to 31 blank lines after the last row
+when scrolled to the very end, as below htop's last process."""
+
+
+def virtual_height(rows: int, view: int) -> int:
+    """Header line plus `rows`: the view's height while they fit (no scroll bar, and no new
+    size as processes come and go), else rounded up to a multiple of `VIRTUAL_STEP`."""
+    lines = rows + 1
+    return max(view, 1) if lines <= view else -(-lines // VIRTUAL_STEP) * VIRTUAL_STEP
+
+
+def _padded(keys: list, length: int) -> list:
+    return keys + [None] * (length - len(keys))
+
+
 class ProcessTable(ScrollView, can_focus=True):
     """A header line and one line per `ShownRow`; up/down/page/home/end move the cursor."""
 
@@ -128,6 +147,8 @@ class ProcessTable(ScrollView, can_focus=True):
         self.shown: list[ShownRow] = []
         """The rows, in order; tests and the signal action read these."""
         self.sort = "cpu"
+        self._styles: dict[str, object] = {}
+        self._strips: dict[tuple[object, ...], Strip] = {}
 
     @property
     def selected(self) -> ProcessRow | None:
@@ -145,16 +166,19 @@ class ProcessTable(ScrollView, can_focus=True):
         seen: set[int] = set()
         self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
         self.sort = sort
-        if self.virtual_size.height != len(self.shown) + 1:  # a new size means a layout pass
-            self.virtual_size = Size(0, len(self.shown) + 1)
+        height = virtual_height(len(self.shown), self.scrollable_content_region.height)
+        if self.virtual_size.height != height:  # a new size means a layout pass of the screen
+            self.virtual_size = Size(0, height)
         index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
         self.move_cursor(row=index, scroll=keep is not None)
         after = self._visible_keys()
-        if before[1:] != (self.sort, int(self.scroll_y)) or len(before[0]) != len(after):
+        if before[1:] != (self.sort, int(self.scroll_y)):
             self.refresh()
             return
         width = self.size.width
-        changed = [Region(0, line + 1, width, 1) for line, (old, new) in enumerate(zip(before[0], after)) if old != new]
+        lines = max(len(before[0]), len(after))
+        changed = [Region(0, line + 1, width, 1) for line, old, new in zip(range(lines), _padded(before[0], lines), _padded(after, lines))
+                   if old != new]
         if changed:
             self.refresh(*changed)
 
@@ -191,29 +215,63 @@ class ProcessTable(ScrollView, can_focus=True):
     def columns(self) -> Columns:
         return NARROW_COLUMNS if self.size.width < NARROW else COLUMNS
 
+    def on_resize(self) -> None:
+        """A taller or shorter view changes what fits (also while paused)."""
+        height = virtual_height(len(self.shown), self.scrollable_content_region.height)
+        if self.virtual_size.height != height:
+            self.virtual_size = Size(0, height)
+
+    def notify_style_update(self) -> None:
+        self._styles.clear()  # a theme or focus change: styles and the lines drawn with them
+        self._strips.clear()
+        super().notify_style_update()
+
+    def _line_styles(self) -> dict[str, Style]:
+        """The line styles, computed once per theme and focus state, not per line: asking
+        Textual for `rich_style` walks every ancestor, and that was a third of the table's
+        drawing time each tick."""
+        key = (self.has_focus, self.app.theme)
+        if self._styles.get("key") != key:
+            self._styles.clear()
+            self._strips.clear()
+            base = self.rich_style
+            component = self.get_component_rich_style
+            self._styles.update(
+                key=key, base=base, header=base + component("process-table--header"),
+                cursor=base + component("process-table--cursor"), even=base + component("process-table--even-row"),
+                tree=component("process-table--tree", partial=True))  # type: ignore[arg-type]
+        return self._styles  # type: ignore[return-value]
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         columns = self.columns()
         command_width = max(8, width - sum(w + 1 for *_, w, _ in columns) - 1)
-        base = self.rich_style
+        styles = self._line_styles()
         if y == 0:
-            style = base + self.get_component_rich_style("process-table--header")
+            style = styles["header"]
             heads = [(fit(h + ("▼" if s == self.sort else ""), w or command_width, k in NUMERIC), style) for k, h, w, s in columns]
             return self._strip(heads, style, width)
         index = int(self.scroll_y) + y - 1
         if index >= len(self.shown):
-            return Strip.blank(width, base)
-        style = base
-        if index == self.cursor_row:
-            style = base + self.get_component_rich_style("process-table--cursor")
-        elif index % 2:
-            style = base + self.get_component_rich_style("process-table--even-row")
+            return Strip.blank(width, styles["base"])
+        kind = "cursor" if index == self.cursor_row else ("even" if index % 2 else "base")
         shown = self.shown[index]
         texts = cell_texts(shown.row)
+        # Sorted by CPU %, rows move up and down as processes wake; a moved row is drawn again
+        # from this cache, not rebuilt.
+        cache_key = (shown.row.pid, tuple(texts.values()), shown.prefix, kind, width)
+        strip = self._strips.get(cache_key)
+        if strip is None:
+            if len(self._strips) > 4 * max(64, self.size.height):
+                self._strips.clear()
+            strip = self._strips[cache_key] = self._row_strip(shown, texts, columns, styles[kind], command_width, width)
+        return strip
+
+    def _row_strip(self, shown: ShownRow, texts: dict[str, str], columns: Columns, style: Style, command_width: int, width: int) -> Strip:
         cells: list[tuple[str, Style]] = []
         for key, _, w, _ in columns:
             if key == "command" and shown.prefix:
-                tree = style + self.get_component_rich_style("process-table--tree", partial=True)
+                tree = style + self._line_styles()["tree"]
                 rest = max(1, command_width - cell_len(shown.prefix))
                 cells.append((shown.prefix + "\0" + fit(texts[key], rest), tree))  # split in _strip
             else:
