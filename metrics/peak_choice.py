@@ -32,6 +32,8 @@ class ChosenPeak:
     source_text: str
     """One line for the screen: the figures, the precision, and where they came from."""
     note: str = ""
+    gpu: str = ""
+    """The GPU table entry used, e.g. 'Tesla K40m'; empty when the peak came from flags only."""
 
     @property
     def complete(self) -> bool:
@@ -117,7 +119,7 @@ def choose_peak(gpu: str | None = None, peak_tflops: float | None = None, peak_g
     name = table.name + " " if table is not None else ""
     head = f"{name}{label} {_fmt(tflops, 'TFLOPS')}, {_fmt(gbs, 'GB/s')}"
     detail = "; ".join(origins + notes)
-    return ChosenPeak(tflops, gbs, label, f"{head} ({detail})", "; ".join(notes))
+    return ChosenPeak(tflops, gbs, label, f"{head} ({detail})", "; ".join(notes), table.name if table is not None else "")
 
 
 def _finite(value: Any) -> bool:

@@ -13,6 +13,11 @@ the seed computes them:
 
 Bad lines (wrong field count, a timestamp that is not a number) are skipped with a finding;
 nothing here raises on file content.
+
+Which marker file belongs to which profile: `markers_<profile name without extension>.csv`,
+looked for among the files the user gave (`--markers`), then in the profile's own folder, then
+in its sibling folders (the seed keeps `pcm/pyprof_kernels/` and `pcm/nvprof_markers/` side by
+side). `marker_for` does the matching; `marker_candidates` lists the files to match against.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -34,6 +40,48 @@ PYPROF_SKIP = 26
 """The seed drops the first 26 'Forward Pass' markers: only the last 25 batches ran under PyProf."""
 SCALED_BATCHES = 25
 """The seed divides summed FLOPs/Bytes by 25 batches (cell In [23])."""
+MARKER_PREFIX = "markers_"
+
+
+def is_marker_file(path: str | Path) -> bool:
+    """A file named like the seed's marker exports: `markers_*.csv`."""
+    name = Path(path).name
+    return name.startswith(MARKER_PREFIX) and name.lower().endswith(".csv")
+
+
+def marker_candidates(profiles: Iterable[Path], given: Sequence[str | Path] = ()) -> list[Path]:
+    """Marker files to match profiles against: the given files and the `markers_*.csv` in given
+    folders first, then those next to each profile and in the folders beside its folder."""
+    found: list[Path] = []
+    for item in map(Path, given):
+        found.extend(sorted(item.glob(f"{MARKER_PREFIX}*.csv")) if item.is_dir() else [item])
+    folders: list[Path] = []
+    for profile in profiles:
+        folder = profile.parent
+        if folder not in folders:
+            folders.append(folder)
+        try:  # siblings: the seed keeps kernels and markers in neighbouring folders
+            siblings = sorted(p for p in folder.parent.iterdir() if p.is_dir() and p != folder)
+        except OSError:
+            siblings = []
+        folders.extend(p for p in siblings if p not in folders)
+    for folder in folders:
+        try:
+            found.extend(sorted(p for p in folder.glob(f"{MARKER_PREFIX}*.csv") if p.is_file()))
+        except OSError:
+            continue
+    return list(dict.fromkeys(found))
+
+
+def marker_for(profile: str | Path, candidates: Sequence[Path]) -> Path | None:
+    """The first candidate named `markers_<stem>.csv` where the profile's name is `<stem>` or
+    `<stem>.<extension(s)>` (so `run_0_..._ret_0_0.gzip` and `.csv` both match); None if none."""
+    name = Path(profile).name
+    for candidate in candidates:
+        stem = candidate.name[len(MARKER_PREFIX):-len(".csv")] if is_marker_file(candidate) else ""
+        if stem and (name == stem or name.startswith(stem + ".")):
+            return candidate
+    return None
 
 
 @dataclass(frozen=True)

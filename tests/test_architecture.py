@@ -29,7 +29,7 @@ def test_import_linter_contracts_hold() -> None:
     assert "Contracts: 2 kept, 0 broken" in out.stdout
 
 
-@pytest.mark.parametrize("module", ["gpuscope.parsers.magma", "gpuscope.metrics.magma_stats", "gpuscope.metrics.export", "gpuscope.tui.cli", "gpuscope.tui.boxplot"])
+@pytest.mark.parametrize("module", ["gpuscope.parsers.magma", "gpuscope.metrics.magma_stats", "gpuscope.metrics.export", "gpuscope.tui.cli", "gpuscope.tui.boxplot", "gpuscope.tui.kernels_report", "gpuscope.tui.kernels_model", "gpuscope.tui.kernel_plots"])
 def test_data_layers_and_print_path_never_load_textual(module: str) -> None:
     code = f"import sys, {module}; print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT / "tests", timeout=120)

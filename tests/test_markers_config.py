@@ -129,3 +129,69 @@ def test_real_runs_grouped_like_the_seed() -> None:
     out = grouped(pd.DataFrame(rows), ["batch_size", "nodes"])
     assert list(out["nodes"]) == [1, 8] and list(out["runs"]) == [1, 1]
     assert out["compute_efficiency (%)"].notna().all()
+
+
+def test_marker_for_matches_the_profile_name_without_its_extension(tmp_path: Path) -> None:
+    from gpuscope.parsers.markers import is_marker_file, marker_for
+
+    stem = "run_0_config_8_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0"
+    wanted = tmp_path / f"markers_{stem}.csv"
+    other = tmp_path / "markers_run_0_config_8_2_ib.csv"  # a prefix of the name, but not up to a '.'
+    assert is_marker_file(wanted) and not is_marker_file(tmp_path / f"{stem}.csv")
+    assert marker_for(tmp_path / f"{stem}.gzip", [other, wanted]) == wanted
+    assert marker_for(f"{stem}.csv", [wanted]) == wanted
+    assert marker_for(tmp_path / f"{stem}_v2.gzip", [wanted, other]) is None
+
+
+def test_marker_candidates_look_beside_the_profiles_folder(tmp_path: Path) -> None:
+    from gpuscope.parsers.markers import marker_candidates
+
+    kernels, markers, given = tmp_path / "pyprof_kernels", tmp_path / "nvprof_markers", tmp_path / "given"
+    for folder in (kernels, markers, given):
+        folder.mkdir()
+    beside = markers / "markers_a.csv"
+    same = kernels / "markers_b.csv"
+    mine = given / "markers_a.csv"
+    for path in (beside, same, mine):
+        path.write_text("name_str,timestamp\n")
+    found = marker_candidates([kernels / "a.gzip"], [mine])
+    assert found[0] == mine  # --markers first, so it wins over the one found beside
+    assert set(found) == {mine, same, beside}
+
+
+def test_read_runs_uses_markers_and_warns_about_unused_ones(tmp_path: Path) -> None:
+    import shutil
+
+    from gpuscope.parsers.profile_runs import read_runs
+
+    profile = tmp_path / "run_0_config_1_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0.csv"
+    shutil.copy(Path(__file__).parent / "data" / "kernels" / profile.name, profile)
+    shutil.copy(MARKERS, tmp_path / MARKERS.name)
+    stray = tmp_path / "markers_someone_else.csv"
+    stray.write_text("name_str,timestamp\n")
+    runs = read_runs([profile, stray])
+    assert runs.markers_found == 1 and runs.runs[0].batch_s == pytest.approx(0.06)
+    assert [f.kind for f in runs.findings] == ["unused-markers"] and runs.findings[0].file == str(stray)
+    assert runs.runs[0].fields["nodes"] == 1 and len(runs.kernels) == 40
+
+
+def test_runs_table_and_grouping_of_run_rows() -> None:
+    import pandas as pd
+
+    from gpuscope.metrics.kernel_runs import grouped_table, run_efficiencies, runs_frame, runs_table
+
+    kernels = pd.DataFrame({"kernel": ["a", "b"], "duration_ns": [1e9, 1e9], "flops": [4.29e12, 0.0], "bytes": [288e9, 0.0]})
+    row = run_efficiencies(kernels, 4.29, 288, 0.08)  # 25 batches = 2 s, as long as the kernels
+    assert row["compute_efficiency_pct"] == pytest.approx(50)
+    assert row["flops_efficiency_pct"] == pytest.approx(50) and row["scaled_flops_efficiency_pct"] == pytest.approx(50)
+    assert row["bandwidth_efficiency_pct"] == pytest.approx(50) and row["scaled_bandwidth_efficiency_pct"] == pytest.approx(50)
+    frame = runs_frame([{"file": "x/r1.csv", "nodes": 1, "nn": "resnet50", **row},
+                        {"file": "x/r2.csv", "nodes": 8, "nn": "resnet50", **run_efficiencies(kernels, 4.29, 288, None)}])
+    table = runs_table(frame, ("nodes", "nn"))
+    assert "nn" not in table.keys and "nodes" in table.keys and "Same in every run: nn=resnet50" in table.notes[0]
+    assert table.rows[0][0] == "r1.csv" and runs_table(frame, ("nodes", "nn"), compact=False).rows[0][0] == "x/r1.csv"
+    grouped = grouped_table(frame, ["nn"])
+    assert grouped.records()[0]["runs"] == 2 and grouped.records()[0]["compute_efficiency_pct"] == pytest.approx(50)
+    assert grouped.records()[0]["scaled_flops_efficiency_pct"] == pytest.approx(50)  # the mean skips the unknown
+    with pytest.raises(ValueError, match="cannot group by gpus: the runs have fields nodes, nn"):
+        grouped_table(frame, ["gpus"])

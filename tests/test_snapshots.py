@@ -16,9 +16,12 @@ from textual.worker import WorkerCancelled
 
 from gpuscope.parsers.magma import read_tree
 from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.kernels_model import build_model
+from gpuscope.tui.screens.kernels import KernelsScreen
 from gpuscope.tui.screens.magma import MagmaScreen
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "magma"
+KERNEL_SAMPLE = Path(__file__).resolve().parent / "data" / "kernels"
 
 
 async def _loaded(pilot: Any) -> None:
@@ -34,4 +37,12 @@ def test_magma_screen_snapshot(snap_compare: Any) -> None:
     result = read_tree([EXAMPLES])
     # A fixed label instead of the folder, whose absolute path differs between machines.
     app = GpuscopeApp(first_screen=lambda: MagmaScreen(["examples/magma"], loader=lambda: result))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_loaded)
+
+
+def test_kernels_screen_snapshot(snap_compare: Any) -> None:
+    # The bundled sample (two runs, a marker file beside them), read before the app starts and
+    # shown under a fixed relative label, so the SVG is the same on every machine.
+    model = build_model([str(KERNEL_SAMPLE)], gpu="K40m")
+    app = GpuscopeApp(first_screen=lambda: KernelsScreen(["tests/data/kernels"], loader=lambda: model))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_loaded)

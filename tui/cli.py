@@ -17,6 +17,7 @@ from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
 
 TABLES = ("summary", "comparison", "findings", "runs", "rows", "scope", "verdicts", "gpus", "host", "top")
+KERNEL_TABLES = ("summary", "kernels", "runs", "grouped", "findings")
 
 
 def _version() -> str:
@@ -57,18 +58,24 @@ def build_parser() -> argparse.ArgumentParser:
         "kernels",
         help="kernel efficiency rankings from profiler exports (PyProf, nsys, ncu, nvprof, PyTorch traces)",
         description="Read profiler exports (files or folders; the format is recognised from the content) and "
-        "print the seed notebook's three efficiencies, GPU busy versus summed kernel time, and the "
-        "per-kernel ranking with FLOP/s, bandwidth, arithmetic intensity and a roofline verdict. "
-        "The peak used and its precision are always printed.",
+        "open the kernels screen: the seed notebook's three efficiencies, GPU busy versus summed kernel "
+        "time, the per-kernel ranking with FLOP/s, bandwidth, arithmetic intensity and a roofline verdict, "
+        "time-share bars and a roofline plot. With several profiles: one row per run with configuration "
+        "fields from the file names, grouped means, and scaled efficiencies from marker CSVs. "
+        "--format or -o prints the same tables instead. The peak used and its precision are always shown.",
     )
-    kernels.add_argument("paths", nargs="+", metavar="PATH", help="profiler exports or folders")
+    kernels.add_argument("paths", nargs="+", metavar="PATH", help="profiler exports or folders (markers_*.csv among them are marker files)")
     kernels.add_argument("--gpu", metavar="NAME", help="take peaks from the GPU table, e.g. K40m, V100, A100, H100")
     kernels.add_argument("--peak-tflops", type=float, metavar="X", help="peak TFLOPS (overrides --gpu)")
     kernels.add_argument("--peak-gbs", type=float, metavar="Y", help="peak memory bandwidth in GB/s (overrides --gpu)")
     kernels.add_argument("--precision", choices=("fp64", "fp32", "fp16"), default="fp32", help="which peak to compare FLOP/s with (default fp32)")
     kernels.add_argument("--sort", choices=tuple(("time", "flops", "bandwidth")), default="flops", help="rank kernels by total time, FLOPS efficiency or bandwidth efficiency (default flops)")
     kernels.add_argument("--top", type=int, default=0, metavar="N", help="only the first N kernels")
-    add_output_options(kernels)
+    kernels.add_argument("--rank-by", choices=("kernel", "direction", "op"), default="kernel", help="one ranking row per kernel name (default), per direction (fprop/bprop) or per op, where the profile has them")
+    kernels.add_argument("--name-pattern", metavar="PATTERN", help="how file names encode the configuration, e.g. 'exp_{nodes}n_bs{batch_size}*' (default: the seed's run_{run}_config_{nodes}_{gpus}_{network}_..._ret_{ret}_{ret_index})")
+    kernels.add_argument("--group-by", metavar="FIELD[,FIELD]", help="mean efficiencies per group of runs, e.g. batch_size,nodes (fields from the file names)")
+    kernels.add_argument("--markers", action="append", default=[], metavar="PATH", help="marker CSVs (name_str,timestamp) or folders of them, for scaled efficiencies (default: markers_<profile name>.csv next to the profiles or in a folder beside theirs); repeatable")
+    add_output_options(kernels, tables=KERNEL_TABLES)
 
     watch = sub.add_parser(
         "watch",
@@ -89,10 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
+def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str] = TABLES) -> None:
     parser.add_argument("--format", choices=export.FORMATS, help="print (or write with -o) instead of opening the screen")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from --format or the extension)")
-    parser.add_argument("--table", choices=TABLES, help="which table for csv/json (default: summary for csv, all for json)")
+    default = "kernels" if "kernels" in tables else "summary"
+    parser.add_argument("--table", choices=tables, help=f"which table to print (default: {default} for csv, all for the other formats)")
     parser.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
@@ -216,22 +224,50 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_kernels(args: argparse.Namespace) -> int:
-    """Print (or write) the kernel report; there is no kernels screen yet, so text is the default."""
+    """Open the kernels screen, or with --format/-o print (or write) the same tables."""
+    from gpuscope.parsers.run_config import NamePattern
+
+    try:  # a malformed pattern is a usage error, before any file is read
+        NamePattern.compile(args.name_pattern) if args.name_pattern else None
+    except ValueError as exc:
+        return _fail(str(exc), 2)
+    if args.format is None and args.output is None:
+        return _open_kernels_screen(args)
     from gpuscope.tui.kernels_report import report
 
+    fmt = args.format or export.format_for_path(args.output)
     try:
-        tables, findings = report(args)
-    except ValueError as exc:  # an unknown --gpu, a bad peak value
+        result = report(args, fmt, _width(args))
+    except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
         return _fail(str(exc), 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    if fmt == "csv" and not args.table:
-        tables = tables[1:2]  # the ranking: the table a spreadsheet wants
-    if _emit(args, fmt, export.render(tables, fmt, _width(args))):
+    if _emit(args, fmt, export.render(result.tables, fmt, _width(args), result.extra)):
         return 1
-    if not any(len(t.rows) for t in tables[1:2]):
-        errors = [f for f in findings if f.severity == "error"]
-        _print_findings(errors or findings[:5])
+    if result.empty:
+        errors = [f for f in result.findings if f.severity == "error"]
+        _print_findings(errors or result.findings[:5])
         return 1
+    return 0
+
+
+def _open_kernels_screen(args: argparse.Namespace) -> int:
+    from gpuscope.metrics.peak_choice import choose_peak
+    from gpuscope.tui.kernels_report import split_fields
+
+    for path in [*args.paths, *args.markers]:
+        if not os.path.exists(path):
+            return _fail(f"no such file or folder: {path}", 2)
+    try:  # bad flags fail here, with the usage exit code, not inside the screen
+        choose_peak(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision)
+    except ValueError as exc:
+        return _fail(str(exc), 2)
+    from gpuscope.tui.app import GpuscopeApp
+    from gpuscope.tui.kernels_model import KernelView
+    from gpuscope.tui.screens.kernels import KernelsScreen
+
+    options = dict(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
+                   name_pattern=args.name_pattern, group_by=split_fields(args.group_by), markers=tuple(args.markers))
+    view = KernelView(sort=args.sort, group=args.rank_by, top=args.top)
+    GpuscopeApp(first_screen=lambda: KernelsScreen(args.paths, view=view, **options)).run()
     return 0
 
 

@@ -16,19 +16,24 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ("Switch metric", "Show Gflop/s or time in ms", "switch_metric", "screen"),
     ("Next cluster size", "All sizes pooled, then each node count", "next_cluster", "screen"),
     ("Next MAGMA test", "Cycle the tests present (dgemm, dgemm_vbatched, ...)", "next_test", "screen"),
+    ("Next sort", "Sort the table by the next key", "cycle_sort", "screen"),
+    ("Group kernels", "One row per kernel, per direction or per op", "cycle_group", "screen"),
+    ("Filter rows", "Show only rows whose name contains a text", "filter", "screen"),
     ("Export summary", "Write the summary table to CSV, markdown, JSON or text", "export", "screen"),
     ("Toggle theme", "Switch between the dark and the light theme", "toggle_theme", "app"),
 )
 
 
 class GpuscopeCommands(Provider):
-    """Switch metric, next cluster size, next test, export summary, toggle theme."""
+    """Switch metric, next cluster size, next test, sort, group, filter, export, toggle theme."""
 
     def _available(self) -> list[tuple[str, str, Callable[[], object]]]:
         found = []
         for title, help_text, action, target in COMMANDS:
             node = self.app if target == "app" else self.screen
             if callable(getattr(node, f"action_{action}", None)):
+                # A screen may word a shared command its own way (the kernels export writes a tab).
+                title = getattr(node, "COMMAND_TITLES", {}).get(action, title)
                 found.append((title, help_text, partial(node.run_action, action)))
         return found
 

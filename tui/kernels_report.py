@@ -1,97 +1,93 @@
-"""Provides the tables `gpuscope kernels PATH...` prints: the peak used, the seed notebook's
-three efficiencies, GPU busy versus summed kernel time, the per-kernel ranking with roofline
-verdicts, and the findings. (The interactive kernels screen is not built yet.)
+"""Provides the tables `gpuscope kernels PATH... --format ...` prints: the same model the kernels
+screen shows (`kernels_model.build_model`), as tables plus, for text and markdown, the
+time-share bars and the roofline as plain text.
+
+Tables, in order: the summary (peak used, the seed notebook's three efficiencies, GPU busy
+versus summed kernel time), the ranking (`--sort`, `--top`, `--rank-by`), the runs (when
+several profiles, markers or `--group-by`), the runs grouped (`--group-by`), the findings.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
+from typing import NamedTuple
 
-import pandas as pd
-
-from gpuscope.metrics import kernel_efficiency, kernel_metrics, kernel_timeline, magma_stats
 from gpuscope.metrics.findings import Finding
-from gpuscope.metrics.peak_choice import ChosenPeak, choose_peak
-from gpuscope.metrics.table import Column, ResultTable
-from gpuscope.parsers.kernel_table import KERNEL_COLUMNS
-from gpuscope.parsers.kernels import read_any, sniff
+from gpuscope.metrics.table import ResultTable
+from gpuscope.tui.kernels_model import KernelsModel, KernelView, build_model
 
-SORTS = {"time": "total_ns", "flops": "flops_eff_pct", "bandwidth": "bw_eff_pct"}
-
-
-def _files(paths: list[str]) -> tuple[list[Path], list[Finding]]:
-    """Files as given, and every profiler export found under given folders."""
-    found: list[Path] = []
-    findings: list[Finding] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for folder, dirs, names in os.walk(path):
-                dirs.sort()
-                found.extend(Path(folder) / n for n in sorted(names) if sniff(Path(folder) / n))
-        elif path.exists():
-            found.append(path)
-        else:
-            findings.append(Finding("error", "missing", "no such file or folder", str(path)))
-    return found, findings
+class Report(NamedTuple):
+    tables: list[ResultTable]
+    findings: list[Finding]
+    extra: list[str]
+    """Plots as plain text (text and markdown only)."""
+    empty: bool
+    """No kernel launch was read: the command fails (exit 1) after printing."""
 
 
-def load(paths: list[str]) -> tuple[pd.DataFrame, list[Finding], dict]:
-    files, findings = _files(paths)
-    tables, meta = [], {}
-    for path in files:
-        result = read_any(path)
-        findings.extend(result.findings)
-        if len(result.table):
-            tables.append(result.table.assign(file=str(path)))
-        for key, value in result.meta.items():
-            meta.setdefault(key, value)
-    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(KERNEL_COLUMNS))
-    return table, findings, meta
+def load(args: argparse.Namespace) -> KernelsModel:
+    """The model for the command line's options. Raises ValueError for a bad flag."""
+    return build_model(
+        args.paths, gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
+        name_pattern=getattr(args, "name_pattern", None), group_by=split_fields(getattr(args, "group_by", None)),
+        markers=getattr(args, "markers", None) or (),
+    )
 
 
-def _summary(table: pd.DataFrame, peak: ChosenPeak, findings: list[Finding]) -> ResultTable:
-    kernels = table[table["op"].isna() | ~table["op"].isin(["memcpy", "memset"])] if "op" in table else table
-    rows: list[tuple[str, object]] = [("peak used", peak.source_text), ("kernel launches", len(kernels)),
-                                      ("distinct kernels", int(kernels["kernel"].nunique()) if len(kernels) else 0)]
-    if peak.complete and len(kernels):
-        eff = kernel_efficiency.efficiency(kernels, peak_tflops=peak.tflops, peak_gbs=peak.gbs)  # type: ignore[arg-type]
-        findings.extend(eff.findings)
-        rows += [("GPU compute efficiency % (seed 001)", eff.compute_efficiency_pct),
-                 ("FLOPS efficiency %", eff.flops_efficiency_pct), ("achieved TFLOP/s", eff.tflops_per_s),
-                 ("bandwidth efficiency %", eff.bandwidth_efficiency_pct), ("achieved GB/s", eff.bandwidth_gbs)]
-    if "start_ns" in table and table["start_ns"].notna().any():
-        for record in kernel_timeline.summarize(table).to_dict("records"):
-            device = record.get("device")
-            rows += [(f"device {device}: GPU busy ms (union of kernels)", record["busy_ns"] / 1e6),
-                     (f"device {device}: summed kernel ms", record["summed_ns"] / 1e6),
-                     (f"device {device}: idle gaps", record["gaps"])]
-    else:
-        rows.append(("GPU busy vs summed time", "n/a: this format has no kernel start times"))
-    return ResultTable("Kernel efficiency", (Column("item"), Column("value")), tuple((k, _show(v)) for k, v in rows))
+def split_fields(text: str | None) -> tuple[str, ...]:
+    """'batch_size, nodes' -> ('batch_size', 'nodes')."""
+    return tuple(f.strip() for f in (text or "").split(",") if f.strip())
 
 
-def _show(value: object) -> str:
-    """Mixed values in one column: formatted here, so the column stays readable text."""
-    if value is None or (isinstance(value, float) and value != value):
-        return "n/a"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
+def tables_for(model: KernelsModel, view: KernelView, fmt: str) -> dict[str, ResultTable]:
+    """Every table the report can hold, keyed as `--table` names them."""
+    tables = {"summary": model.summary, "kernels": model.ranking_table(view)}
+    if model.show_runs:
+        tables["runs"] = model.runs_table(compact=fmt in ("text", "markdown"))
+    if model.grouped is not None:
+        tables["grouped"] = model.grouped
+    tables["findings"] = model.findings_table(limit=40 if fmt in ("text", "markdown") else None)
+    return tables
 
 
-def report(args: argparse.Namespace) -> tuple[list[ResultTable], list[Finding]]:
-    """Tables for the chosen format. Raises ValueError for a bad peak flag (clear message)."""
-    table, findings, meta = load(args.paths)
-    peak = choose_peak(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision, meta=meta)
-    kernels = table[table["op"].isna() | ~table["op"].isin(["memcpy", "memset"])] if "op" in table else table
-    ranking = kernel_metrics.kernel_table(kernels, peak)
-    if len(ranking):
-        ranking = ranking.sort_values(SORTS[args.sort], ascending=False, na_position="last", kind="stable")
-        ranking = ranking.head(args.top) if args.top else ranking
-    tables = [_summary(table, peak, findings), kernel_metrics.to_result_table(ranking, peak)]
-    if findings:
-        tables.append(magma_stats.findings_table(findings, limit=40))
-    return tables, findings
+def plots_text(model: KernelsModel, view: KernelView, width: int) -> list[str]:
+    """The time-share bars and the roofline of the ranking shown, as plain text blocks."""
+    from gpuscope.tui.kernel_plots import roofline_text, share_bars
+
+    rows = model.rows(KernelView(sort="time", group=view.group, filter=view.filter))
+    bars = share_bars(rows, width, label=view.group).plain
+    return [f"Time share of the longest {view.group}s\n\n{bars}\n", roofline_text(rows, model.peak, width, 24)]
+
+
+def report(args: argparse.Namespace, fmt: str = "text", width: int = 100) -> Report:
+    """Tables, findings and plots as text for the chosen format. Raises ValueError for a bad
+    flag (unknown --gpu, bad peak value, malformed --name-pattern, unknown --group-by field)."""
+    model = load(args)
+    view = KernelView(sort=args.sort, group=getattr(args, "rank_by", None) or "kernel", top=args.top)
+    if view.group not in model.groups:
+        raise ValueError(f"cannot rank by {view.group}: these profiles have no {view.group} values (choose from {', '.join(model.groups)})")
+    tables = tables_for(model, view, fmt)
+    chosen = getattr(args, "table", None) or ("kernels" if fmt == "csv" else None)
+    if chosen:
+        if chosen == "runs" and "runs" not in tables:  # asked for: show it even for one profile
+            tables["runs"] = model.runs_table(compact=fmt in ("text", "markdown"))
+        if chosen not in tables:
+            raise ValueError("no grouped table without --group-by FIELD[,FIELD]")
+        return Report([tables[chosen]], list(model.findings), [], model.empty)
+    shown = [t for key, t in tables.items() if key != "findings" or model.findings]
+    extra = plots_text(model, view, min(width, 160)) if fmt in ("text", "markdown") and not model.empty else []
+    return Report(shown, list(model.findings), extra, model.empty)
+
+
+def tab_tables(model: KernelsModel, view: KernelView, tab: str, fmt: str) -> tuple[list[ResultTable], list[str]]:
+    """What the screen's export writes for the tab shown (CSV: that table alone), plus, for the
+    kernel ranking in text or markdown, the bars and the roofline as text."""
+    if tab == "tab-findings":
+        return [model.findings_table(limit=None)], []
+    if tab == "tab-runs":
+        runs = [model.runs_table(compact=fmt in ("text", "markdown"))]
+        return (runs if fmt == "csv" or model.grouped is None else [*runs, model.grouped]), []
+    ranking = model.ranking_table(view)
+    if fmt == "csv":
+        return [ranking], []
+    return [model.summary, ranking], plots_text(model, view, 100) if fmt in ("text", "markdown") else []

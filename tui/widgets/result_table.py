@@ -6,8 +6,9 @@ Every cell is a `rich.text.Text`, so `[bold]` in an environment name is shown as
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -30,21 +31,32 @@ class ResultTableView(DataTable[Text]):
         self.model: ResultTable | None = None
         """The table shown; export reads this, not the widget."""
 
-    def show(self, model: ResultTable, hide: Sequence[str] = ()) -> None:
+    def show(self, model: ResultTable, hide: Sequence[str] = (), max_widths: Mapping[str, int] | None = None) -> None:
         """Replace columns and rows with `model`'s, keeping the cursor row where possible.
 
         `hide`: column keys not shown (e.g. ones the screen states elsewhere); the model,
-        and so any export, keeps them.
+        and so any export, keeps them. `max_widths`: cap for columns whose text can be very
+        long (C++ kernel names), so the numbers stay on screen; longer cells end in an ellipsis.
         """
         row = self.cursor_row
         self.model = model
         self.clear(columns=True)
         shown = [i for i, c in enumerate(model.columns) if c.key not in hide]
         numeric = {i: model.columns[i].is_numeric(model.column_values(i)) for i in shown}
+        caps = {i: (max_widths or {}).get(model.columns[i].key) for i in shown}
         for i in shown:
             col = model.columns[i]
-            self.add_column(Text(col.header, justify="right" if numeric[i] else "left"), key=col.key)
+            cap = caps[i]
+            width = min(cap, max([cell_len(col.header), *(cell_len(model.cell_text(r, i)) for r in range(len(model.rows)))])) if cap else None
+            self.add_column(Text(col.header, justify="right" if numeric[i] else "left"), key=col.key, width=width)
         for r in range(len(model.rows)):
-            self.add_row(*(Text(model.cell_text(r, i), justify="right" if numeric[i] else "left") for i in shown))
+            self.add_row(*(_cell(model.cell_text(r, i), numeric[i], caps[i]) for i in shown))
         if model.rows:
             self.move_cursor(row=min(row, len(model.rows) - 1))
+
+
+def _cell(text: str, numeric: bool, cap: int | None) -> Text:
+    cell = Text(text, justify="right" if numeric else "left")
+    if cap and cell_len(text) > cap:
+        cell.truncate(cap, overflow="ellipsis")
+    return cell

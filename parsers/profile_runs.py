@@ -1,0 +1,137 @@
+"""Provides `read_runs`: many profiler exports at once, each with its configuration and markers.
+
+    from gpuscope.parsers.profile_runs import read_runs
+    runs = read_runs(["data/pcm/"], name_pattern=None)   # the seed's naming by default
+    runs.kernels          # every kernel launch of every file (copies left out), column `file`
+
+Folders are searched; files are recognised from their content (`kernels.sniff`). Marker CSVs
+(`markers_*.csv`) given as paths are used as markers, not profiles. Each profile gets its
+configuration fields from its name (`run_config`) and, when a marker file matches it
+(`markers.marker_for`), its batch duration. Nothing raises on file content: unreadable,
+unknown or empty files, names that do not match and bad marker lines are findings.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from gpuscope.metrics.findings import Finding
+from gpuscope.parsers import markers as marker_files
+from gpuscope.parsers.kernel_table import KERNEL_COLUMNS
+from gpuscope.parsers.kernels import read_any, sniff
+from gpuscope.parsers.run_config import NamePattern, config_fields
+
+COPY_OPS = ("memcpy", "memset")
+"""Copies and memsets are not kernels: left out of efficiencies and rankings, kept for busy time."""
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    """One profile: its path, config fields, kernel launches (no copies), batch duration."""
+
+    file: str
+    fields: dict[str, Any]
+    kernels: pd.DataFrame
+    batch_s: float | None = None
+    marker_file: str | None = None
+
+
+@dataclass(frozen=True)
+class ProfileRuns:
+    runs: list[ProfileRun]
+    """Profiles that had at least one launch, in the order found."""
+    everything: pd.DataFrame
+    """Every launch, copy and memset of every profile (column `file`)."""
+    kernels: pd.DataFrame
+    """`everything` without copies and memsets."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Facts from the files (first one wins), e.g. the GPU name an nsys export states."""
+    findings: list[Finding] = field(default_factory=list)
+    markers_found: int = 0
+
+
+def find_files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[Path], list[Finding]]:
+    """(profiles, marker files, findings): files as given, and what folders hold (recursively)."""
+    found: list[Path] = []
+    markers: list[Path] = []
+    findings: list[Finding] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for folder, dirs, names in os.walk(path):
+                dirs.sort()
+                for name in sorted(names):
+                    full = Path(folder) / name
+                    if marker_files.is_marker_file(full):
+                        markers.append(full)
+                    elif sniff(full):
+                        found.append(full)
+        elif path.exists():
+            (markers if marker_files.is_marker_file(path) else found).append(path)
+        else:
+            findings.append(Finding("error", "missing", "no such file or folder", str(path)))
+    return found, markers, findings
+
+
+def _without_copies(table: pd.DataFrame) -> pd.DataFrame:
+    if "op" not in table:
+        return table
+    return table[~table["op"].isin(COPY_OPS).fillna(False).astype(bool)]
+
+
+def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tuple[float | None, str | None]:
+    path = marker_files.marker_for(profile, candidates)
+    if path is None:
+        return None, None
+    read = marker_files.read_markers(path)
+    findings.extend(read.findings)
+    batch = marker_files.batch_duration_s(read.table)
+    if batch is None:
+        findings.append(Finding("warning", "no-batch", "too few 'End of Batch' / 'Forward Pass' markers for a batch duration", str(path)))
+    return batch, str(path)
+
+
+def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | None = None,
+              markers: Sequence[str | os.PathLike[str]] = (), want_fields: bool = False) -> ProfileRuns:
+    """Read every profile under `paths`. Raises ValueError only for a malformed `name_pattern`.
+    `want_fields`: report names that do not match as findings even for a single profile (the
+    user asked for fields); otherwise only when several profiles are compared."""
+    pattern = NamePattern.compile(name_pattern) if name_pattern else None
+    files, given_markers, findings = find_files(paths)
+    for path in markers:
+        if not Path(path).exists():
+            findings.append(Finding("error", "missing", "no such marker file or folder", str(path)))
+    candidates = marker_files.marker_candidates(files, [*given_markers, *(Path(p) for p in markers if Path(p).exists())])
+    runs: list[ProfileRun] = []
+    tables: list[pd.DataFrame] = []
+    meta: dict[str, Any] = {}
+    name_findings: list[Finding] = []
+    for path in files:
+        result = read_any(path)
+        findings.extend(result.findings)
+        for key, value in result.meta.items():
+            meta.setdefault(key, value)
+        if not len(result.table):
+            continue
+        table = result.table.assign(file=str(path))
+        tables.append(table)
+        fields, found = config_fields(path, pattern)
+        name_findings.extend(found)
+        batch, marker = _batch(path, candidates, findings)
+        runs.append(ProfileRun(str(path), fields or {}, _without_copies(table), batch, marker))
+    if want_fields or len(runs) > 1:
+        findings.extend(name_findings)
+    used = {run.marker_file for run in runs}
+    for path in [*given_markers, *(Path(p) for p in markers if Path(p).is_file())]:
+        if str(path) not in used and not any(Path(u).samefile(path) for u in used if u):
+            findings.append(Finding("warning", "unused-markers", "marker file matches no profile read (expected markers_<profile name>.csv)", str(path)))
+    everything = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*KERNEL_COLUMNS, "file"])
+    if len(tables) > 1:  # concat of different category sets gives object: keep codes for speed
+        everything["kernel"] = everything["kernel"].astype("category")
+    return ProfileRuns(runs, everything, _without_copies(everything), meta, findings,
+                       markers_found=sum(run.marker_file is not None for run in runs))
