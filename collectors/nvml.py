@@ -297,3 +297,25 @@ class NvmlBackend:
         self._last_ts[i] = max((int(s.timeStamp) for s in samples), default=last)
         # Some drivers report garbage above 100 % for exited processes: unknown, not 100.
         return {pid: float(s.smUtil) for pid, s in newest.items() if 0 <= s.smUtil <= 100}
+
+
+def local_gpu_names() -> tuple[str, ...]:
+    """Names of this machine's GPUs, in NVML index order; () without a driver or on any NVML error.
+
+    For the kernels screen's peak when a profile does not name its GPU: one init, one query per
+    device, shutdown. Never raises: no GPU is a normal answer here.
+    """
+    try:
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - NVMLError subclasses, or a broken binding: no local GPU
+        return ()
+    try:
+        count = pynvml.nvmlDeviceGetCount()
+        return tuple(_text(pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))) for i in range(count))
+    except Exception:  # noqa: BLE001 - same: a partial answer is no answer
+        return ()
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001, S110 - shutting down is best effort
+            pass

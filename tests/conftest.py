@@ -17,6 +17,16 @@ def _stable_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_local_gpu_peak(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels screen takes this machine's GPU as the peak when a profile names none; tests
+    must not depend on whether the machine running them has a GPU (test_kernels_local_peak.py
+    tests that path with a fake NVML)."""
+    import gpuscope.collectors.nvml as nvml
+
+    monkeypatch.setattr(nvml, "local_gpu_names", lambda: ())
+
+
 @pytest.fixture
 def magma_data() -> Path:
     """Real MAGMA outputs: the committed examples, else the shared data; skip when neither exists."""

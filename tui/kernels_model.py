@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from gpuscope.collectors import nvml
 from gpuscope.metrics import kernel_efficiency as ke
 from gpuscope.metrics import kernel_metrics, kernel_runs, kernel_timeline, magma_stats
 from gpuscope.metrics.findings import Finding
@@ -129,7 +130,10 @@ def build_model(
     with a message for the user; problems in files become findings, never exceptions."""
     choose_peak(gpu=gpu, peak_tflops=peak_tflops, peak_gbs=peak_gbs, precision=precision)  # flags first: fail before reading
     loaded = read_runs(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
-    peak = choose_peak(gpu=gpu, peak_tflops=peak_tflops, peak_gbs=peak_gbs, precision=precision, meta=loaded.meta)
+    meta = loaded.meta
+    if gpu is None and (peak_tflops is None or peak_gbs is None) and not meta.get("gpu_name"):
+        meta = {**meta, **local_gpu_meta()}
+    peak = choose_peak(gpu=gpu, peak_tflops=peak_tflops, peak_gbs=peak_gbs, precision=precision, meta=meta)
     findings = list(loaded.findings)
     sums = ke.sums(loaded.kernels)
     findings.extend(sums.findings)
@@ -144,6 +148,17 @@ def build_model(
         cards=_cards(sums, peak, timeline), rankings=_rankings(loaded.kernels, peak), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
     )
+
+
+def local_gpu_meta() -> dict[str, str]:
+    """This machine's GPU 0 as the peak's source, for a profile that does not name its GPU and
+    no --gpu: NVML's name, looked up in the peak table. The source line says it is this
+    machine's GPU, so a profile taken elsewhere is not measured against it unnoticed."""
+    names = nvml.local_gpu_names()
+    if not names:
+        return {}
+    of = f" of {len(names)}" if len(names) > 1 else ""
+    return {"gpu_name": names[0], "peak_source": f"NVML (this machine's GPU 0{of}; the profile names no GPU)"}
 
 
 def _rankings(kernels: pd.DataFrame, peak: ChosenPeak) -> dict[str, pd.DataFrame]:
