@@ -52,3 +52,20 @@ def test_flags_and_no_gpu_keep_their_meaning(monkeypatch: Any) -> None:
     _fake_gpus(monkeypatch, FakePynvml(gpus(1), errors={("nvmlInit", None): pynvml.NVML_ERROR_LIBRARY_NOT_FOUND}))
     model = build_model([str(SAMPLE)])
     assert not model.peak.complete and "no peak known" in model.peak.source_text
+
+
+def test_gpu_named_in_the_rows_wins_over_this_machine(monkeypatch: Any) -> None:
+    _fake_gpus(monkeypatch, FakePynvml(gpus(1, name="NVIDIA H100 80GB HBM3")))
+    model = build_model([str(NSYS_TRACE)])  # rows say `NVIDIA A100-SXM4-40GB (0)`
+    assert model.peak.tflops == pytest.approx(19.5) and model.peak.gbs == pytest.approx(1555.0)
+    assert "in the profile's device column" in model.peak.source_text and "NVML" not in model.peak.source_text
+
+
+def test_rows_naming_two_models_name_no_gpu() -> None:
+    import pandas as pd
+
+    from gpuscope.tui.kernels_model import device_column_meta
+
+    assert device_column_meta(pd.DataFrame({"device": ["Tesla V100-SXM2-16GB (0)", "Tesla V100-SXM2-16GB (1)"]}))["gpu_name"] == "Tesla V100-SXM2-16GB"
+    assert device_column_meta(pd.DataFrame({"device": ["Tesla V100-SXM2-16GB (0)", "NVIDIA A100-SXM4-40GB (1)"]})) == {}
+    assert device_column_meta(pd.DataFrame({"device": ["GPU 0", None]})) == {}  # not in the peak table

@@ -10,6 +10,7 @@ frame of a few hundred rows, so key presses never wait for the files. No Textual
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -20,6 +21,7 @@ from gpuscope.collectors import nvml
 from gpuscope.metrics import kernel_efficiency as ke
 from gpuscope.metrics import kernel_metrics, kernel_runs, kernel_timeline, magma_stats
 from gpuscope.metrics.findings import Finding
+from gpuscope.metrics.gpu_peaks import find_peak
 from gpuscope.metrics.peak_choice import ChosenPeak, choose_peak
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.parsers.profile_runs import ProfileRuns, read_runs
@@ -132,7 +134,7 @@ def build_model(
     loaded = read_runs(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
     meta = loaded.meta
     if gpu is None and (peak_tflops is None or peak_gbs is None) and not meta.get("gpu_name"):
-        meta = {**meta, **local_gpu_meta()}
+        meta = {**meta, **(device_column_meta(loaded.kernels) or local_gpu_meta())}
     peak = choose_peak(gpu=gpu, peak_tflops=peak_tflops, peak_gbs=peak_gbs, precision=precision, meta=meta)
     findings = list(loaded.findings)
     sums = ke.sums(loaded.kernels)
@@ -148,6 +150,18 @@ def build_model(
         cards=_cards(sums, peak, timeline), rankings=_rankings(loaded.kernels, peak), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
     )
+
+
+def device_column_meta(kernels: pd.DataFrame) -> dict[str, str]:
+    """The GPU named in the rows' device column (nsys traces: `NVIDIA A100-SXM4-40GB (0)`) when
+    every row names the same model and the peak table knows it; else nothing."""
+    if "device" not in kernels or not len(kernels):
+        return {}
+    names = {re.sub(r"\s*\(\d+\)$", "", str(d)).strip() for d in kernels["device"].dropna().unique()}
+    if len(names) != 1:
+        return {}
+    (name,) = names
+    return {"gpu_name": name, "peak_source": "the profile's device column"} if find_peak(name) else {}
 
 
 def local_gpu_meta() -> dict[str, str]:
