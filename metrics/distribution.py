@@ -26,6 +26,60 @@ def _quantile(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: flo
     return a + (b - a) * frac
 
 
+def sort_by_group(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`values` and their group `codes`, sorted by (group, value): a fast value sort, then a
+    stable sort of the (small) codes; the same order as `np.lexsort((values, codes))`."""
+    order = np.argsort(values)
+    zero = values == 0
+    if zero.any() and np.signbit(values[zero]).any():  # -0.0 == 0.0: keep their order as it was
+        order = np.argsort(values, kind="stable")
+    small = codes[order]
+    if small.size and small.max() < 1 << 15:
+        small = small.astype(np.int16)  # numpy sorts 16-bit integers by radix
+    regroup = np.argsort(small, kind="stable")
+    return values[order[regroup]], small[regroup].astype(codes.dtype)
+
+
+def segment_stats(values: np.ndarray, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+    """Box statistics of `values` sorted by (group, value) (`sort_by_group`), for groups
+    0..n_groups-1; a group without values gets count 0 and NaN."""
+    counts = np.bincount(codes, minlength=n_groups)
+    out = {"count": counts}
+    for name in STATS[1:]:
+        out[name] = np.full(n_groups, np.nan)
+    present = np.flatnonzero(counts)
+    if not present.size:
+        return out
+    n = counts[present]
+    starts = np.concatenate(([0], np.cumsum(n)[:-1]))
+    local = np.repeat(np.arange(present.size), n)  # each value's group among the present ones
+    q1 = _quantile(values, starts, n, 0.25)
+    q3 = _quantile(values, starts, n, 0.75)
+    iqr = q3 - q1
+    inside_lo = values >= (q1 - 1.5 * iqr)[local]
+    inside_hi = values <= (q3 + 1.5 * iqr)[local]
+    sums = np.add.reduceat(values, starts)
+    mean = sums / n
+    squares = np.add.reduceat((values - mean[local]) ** 2, starts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.sqrt(squares / (n - 1))
+        cv = np.where(mean != 0, std / np.abs(mean), np.nan)
+    found = {
+        "median": _quantile(values, starts, n, 0.5),
+        "q1": q1,
+        "q3": q3,
+        "whisker_lo": np.minimum.reduceat(np.where(inside_lo, values, np.inf), starts),
+        "whisker_hi": np.maximum.reduceat(np.where(inside_hi, values, -np.inf), starts),
+        "min": values[starts],
+        "max": values[starts + n - 1],
+        "mean": mean,
+        "cv": cv,
+    }
+    for name, column in found.items():
+        out[name][present] = column
+    return out
+
+
 def box_stats(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     """Per group of `keys`: count, median, quartiles, Tukey whiskers, min, max, mean, cv.
 
@@ -40,34 +94,8 @@ def box_stats(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     grouper = data.groupby(keys, observed=True, sort=True)
     codes = grouper.ngroup().to_numpy()
     index = grouper.size().index
-    values = data[value].to_numpy(np.float64)
-    order = np.lexsort((values, codes))
-    values, codes = values[order], codes[order]
-    counts = np.bincount(codes, minlength=len(index))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    q1 = _quantile(values, starts, counts, 0.25)
-    q3 = _quantile(values, starts, counts, 0.75)
-    iqr = q3 - q1
-    inside_lo = values >= (q1 - 1.5 * iqr)[codes]
-    inside_hi = values <= (q3 + 1.5 * iqr)[codes]
-    sums = np.add.reduceat(values, starts)
-    mean = sums / counts
-    squares = np.add.reduceat((values - mean[codes]) ** 2, starts)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        std = np.sqrt(squares / (counts - 1))
-        cv = np.where(mean != 0, std / np.abs(mean), np.nan)
-    out = pd.DataFrame({
-        "count": counts,
-        "median": _quantile(values, starts, counts, 0.5),
-        "q1": q1,
-        "q3": q3,
-        "whisker_lo": np.minimum.reduceat(np.where(inside_lo, values, np.inf), starts),
-        "whisker_hi": np.maximum.reduceat(np.where(inside_hi, values, -np.inf), starts),
-        "min": values[starts],
-        "max": values[starts + counts - 1],
-        "mean": mean,
-        "cv": cv,
-    }, index=index)
+    values, codes = sort_by_group(data[value].to_numpy(np.float64), codes)
+    out = pd.DataFrame(segment_stats(values, codes, len(index)), index=index)
     out.columns = [c if c == "count" else f"{value}_{c}" for c in out.columns]
     return out
 

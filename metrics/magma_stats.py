@@ -5,10 +5,13 @@ difference is beyond noise (Mann-Whitney U against the best environment).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics.distribution import STATS, box_stats, mann_whitney
+from gpuscope.metrics.distribution import STATS, mann_whitney, segment_stats, sort_by_group
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.table import Column, ResultTable
 
@@ -19,6 +22,10 @@ ALPHA = 0.05
 MIN_SAMPLES = 5
 POOLED = "all"
 EXCLUSIONS = ["failed", "warmup", "impossible", "not_a_number"]
+PARALLEL_ROWS = 100_000
+"""From this many rows on, the two metrics are summarised on two threads."""
+EXCLUDED_NAMES = ["", "failed", "warm-up", "impossible", "not a number"]
+"""The rows' `excluded` values: kept, then the reasons counted in EXCLUSIONS, in that order."""
 SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS if s != "count"] + EXCLUSIONS
 
 
@@ -46,29 +53,102 @@ def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
     return frame
 
 
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _key_codes(rows: pd.DataFrame, pool_nodes: bool) -> list[tuple[np.ndarray, pd.Index]]:
+    """Codes and categories of the summary keys (test, environment, nodes, problem_size);
+    nodes become labels ("4", "16", "?" when unknown, or "all" pooled)."""
+    out = []
+    for key in KEYS:
+        if key == "nodes":
+            if pool_nodes:
+                out.append((np.zeros(len(rows), np.int64), pd.Index([POOLED], dtype=object)))
+                continue
+            values = rows["nodes"]
+            missing = values.isna().to_numpy()
+            numbers = values.to_numpy(np.float64, na_value=np.nan)
+            present = numbers[~missing]
+            runs = present[np.concatenate(([True], present[1:] != present[:-1]))] if present.size else present
+            labels = np.unique(runs).astype(np.int64)  # rows come file by file: a value per run
+            codes = np.searchsorted(labels, np.where(missing, -1, numbers).astype(np.int64))
+            codes = np.where(missing, len(labels), codes)
+            out.append((codes.astype(np.int64), pd.Index([str(v) for v in labels.tolist()] + ["?"], dtype=object)))
+        else:
+            column = rows[key]
+            if not isinstance(column.dtype, pd.CategoricalDtype):
+                column = column.astype("category")
+            out.append((np.asarray(column.array.codes, np.int64), column.cat.categories))
+    return out
+
+
 def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:
     """One row per (test, environment, nodes, problem_size) with box statistics of both metrics
-    and how many rows each trust rule excluded (`failed`, `warmup`, `impossible`)."""
+    and how many rows each trust rule excluded (`failed`, `warmup`, `impossible`).
+
+    Rows are sorted by test, problem size, environment and nodes (in category order). The
+    groups are numbered once in that order; each metric is then sorted by (group, value) and
+    every statistic is a segment operation (metrics/distribution.py)."""
     if rows.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    frame = _with_node_key(rows, pool_nodes)
-    keep = included(rows, keep_warmup, keep_impossible)
-    data = frame[keep]
-    gflops = box_stats(data, KEYS, "gflops")
-    times = box_stats(data, KEYS, "time_ms").drop(columns="count")
-    dropped = frame[~keep]
-    reasons = dropped.groupby(KEYS + ["excluded"], observed=True).size().unstack("excluded", fill_value=0) if len(dropped) else pd.DataFrame()
-    reasons = reasons.reindex(columns=["failed", "warm-up", "impossible", "not a number"], fill_value=0)
-    reasons.columns = ["failed", "warmup", "impossible", "not_a_number"]
-    out = gflops.join(times, how="outer").join(reasons, how="outer")
-    out["count"] = out["count"].fillna(0).astype(int)
-    for col in ("failed", "warmup", "impossible", "not_a_number"):
-        out[col] = out[col].fillna(0).astype(int)
-    out = out.reset_index()[SUMMARY_COLUMNS]
-    out = out.sort_values(["test", "problem_size", "environment", "nodes"], kind="stable").reset_index(drop=True)
-    for key in KEYS:
-        out[key] = out[key].astype(str)
-    return out
+    (test, tests), (env, envs), (nodes, node_labels), (size, sizes) = _key_codes(rows, pool_nodes)
+    excluded = rows["excluded"]
+    if isinstance(excluded.dtype, pd.CategoricalDtype) and list(excluded.cat.categories) == EXCLUDED_NAMES:
+        reason = excluded.cat.codes.to_numpy().astype(np.int64)  # as the reader builds it
+    else:
+        reason = pd.Categorical(excluded, categories=EXCLUDED_NAMES).codes.astype(np.int64)
+    reason[reason < 0] = len(EXCLUDED_NAMES)  # a reason this version does not know: counted nowhere
+    keep = reason == 0  # the same rows as included(): "", and the reasons the caller keeps
+    if keep_warmup:
+        keep |= reason == EXCLUDED_NAMES.index("warm-up")
+    if keep_impossible:
+        keep |= reason == EXCLUDED_NAMES.index("impossible")
+    metrics = {m: rows[m].to_numpy(np.float64) for m in METRICS}
+    finite = {m: keep & np.isfinite(v) for m, v in metrics.items()}
+    counted = ~keep
+    for mask in finite.values():
+        counted |= mask
+    # Group number in output order: (test, problem_size, environment, nodes).
+    key = ((test * len(sizes) + size) * len(envs) + env) * len(node_labels) + nodes
+    possible = len(tests) * len(sizes) * len(envs) * len(node_labels)
+    group_of_row = np.full(len(rows), -1, np.int64)
+    if possible <= 1 << 22:  # few possible groups: number the ones present by a table lookup
+        present = np.zeros(possible, bool)
+        present[key[counted]] = True
+        uniq = np.flatnonzero(present)
+        group_of_row[counted] = (np.cumsum(present) - 1)[key[counted]]
+    else:
+        group, uniq = pd.factorize(key[counted], sort=True)
+        group_of_row[counted] = group
+    n_groups = len(uniq)
+    columns: dict[str, object] = {}
+    parts = {}
+    for name, labels in (("nodes", node_labels), ("environment", envs), ("problem_size", sizes), ("test", tests)):
+        uniq, parts[name] = np.divmod(uniq, len(labels))
+    for name, labels in (("test", tests), ("environment", envs), ("nodes", node_labels), ("problem_size", sizes)):
+        columns[name] = pd.Series(pd.Categorical.from_codes(parts[name], categories=labels)).astype(str)
+
+    def box(metric: str) -> dict[str, np.ndarray]:
+        mask = finite[metric]
+        return segment_stats(*sort_by_group(metrics[metric][mask], group_of_row[mask]), n_groups)
+
+    if len(rows) >= PARALLEL_ROWS and _cpus() > 1:  # the sorts run outside the interpreter lock: a thread per metric
+        with ThreadPoolExecutor(len(METRICS)) as pool:
+            boxes = dict(zip(METRICS, pool.map(box, METRICS)))
+    else:
+        boxes = {metric: box(metric) for metric in METRICS}
+    for metric, stats in boxes.items():
+        if metric == "gflops":
+            columns["count"] = stats["count"].astype(np.int64)
+        for stat in STATS[1:]:
+            columns[f"{metric}_{stat}"] = stats[stat]
+    dropped = ~keep
+    slots = len(EXCLUDED_NAMES) + 1
+    per_reason = np.bincount(group_of_row[dropped] * slots + reason[dropped], minlength=n_groups * slots).reshape(n_groups, slots)
+    for code, name in enumerate(EXCLUSIONS, start=1):
+        columns[name] = per_reason[:, code].astype(int)
+    return pd.DataFrame(columns)[SUMMARY_COLUMNS]
 
 
 def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:

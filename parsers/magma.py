@@ -7,11 +7,18 @@
 Formats: shared/research/formats-scaling.md §1 (gemm, gemm_batched, gemm_vbatched, LAPACK-style
 testers, banners 1.5-2.10, interleaved ranks, Flux trailers, Start/End time lines). Rows are
 kept even when they cannot be trusted; the `excluded` column says why statistics skip them.
+
+How: files are read a few MB at a time, and each batch is scanned (magma_scan), tokenised
+(magma_rows) and flagged (magma_trust) on one of a few threads; the batches are then joined
+into one table. Whatever a batch cannot decide alone (a tester whose rows need the general
+readers, lines that are not data rows, one label under two roots) is redone for all files at
+once, the slower way, with the same result.
 """
 
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
@@ -21,10 +28,11 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_trust
-from gpuscope.parsers.magma_rows import map_columns, read_numeric, tokenize
-from gpuscope.parsers.magma_scan import FileScan, join_lines, scan_many
+from gpuscope.parsers.magma_header import HeaderSpec
+from gpuscope.parsers.magma_rows import FAILED, NO_STATUS, map_columns, numeric_rows, read_numeric, split_rows, tokenize
+from gpuscope.parsers.magma_scan import FileScan, RowText, join_lines, scan_many
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.textfile import SNIFF_BYTES, decode, looks_binary, read_bytes
+from gpuscope.parsers.textfile import SNIFF_BYTES, decode, read_bytes
 
 COLUMNS = [
     "test", "precision", "batch_count", "m", "n", "k", "problem_size", "gflops", "time_ms",
@@ -67,7 +75,10 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend((path, f, False) for f in _walk(path) if not is_excluded(PurePosixPath(f.relative_to(path).as_posix()), tuple(exclude)))
+            walked = _walk(path)
+            if exclude:
+                walked = (f for f in walked if not is_excluded(PurePosixPath(f.relative_to(path).as_posix()), tuple(exclude)))
+            found.extend((path, f, False) for f in walked)
         elif path.exists():
             found.append((path.parent, path, True))
         else:
@@ -75,19 +86,28 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
     return found, findings
 
 
+def _label(root: Path, path: Path) -> str:
+    """`path` relative to `root`, with `/` between folders (plain string work when it can be)."""
+    whole, prefix = str(path), str(root)
+    if os.sep == "/" and whole.startswith(prefix) and whole[len(prefix) : len(prefix) + 1] == "/" and prefix not in ("", "."):
+        return whole[len(prefix) + 1 :]
+    return str(PurePosixPath(path.relative_to(root).as_posix()) if path != root else PurePosixPath(path.name))
+
+
 def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None) -> _File | Finding | None:
     """Scan one file; None for a non-MAGMA file met while walking a folder (counted, not listed)."""
-    rel = PurePosixPath(path.relative_to(root).as_posix()) if path != root else PurePosixPath(path.name)
-    label = str(rel)
+    label = _label(root, path)
     data, problems = read_bytes(path, label)
     if data is None:
         return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
-    if not explicit and not any(m in data[: 4 * SNIFF_BYTES] or m in data for m in MARKERS):
+    if not explicit and not (any(data.find(m, 0, 4 * SNIFF_BYTES) >= 0 for m in MARKERS) or any(m in data for m in MARKERS)):
         return None
-    text, problems = decode(data, label)
-    if problems:
-        data = text.encode("utf-8")
-    context = context_for(rel, pattern)
+    problems = []
+    if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
+        text, problems = decode(data, label)
+        if problems:
+            data = text.encode("utf-8")
+    context = context_for(label, pattern)
     if context is None:
         problems.append(Finding("warning", "path", f"path does not match --path-pattern {pattern.text!r}; environment unknown", label))  # type: ignore[union-attr]
         context = {"environment": ".", "nodes": None}
@@ -108,15 +128,21 @@ def read_tree(
     pattern = PathPattern.compile(path_pattern) if path_pattern else None
     candidates, findings = discover(paths, exclude)
     files: list[_File] = []
-    skipped = 0
-    for root, path, explicit in candidates:
-        loaded = _load(root, path, explicit, pattern)
-        if isinstance(loaded, _File):
-            files.append(loaded)
-        elif isinstance(loaded, Finding):
-            findings.append(loaded)
-        else:
-            skipped += 1
+    batches: list[_Batch] = []
+    skipped = n_rows = 0
+    for loaded, batch in _read_batches(candidates, pattern, peak_override):
+        first_file = len(files)
+        for item in loaded:
+            if isinstance(item, _File):
+                files.append(item)
+            elif isinstance(item, Finding):
+                findings.append(item)
+            else:
+                skipped += 1
+        batch.rows.file += first_file
+        batch.first_row = n_rows
+        batches.append(batch)
+        n_rows += batch.rows.size
     if skipped:
         findings.append(Finding("info", "skipped", f"{skipped} file(s) under the given folders hold no MAGMA output and were skipped"))
     if not files and not findings:
@@ -124,15 +150,17 @@ def read_tree(
     rename = strip_common_prefix([str(f.context.get("environment", ".")) for f in files])
     for f in files:
         f.context["environment"] = rename.get(str(f.context.get("environment", ".")), f.context.get("environment"))
-    rows = _assemble(files, peak_override)
+    rows, known = _assemble(files, batches, peak_override)
     for f in files:
         findings.extend(f.findings)
-    return _result(rows, files, findings)
+    return _result(rows, files, findings, known)
 
 
-def _result(rows: pd.DataFrame, files: list[_File], findings: list[Finding]) -> MagmaResult:
-    stats = magma_trust.per_file(rows)
-    findings = findings + magma_trust.row_findings(rows, stats)
+def _result(rows: pd.DataFrame, files: list[_File], findings: list[Finding], known: tuple[dict, dict] | None = None) -> MagmaResult:
+    """Findings and runs from the rows; `known` = (per_file stats, failed sizes) when the
+    batches computed them already."""
+    stats, failed = known if known is not None else (magma_trust.per_file(rows), None)
+    findings = findings + magma_trust.row_findings(rows, stats, failed)
     runs = magma_trust.runs_table(stats, files)
     findings += magma_trust.run_findings(runs, {f.label: f.scan for f in files})
     return MagmaResult(rows=rows, runs=runs, findings=findings, files_read=len(files))
@@ -151,9 +179,9 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
 def _read_under(root: Path, path: Path) -> MagmaResult:
     loaded = _load(root, path, True, None)
     if not isinstance(loaded, _File):
-        return _result(_assemble([], None), [], [loaded] if loaded else [])
-    rows = _assemble([loaded], None)
-    return _result(rows, [loaded], list(loaded.findings))
+        return _result(_assemble([], [], None)[0], [], [loaded] if loaded else [])
+    rows, known = _assemble([loaded], [_scan_batch([loaded], {}, None)], None)
+    return _result(rows, [loaded], list(loaded.findings), known)
 
 
 BATCH_BYTES = 4 * 1024 * 1024
@@ -161,74 +189,251 @@ BATCH_BYTES = 4 * 1024 * 1024
 are reused, instead of touching fresh memory for a whole tree at once."""
 
 
-def _batches(files: list[_File]) -> Iterable[list[_File]]:
-    batch: list[_File] = []
-    size = 0
-    for f in files:
-        batch.append(f)
-        size += len(f.data)
-        if size >= BATCH_BYTES:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+@dataclass
+class _Batch:
+    """A few MB of files, scanned, tokenised and mapped: `cols` holds the tidy columns of the
+    rows whose header kind reads as a plain number matrix here (`valid` marks them). The
+    tokens are not kept: a kind that needs the general readers is read from `rows.text`."""
+
+    rows: RowText
+    cols: dict[str, np.ndarray]
+    valid: np.ndarray
+    widths: dict[HeaderSpec, int | None]
+    """Tokens per row of each header kind in this batch; None: irregular, read by the general readers."""
+    first_row: int = 0
+    derived: dict[str, np.ndarray] = field(default_factory=dict)
+    """`magma_trust.derived_columns` of `cols`."""
+    flags: dict[str, np.ndarray] | None = None
+    """warmup, impossible and excluded per row, when every row of the batch is a data row
+    and reads as a number matrix (else the whole tree is flagged at once)."""
+    stats: dict[str, dict] = field(default_factory=dict)
+    """`magma_trust.per_file` of the batch's files (environment filled in later), with `flags`."""
+    failed: dict[str, list[str]] = field(default_factory=dict)
+    """`magma_trust.failed_sizes` of the batch's files, with `flags`."""
 
 
-def _assemble(files: list[_File], peak_override: float | None) -> pd.DataFrame:
-    """Tokenise all files' rows at once, map columns per header kind, add context and flags."""
-    row_parts = []
-    for batch in _batches(files):
-        scans, rows = scan_many([f.data for f in batch])
-        row_parts.append(rows)
-        for f, found in zip(batch, scans):
-            f.scan, f.data = found, b""  # the bytes are not needed any more: free them
-    row_bytes = b"".join(row_parts)
-    per_file = np.array([f.scan.row_lines.size for f in files], np.int64)
-    total = int(per_file.sum())
+def _scan_batch(files: list[_File], cache: dict, peak_override: float | None) -> _Batch:
+    """Scan, tokenise, map and flag the rows of some loaded files (row file numbers are local
+    to them)."""
+    scans, rows = scan_many([f.data for f in files], cache)
+    for f, found in zip(files, scans):
+        f.scan, f.data = found, b""  # the bytes are not needed any more: free them
+    tokens = split_rows(rows.text, rows.first)
+    batch = _Batch(rows, {}, np.zeros(rows.size, bool), {})
+    if not rows.size:
+        return batch
+    block_offsets = np.cumsum([0] + [len(f.scan.blocks) for f in files])
+    kinds: dict[HeaderSpec, int] = {}
+    kind_of_block = np.array([kinds.setdefault(b.spec, len(kinds)) for f in files for b in f.scan.blocks], np.int64)
+    kind_of_row = kind_of_block[rows.block + block_offsets[rows.file]]
+    for spec, k in kinds.items():
+        chosen = np.flatnonzero(kind_of_row == k) if len(kinds) > 1 else np.arange(rows.size)
+        if not chosen.size:  # a header with no rows under it (a truncated copy of another)
+            continue
+        matrix = numeric_rows([(tokens, chosen)])
+        batch.widths[spec] = None if matrix is None else matrix.shape[1]
+        if matrix is not None:
+            _put(batch.cols, batch.valid, chosen, rows.size, *map_columns(matrix, spec))
+    batch.derived = magma_trust.derived_columns(batch.cols, rows.size)
+    if batch.valid.all() and None not in batch.widths.values() and "packed_sizes" in batch.derived:
+        _flag(batch, files, peak_override)
+    return batch
 
-    # Global block ids: (file, header kind) pairs, numbered across files.
-    block_offsets = np.concatenate(([0], np.cumsum([len(f.scan.blocks) for f in files]))).astype(np.int64)
-    file_of_row = np.repeat(np.arange(len(files)), per_file)
-    block_of_row = (np.concatenate([f.scan.row_block for f in files]) if files else np.empty(0, np.int32)) + block_offsets[file_of_row] if total else np.empty(0, np.int64)
+
+def _flag(batch: _Batch, files: list[_File], peak_override: float | None) -> None:
+    """Trust flags and per-file statistics of a batch whose rows all read as numbers: files
+    are independent, so this is the batch's share of `tidy` and `per_file`."""
+    rows, cols, total = batch.rows, batch.cols, batch.rows.size
     blocks = [b for f in files for b in f.scan.blocks]
+    block_of_row = rows.block + np.cumsum([0] + [len(f.scan.blocks) for f in files])[rows.file]
+    empty = np.full(total, np.nan)
+    gflops, time = cols.get("gflops", empty), cols.get("time_ms", empty)
+    failed = cols["status"] == FAILED if "status" in cols else np.zeros(total, bool)
+    key = batch.derived["packed_sizes"]
+    warm, impossible, excluded = magma_trust.trust_flags(
+        block_of_row, key, blocks, [f.scan.device for f in files for _ in f.scan.blocks], gflops, time,
+        cols.get("status", np.full(total, NO_STATUS, np.int8)), peak_override)
+    batch.flags = {"warmup": warm, "impossible": impossible, "excluded": excluded}
+    size_codes, sizes = pd.factorize(key, sort=True)  # numbered in size order
 
-    cols: dict[str, np.ndarray] = {}
-    valid = np.zeros(total, bool)
-    by_spec: dict[object, list[int]] = {}
-    for i, block in enumerate(blocks):
-        by_spec.setdefault(block.spec, []).append(i)
-    ends = np.flatnonzero(np.frombuffer(row_bytes, np.uint8) == 10)
-    starts = np.concatenate(([0], ends[:-1] + 1)) if ends.size else ends
-    for spec, ids in by_spec.items():
-        mask = np.isin(block_of_row, ids) if len(by_spec) > 1 else np.ones(total, bool)
-        chosen = np.flatnonzero(mask)
-        chunk = row_bytes if chosen.size == total else join_lines(row_bytes, chosen, starts, ends)
-        # One tester's rows usually share one layout: numpy reads them as plain floats; any
-        # irregular row sends the group to the general tokeniser.
-        frame = read_numeric(chunk, chosen.size)
-        if frame is None:
-            frame = tokenize(chunk, np.bincount(file_of_row[chosen], minlength=len(files)).tolist())
-        mapped, ok = map_columns(frame, spec)
-        for name, values in mapped.items():
-            if name not in cols:
-                cols[name] = np.full(total, np.nan) if values.dtype != object else np.full(total, "", dtype=object)
-            cols[name][mask] = values
-        valid[mask] = ok
+    def size_label(code: int) -> str:
+        return magma_trust.size_label(int(sizes[code]))
 
-    lines = np.concatenate([f.scan.row_lines for f in files]) if files else np.empty(0, np.int64)
+    def first_fields(row: int) -> dict:
+        f = files[rows.file[row]]
+        nodes = f.context.get("nodes")
+        return {"environment": None, "nodes": pd.NA if nodes is None else np.int64(float(nodes)),  # type: ignore[arg-type]
+                "device": f.scan.device, "precision": magma_trust.precision_of(blocks[block_of_row[row]].test)}
+
+    labels = [f.label for f in files]
+    batch.stats = magma_trust.file_stats(rows.file, labels, failed, warm, impossible, rows.line.astype(np.float64), gflops, time,
+                                         size_codes, size_label, first_fields)
+    batch.failed = magma_trust.failed_sizes(rows.file, labels, failed, size_codes, size_label)
+
+
+def _put(cols: dict[str, np.ndarray], valid: np.ndarray, chosen: np.ndarray, total: int,
+         mapped: dict[str, np.ndarray | None], ok: np.ndarray | None) -> None:
+    """Write one header kind's columns into the columns of all rows."""
+    for name, values in mapped.items():
+        if values is None:  # not in this tester's rows: NaN (no status) stays
+            continue
+        if chosen.size == total:
+            cols[name] = values
+            continue
+        if name not in cols:
+            cols[name] = _blank_column(name, total)
+        cols[name][chosen] = values
+    valid[chosen] = True if ok is None else ok
+
+
+def _blank_column(name: str, size: int) -> np.ndarray:
+    return np.full(size, NO_STATUS, np.int8) if name == "status" else np.full(size, np.nan)
+
+
+def _workers() -> int:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus))
+
+
+def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPattern | None, peak_override: float | None = None) -> Iterable[tuple[list[_File | Finding | None], _Batch]]:
+    """Load, scan and tokenise the candidate files a few MB at a time, in order.
+
+    Batches run on a few threads: reading, numpy and Arrow spend most of their time outside
+    the interpreter lock, so the cores of the machine share the work. Each batch comes with
+    what loading said about each of its files (a file, a finding, or None for a skipped one)."""
+    sizes = []
+    for _, path, _ in candidates:
+        try:
+            sizes.append(path.stat().st_size)
+        except OSError:
+            sizes.append(0)  # _load reports it
+    # Batches of about BATCH_BYTES, as many as a multiple of the workers, so that no core
+    # waits for the last one alone.
+    workers = _workers()
+    count = max(1, -(-sum(sizes) // BATCH_BYTES))
+    count = -(-count // workers) * workers if count >= workers else count
+    target = max(1, sum(sizes) // count)
+    plan: list[list[tuple[Path, Path, bool]]] = [[]]
+    size = 0
+    for candidate, file_size in zip(candidates, sizes):
+        plan[-1].append(candidate)
+        size += file_size
+        if size >= target:
+            plan.append([])
+            size = 0
+    cache: dict = {}
+
+    def work(chunk: list[tuple[Path, Path, bool]]) -> tuple[list[_File | Finding | None], _Batch]:
+        loaded = [_load(root, path, explicit, pattern) for root, path, explicit in chunk]
+        return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], cache, peak_override)
+
+    plan = [chunk for chunk in plan if chunk]
+    workers = min(workers, len(plan))
+    if workers <= 1:
+        yield from map(work, plan)
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="magma-read")
+    try:
+        futures = [pool.submit(work, chunk) for chunk in plan]
+        for future in futures:
+            yield future.result()
+    finally:  # also when the caller stops early or a batch fails: drop what has not started
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _row_text(batch: _Batch, rows: np.ndarray) -> bytes:
+    """The raw text of some of a batch's rows (for the general readers)."""
+    text = batch.rows.text
+    ends = np.flatnonzero(np.frombuffer(text, np.uint8) == 10)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    return join_lines(text, rows, starts, ends)
+
+
+def _join(parts: dict[str, list[np.ndarray]], total: int) -> dict[str, np.ndarray]:
+    """Each column's parts joined; columns of one dtype share one allocation, which numpy
+    backs by huge pages when it is large (fewer page faults than one array per column)."""
+    out: dict[str, np.ndarray] = {}
+    by_dtype: dict[np.dtype, list[str]] = {}
+    for name, pieces in parts.items():
+        by_dtype.setdefault(np.result_type(*pieces) if pieces else np.dtype(np.float64), []).append(name)
+    for dtype, names in by_dtype.items():
+        block = np.empty((len(names), total), dtype)
+        for row, name in zip(block, names):
+            if parts[name]:
+                np.concatenate(parts[name], out=row)
+            out[name] = row
+    return out
+
+
+def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | None) -> tuple[pd.DataFrame, tuple[dict, dict] | None]:
+    """Join the batches' columns; header kinds whose rows are not one number matrix across
+    all files (another token count, a word) are read again by the general readers. Then
+    add context and flags."""
+    total = sum(b.rows.size for b in batches)
+    n_blocks = np.array([len(f.scan.blocks) for f in files], np.int64)
+    block_offsets = np.concatenate(([0], np.cumsum(n_blocks)[:-1])).astype(np.int64)
+    blocks = [b for f in files for b in f.scan.blocks]
+    file_of_row = np.concatenate([b.rows.file for b in batches]) if batches else np.empty(0, np.int64)
+    block_of_row = (np.concatenate([b.rows.block for b in batches]) + block_offsets[file_of_row]) if total else np.empty(0, np.int64)
+    lines = np.concatenate([b.rows.line for b in batches]) if total else np.empty(0, np.int64)
+    names = list(dict.fromkeys(name for b in batches for name in b.cols))
+    cols = _join({name: [b.cols[name] if name in b.cols else _blank_column(name, b.rows.size) for b in batches] for name in names}, total)
+    valid = np.concatenate([b.valid for b in batches]) if batches else np.zeros(0, bool)
+
+    widths: dict[HeaderSpec, set[int | None]] = {}
+    for b in batches:
+        for spec, width in b.widths.items():
+            widths.setdefault(spec, set()).add(width)
+    irregular = [spec for spec, found in widths.items() if len(found) > 1 or None in found]
+    derived = set.intersection(*(set(b.derived) for b in batches if b.rows.size)) if total and not irregular else set()
+    cols.update(_join({name: [b.derived[name] for b in batches if b.rows.size] for name in sorted(derived)}, total))
+    # Flags and per-file statistics from the batches, when every batch could make them and
+    # no label is shared by two files (their rows would count together).
+    known = None
+    flagged = [b for b in batches if b.rows.size]
+    if not irregular and all(b.flags is not None for b in flagged) and len({f.label for f in files}) == len(files):
+        if flagged:
+            cols.update(_join({name: [b.flags[name] for b in flagged] for name in ("warmup", "impossible", "excluded")}, total))  # type: ignore[index]
+        stats = {label: record for b in flagged for label, record in b.stats.items()}
+        environment = {f.label: str(f.context.get("environment", ".")) for f in files}
+        for label, record in stats.items():
+            record["environment"] = environment[label]
+        known = (stats, {label: sizes for b in flagged for label, sizes in b.failed.items()})
+    if irregular:  # read those kinds' rows again, all files at once, with the general readers
+        spec_ids: dict[HeaderSpec, int] = {}
+        spec_of_block = np.array([spec_ids.setdefault(b.spec, len(spec_ids)) for b in blocks], np.int64)
+        spec_of_row = spec_of_block[block_of_row]
+        bounds = np.array([b.first_row for b in batches] + [total], np.int64)
+        for spec in irregular:
+            chosen = np.flatnonzero(spec_of_row == spec_ids[spec])
+            cut = np.searchsorted(chosen, bounds)
+            chunk = b"".join(_row_text(b, chosen[cut[i] : cut[i + 1]] - b.first_row) for i, b in enumerate(batches) if cut[i + 1] > cut[i])
+            frame = read_numeric(chunk, chosen.size)
+            if frame is None:
+                frame = tokenize(chunk, np.bincount(file_of_row[chosen], minlength=len(files)).tolist())
+            mapped, ok = map_columns(frame, spec)
+            for name, values in cols.items():  # drop what a batch may have read for these rows
+                values[chosen] = NO_STATUS if name == "status" else np.nan
+            _put(cols, valid, chosen, total, mapped, ok)
+
     junk = ~valid
     if junk.any():
         for fi in np.unique(file_of_row[junk]).tolist():
             bad = lines[junk & (file_of_row == fi)]
             files[fi].findings.append(Finding("warning", "unparsed", f"{bad.size} line(s) start with a number but are not data rows of this tester's table; skipped", files[fi].label, int(bad[0]), int(bad.size)))
-    keep = valid
+        keep = valid
+        cols = {k: v[keep] for k, v in cols.items()}
+        lines, file_of_row, block_of_row = lines[keep], file_of_row[keep], block_of_row[keep]
+        known = None  # rows were dropped: flag and count what is left, all files at once
+        for name in ("warmup", "impossible", "excluded"):
+            cols.pop(name, None)
     return magma_trust.tidy(
-        cols={k: v[keep] for k, v in cols.items()},
-        lines=lines[keep],
-        file_of_row=file_of_row[keep],
-        block_of_row=block_of_row[keep],
+        cols=cols,
+        lines=lines,
+        file_of_row=file_of_row,
+        block_of_row=block_of_row,
         files=files,
         blocks=blocks,
         peak_override=peak_override,
         columns=COLUMNS,
-    )
+    ), known

@@ -1,9 +1,12 @@
 """Provides the tokeniser and column mapping for MAGMA data rows, vectorised over all files.
 
-All data rows of all files are tokenised by one call to pandas' C reader (after `(` and `)`
-become spaces, `---` means "not computed"). When the fast reader and the line count disagree
-(a stray quote, a line of hundreds of tokens) the rows are tokenised by a plain Python split
-instead, which is slower but cannot be confused; both give the same frame.
+The usual path: every batch of rows is split into tokens by Arrow's C++ kernels (after `(`
+and `)` become blanks) and the tokens are read as floats in one cast (`---` = NaN, `ok` and
+`failed` as codes). A tester whose rows all have the same number of numeric tokens is then a
+plain float matrix (`numeric_rows`). Anything else (a stray word, a row with another token
+count, tabs) sends that tester's rows to the general readers below, which give the same
+frame: numpy's `loadtxt` for all-numeric rows, pandas' C reader, and a plain Python split
+for what even that cannot take (a stray quote, a line of hundreds of tokens).
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ from __future__ import annotations
 import csv
 import io
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from numpy.lib.stride_tricks import as_strided
 from pandas.api.types import is_numeric_dtype
 
 from gpuscope.parsers.magma_header import HeaderSpec
@@ -23,6 +30,8 @@ WIDTH = 16
 that file alone is then read by the slow one (which keeps the first 16 tokens)."""
 PARENS = bytes.maketrans(b"()", b"  ")
 STATUS = ("ok", "failed")
+SIZE_LIMIT = 2.0**53
+"""Sizes are integers; a float at or past 2**53 cannot hold one exactly (nor fit the int64 columns)."""
 
 
 def _read_fast(rows: bytes) -> pd.DataFrame:
@@ -59,6 +68,118 @@ def _read_slow(rows: bytes) -> pd.DataFrame:
 
 OK_CODE, FAILED_CODE = -7777777.0, -8888888.0
 """Status words as numbers for the all-numeric reader (MAGMA never prints negative values)."""
+OK, FAILED, NO_STATUS = 0, 1, 2
+"""Codes of the `status` column (categories "ok", "failed", "")."""
+SPLIT = bytes.maketrans(b"()\t\r\x0b\x0c", b"  \x01\x01\x01\x01")
+"""Parentheses become blanks; other whitespace becomes a byte no number holds, so a row
+with a tab (which `loadtxt` splits differently) goes to the general readers."""
+NUMBER = r"^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)$"
+"""What a float token looks like (to find the culprits when a cast fails)."""
+
+
+@dataclass
+class RowTokens:
+    """The tokens of a batch of rows as floats: row i has `count[i]` of them, from
+    `values[start[i]]` on (each row is followed by one spare slot); `bad[i]` marks a row with
+    a token the numeric reader does not take (a word, a tab)."""
+
+    values: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+    bad: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "RowTokens":
+        return cls(np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, bool))
+
+
+def _offsets(array: pa.Array) -> np.ndarray:
+    kind = np.int64 if pa.types.is_large_string(array.type) or pa.types.is_large_list(array.type) else np.int32
+    return np.frombuffer(array.buffers()[1], kind)[array.offset : array.offset + len(array) + 1]
+
+
+def split_rows(text: bytes, first: np.ndarray) -> RowTokens:
+    """Tokens of newline-terminated rows; row i starts at its first non-blank byte
+    `first[i]` (a digit), so the only empty token of a row is the one after its last."""
+    n = first.size
+    if n == 0:
+        return RowTokens.empty()
+    text = text.translate(SPLIT)
+    large = len(text) >= 2**31 - 1
+    bounds = np.empty(n + 1, np.int64 if large else np.int32)
+    bounds[:-1] = first
+    bounds[-1] = len(text)
+    strings = pa.Array.from_buffers(pa.large_string() if large else pa.string(), n, [None, pa.py_buffer(bounds), pa.py_buffer(text)])
+    lists = pc.ascii_split_whitespace(strings)
+    at = _offsets(lists).astype(np.int64)
+    at -= at[0]
+    tokens = lists.flatten()
+    tok = _offsets(tokens)
+    length = np.diff(tok)
+    data = np.frombuffer(tokens.buffers()[2], np.uint8) if tokens.buffers()[2] is not None else np.zeros(1, np.uint8)
+    first_byte = np.take(data, tok[:-1], mode="clip")  # np.take: faster than indexing here
+    count = np.diff(at) - 1
+    bad = np.zeros(n, bool)
+    spare = at[1:] - 1
+    empty = length == 0
+    if not (empty[spare].all() and int(np.count_nonzero(empty)) == n):
+        bad[:] = True  # not the layout this expects: let the general readers judge
+        return RowTokens(np.full(length.size, np.nan), at[:-1], count, bad)
+
+    def spelled(found: np.ndarray, word: bytes) -> np.ndarray:
+        """The tokens among `found` (which start with word[0]) that are `word`."""
+        for i, want in enumerate(word[1:], start=1):
+            found = found[np.take(data, tok[found] + i) == want]
+        return found
+
+    dash = spelled(np.flatnonzero((first_byte == 45) & (length == 3)), b"---")
+    ok = spelled(np.flatnonzero((first_byte == 111) & (length == 2)), b"ok")
+    failed = spelled(np.flatnonzero((first_byte == 102) & (length == 6)), b"failed")
+    numeric = ~empty
+    numeric[dash] = numeric[ok] = numeric[failed] = False
+    values = np.empty(length.size)
+    values[spare] = np.nan
+    values[dash] = np.nan
+    values[ok] = OK_CODE
+    values[failed] = FAILED_CODE
+    where = np.flatnonzero(numeric)
+    chosen = tokens.filter(pa.array(numeric))
+    try:
+        values[where] = pc.cast(chosen, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        plausible = pc.match_substring_regex(chosen, NUMBER).to_numpy(zero_copy_only=False)
+        values[where[~plausible]] = np.nan
+        row_of = np.searchsorted(at, where[~plausible], side="right") - 1
+        bad[row_of] = True
+        try:
+            values[where[plausible]] = pc.cast(chosen.filter(pa.array(plausible)), pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            bad[:] = True
+    return RowTokens(values, at[:-1], count, bad)
+
+
+def numeric_rows(parts: list[tuple[RowTokens, np.ndarray]]) -> np.ndarray | None:
+    """The chosen rows (`parts`: each batch's tokens and the row indices in it) as one float
+    matrix, when they all have the same number of tokens and every token is a number,
+    `---`, `ok` or `failed`; else None. The same matrix `read_numeric` reads from the text."""
+    width = None
+    for tokens, rows in parts:
+        if not rows.size:
+            continue
+        every = rows.size == tokens.count.size  # all the batch's rows: no need to pick them
+        count = tokens.count if every else tokens.count[rows]
+        if (tokens.bad if every else tokens.bad[rows]).any() or count.min() != count.max() or (width is not None and count[0] != width):
+            return None
+        width = int(count[0])
+    if width is None or width > WIDTH:
+        return None
+    out = []
+    for tokens, rows in parts:
+        if rows.size:
+            values = tokens.values
+            view = as_strided(values, shape=(values.size - width + 1, width), strides=(values.strides[0], values.strides[0]), writeable=False)
+            out.append(view[tokens.start if rows.size == tokens.start.size else tokens.start[rows]])  # not np.take: slow on this view
+    return out[0] if len(out) == 1 else np.concatenate(out)
 
 
 def read_numeric(rows: bytes, expected: int) -> pd.DataFrame | None:
@@ -115,8 +236,12 @@ def tokenize(rows: bytes, counts: list[int]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _numbers(frame: pd.DataFrame, col: int) -> tuple[np.ndarray, np.ndarray]:
+def _numbers(frame: pd.DataFrame | np.ndarray, col: int) -> tuple[np.ndarray, np.ndarray]:
     """Column as float64 and a mask of tokens that were present but not numbers."""
+    if isinstance(frame, np.ndarray):  # the numeric readers' matrix: numbers only
+        if col >= frame.shape[1]:
+            return np.full(frame.shape[0], np.nan), np.zeros(frame.shape[0], bool)
+        return frame[:, col], np.zeros(frame.shape[0], bool)
     if col not in frame.columns:  # the numeric reader keeps only the columns the rows have
         return np.full(len(frame), np.nan), np.zeros(len(frame), bool)
     values = frame[col]
@@ -127,23 +252,32 @@ def _numbers(frame: pd.DataFrame, col: int) -> tuple[np.ndarray, np.ndarray]:
     return numbers, junk
 
 
-def map_columns(frame: pd.DataFrame, spec: HeaderSpec) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Tidy columns for rows printed under `spec`, and a mask of rows that really are data rows."""
+def map_columns(frame: pd.DataFrame | np.ndarray, spec: HeaderSpec) -> tuple[dict[str, np.ndarray | None], np.ndarray | None]:
+    """Tidy columns for rows printed under `spec`, and a mask of rows that really are data rows.
+
+    `frame` is a token frame (`tokenize`, `read_numeric`) or the numeric readers' matrix.
+    `status` comes back as codes (OK, FAILED, NO_STATUS). A column the rows do not have is
+    None (all NaN, or no status), and so is the mask when every row is a data row.
+    """
+    if isinstance(frame, pd.DataFrame) and all(is_numeric_dtype(t) for t in frame.dtypes) and list(frame.columns) == list(range(frame.shape[1])):
+        frame = frame.to_numpy(np.float64, na_value=np.nan)  # all numeric: the same numbers, faster
+    if isinstance(frame, np.ndarray):
+        return _map_matrix(frame, spec)
     n = len(frame)
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray | None] = {}
     valid = np.ones(n, bool)
     for pos, name in enumerate(spec.sizes):
         values, junk = _numbers(frame, pos)
-        valid &= ~junk & np.isfinite(values) & (values >= 0) & (values == np.floor(values))
+        with np.errstate(invalid="ignore"):  # sizes past 2**53 are not integers MAGMA prints
+            valid &= ~junk & (values >= 0) & (values < SIZE_LIMIT) & (values == np.floor(values))
         out[name] = values
     for name in ("batch_count", "m", "n", "k"):
-        out.setdefault(name, np.full(n, np.nan))
+        out.setdefault(name, None)
     scale = 1000.0 if spec.seconds else 1.0
     for role, prefix in (("gpu", ""), ("cpu", "cpu_"), ("ref", "ref_")):
         index = spec.pair_index(role)
         if index is None:
-            out[f"{prefix}gflops"] = np.full(n, np.nan)
-            out[f"{prefix}time_ms"] = np.full(n, np.nan)
+            out[f"{prefix}gflops"] = out[f"{prefix}time_ms"] = None
             continue
         col = len(spec.sizes) + 2 * index
         gflops, junk_g = _numbers(frame, col)
@@ -154,18 +288,68 @@ def map_columns(frame: pd.DataFrame, spec: HeaderSpec) -> tuple[dict[str, np.nda
         out[f"{prefix}time_ms"] = seconds * scale
     first = spec.first_trailing
     error = _numbers(frame, first)[0] if first < WIDTH else np.full(n, np.nan)
-    status = np.full(n, "", dtype=object)
+    status = np.full(n, NO_STATUS, np.int8)
     for col in range(first, WIDTH):
         if col not in frame.columns:
             continue
         values = frame[col]
+        open_ = status == NO_STATUS
         if not is_numeric_dtype(values.dtype):
-            hit = values.isin(STATUS).to_numpy(bool) & (status == "")
-            status[hit] = values.to_numpy(object)[hit]
+            status[values.eq("ok").to_numpy(bool) & open_] = OK
+            status[values.eq("failed").to_numpy(bool) & open_] = FAILED
         else:  # the numeric reader's codes
             numbers = values.to_numpy(np.float64)
-            status[(numbers == OK_CODE) & (status == "")] = "ok"
-            status[(numbers == FAILED_CODE) & (status == "")] = "failed"
+            status[(numbers == OK_CODE) & open_] = OK
+            status[(numbers == FAILED_CODE) & open_] = FAILED
     out["error"] = np.where((error == OK_CODE) | (error == FAILED_CODE), np.nan, error)
+    out["status"] = status
+    return out, valid
+
+
+CODED = -7e6
+"""Below every real value MAGMA prints and above both status codes: one comparison tells
+whether a column holds a code at all."""
+
+
+def _map_matrix(values: np.ndarray, spec: HeaderSpec) -> tuple[dict[str, np.ndarray | None], np.ndarray | None]:
+    """`map_columns` for a matrix of numbers (no junk tokens): each check is first made on
+    the whole block at once, and row by row only when that finds something."""
+    n, width = values.shape
+
+    def column(pos: int) -> np.ndarray | None:
+        return values[:, pos] if pos < width else None
+
+    out: dict[str, np.ndarray | None] = {"batch_count": None, "m": None, "n": None, "k": None}
+    sizes_at = len(spec.sizes)
+    for pos, name in enumerate(spec.sizes):
+        out[name] = column(pos)
+    valid: np.ndarray | None = None
+    if sizes_at > width:
+        valid = np.zeros(n, bool)  # a size column is missing: NaN, so no row is a data row
+    elif n:
+        sizes = values[:, :sizes_at]
+        with np.errstate(invalid="ignore"):  # sizes past 2**53 are not integers MAGMA prints
+            if not (sizes.min() >= 0 and sizes.max() < SIZE_LIMIT and (sizes == np.floor(sizes)).all()):
+                valid = ((sizes >= 0) & (sizes < SIZE_LIMIT) & (sizes == np.floor(sizes))).all(axis=1)
+    scale = 1000.0 if spec.seconds else 1.0
+    for role, prefix in (("gpu", ""), ("cpu", "cpu_"), ("ref", "ref_")):
+        index = spec.pair_index(role)
+        col = None if index is None else sizes_at + 2 * index
+        seconds = None if col is None else column(col + 1)
+        out[f"{prefix}gflops"] = None if col is None else column(col)
+        out[f"{prefix}time_ms"] = seconds if seconds is None or scale == 1.0 else seconds * scale
+    first = spec.first_trailing
+    error = column(first) if first < WIDTH else None
+    if error is not None and (error < CODED).any():
+        error = np.where((error == OK_CODE) | (error == FAILED_CODE), np.nan, error)
+    out["error"] = error
+    status = None
+    tail = values[:, first : min(width, WIDTH)]
+    if tail.size and (tail < CODED).any():
+        status = np.full(n, NO_STATUS, np.int8)
+        for col in range(tail.shape[1]):
+            open_ = status == NO_STATUS
+            status[(tail[:, col] == OK_CODE) & open_] = OK
+            status[(tail[:, col] == FAILED_CODE) & open_] = FAILED
     out["status"] = status
     return out, valid

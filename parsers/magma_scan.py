@@ -4,9 +4,11 @@ loop per line.
 Lines are classified with numpy by their first bytes only (an integer then a blank = candidate
 data row, `%` = banner/header, anything else = trailer or stray output). Data rows are cut out
 as one byte string for a single vectorised tokeniser later; banner counts come from prefix
-checks and column headers from `bytes.find`; the few other lines (Flux trailer, Start/End
-time, errors) go to magma_trailer.py. The bytes are scanned only a couple of times, which is
-what makes this cheaper than a per-line regex loop, the baseline it is measured against.
+checks, column headers from the positions of `Gflop/s`; the few other lines (Flux trailer,
+Start/End time, errors) go to magma_trailer.py. Ranks repeat the same banner, so header and
+`% Usage:` lines are compared with the line before them in numpy and only the distinct ones
+are parsed in Python. The bytes are scanned only a couple of times, which is what makes this
+cheaper than a per-line regex loop, the baseline it is measured against.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from gpuscope.parsers.magma_header import HeaderSpec, parse_header
 from gpuscope.parsers.magma_trailer import other_lines
@@ -24,10 +27,10 @@ VERSION = re.compile(rb"% MAGMA (\d+\.\d+\.\d+)")
 USAGE = re.compile(rb"% Usage: (\S+)")
 LEAD = 16
 """Bytes looked at per line: MAGMA indents rows by at most 11 blanks before the first integer."""
-BLANK = np.zeros(256, bool)
-BLANK[[9, 13, 32]] = True
-DIGIT = np.zeros(256, bool)
-DIGIT[48:58] = True
+WINDOW = 192
+"""Header and usage lines up to this long are compared with the previous one in numpy."""
+PAD = b"\n" * WINDOW
+GFLOPS = np.frombuffer(b"Gflop/s", np.uint8)
 
 
 @dataclass
@@ -63,98 +66,202 @@ class FileScan:
     last_line_cut: bool = False
 
 
-def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (exclusive, at the newline) offset of every line."""
-    nl = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], nl + 1))
-    ends = np.concatenate((nl, [size]))
+@dataclass
+class RowText:
+    """The data rows of a batch of files, for the tokeniser: `text` holds them one after
+    another, newline-terminated; row i starts (at its first non-blank byte) at `first[i]`."""
+
+    text: bytes = b""
+    first: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    file: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    """Index of each row's file in the batch."""
+    line: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    """1-based line number of each row in its file."""
+    block: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    """Index of each row's block in its file's `FileScan.blocks`."""
+
+    @property
+    def size(self) -> int:
+        return int(self.first.size)
+
+
+def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start and end (exclusive, at the newline) offset of every line, and the offsets of all
+    `/` bytes (the column headers are found through them)."""
+    nl = np.flatnonzero(buf[:size] == 10)
+    slash = np.flatnonzero(buf[:size] == 47)
+    starts = np.empty(nl.size + 1, np.int64)
+    starts[0] = 0
+    starts[1:] = nl + 1
+    ends = np.empty(nl.size + 1, np.int64)
+    ends[:-1] = nl
+    ends[-1] = size
     if starts[-1] >= size:  # the file ends with a newline: no last, empty line
         starts, ends = starts[:-1], ends[:-1]
-    return starts, ends
+    return starts, ends, slash
 
 
-def _classify(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _blank(b: np.ndarray) -> np.ndarray:
+    """Blank, tab or carriage return (9 | 4 and 13 | 4 are the only bytes that give 13)."""
+    return (b == 32) | ((b | 4) == 13)
+
+
+def _classify(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per line: first non-blank column, is-candidate-row, first non-blank byte (0 = blank line).
 
-    Most lines are decided by their first byte (`%` banners, digits); only lines that start
-    with a blank get a look at their first `LEAD` bytes. A candidate row starts with an
-    integer followed by a blank, which rules out Flux's `8.411s: job.exception` cheaply.
+    Most lines are decided by their first byte (`%` banners); lines that start with a blank
+    or a digit get a look at their first `LEAD` bytes (`padded` holds at least `LEAD` bytes
+    after the last line, so every window is in bounds; a line's newline ends it). A candidate
+    row starts with an integer followed by a blank, which rules out Flux's
+    `8.411s: job.exception` cheaply.
     """
     n = starts.size
     first_col = np.zeros(n, np.int64)
     first_byte = np.zeros(n, np.uint8)
     candidate = np.zeros(n, bool)
-    if n == 0 or buf.size == 0:
+    if n == 0 or size == 0:
         return first_col, candidate, first_byte
     width = ends - starts
-    c0 = np.where(width > 0, buf[np.minimum(starts, buf.size - 1)], 0)
+    c0 = padded[starts]
+    c0[width <= 0] = 0
     first_byte[:] = c0
-    look = np.flatnonzero(BLANK[c0] | DIGIT[c0])  # indented lines and digit lines need a closer look
-    if look.size:
-        cols = np.arange(LEAD)
-        w = np.minimum(width[look], LEAD)
-        inside = cols[None, :] < w[:, None]
-        lead = buf[np.minimum(starts[look][:, None] + cols[None, :], buf.size - 1)]
-        nonblank = ~BLANK[lead] & inside
-        any_nonblank = nonblank.any(axis=1)
-        col = np.where(any_nonblank, nonblank.argmax(axis=1), LEAD)
-        rows = np.arange(look.size)
-        byte = np.where(any_nonblank, lead[rows, np.minimum(col, LEAD - 1)], 0).astype(np.uint8)
-        digit = DIGIT[lead] & inside
-        after = cols[None, :] > col[:, None]
-        non_digit_after = ~digit & after
-        stop = np.where(non_digit_after.any(axis=1), non_digit_after.argmax(axis=1), LEAD)
-        stop_byte = lead[rows, np.minimum(stop, LEAD - 1)]
-        # the integer ends at a blank or the line end; a run past the window: the tokeniser judges
-        ends_ok = (stop >= w) | BLANK[stop_byte] | (stop == LEAD)
-        first_col[look] = col
-        first_byte[look] = byte
-        candidate[look] = DIGIT[byte] & ends_ok & any_nonblank
-        # More than LEAD blanks is not MAGMA's layout: classify such a line by its text.
-        for i in look[~any_nonblank & (width[look] > LEAD)].tolist():
-            text = bytes(buf[starts[i]:ends[i]])
-            stripped = text.lstrip()
-            first_col[i] = len(text) - len(stripped)
-            first_byte[i] = stripped[0] if stripped else 0
+    look = np.flatnonzero(_blank(c0) | ((c0 - 48) < 10))  # indented lines and digit lines need a closer look
+    if not look.size:
+        return first_col, candidate, first_byte
+    at = starts[look]
+    step = padded.strides[0]
+    lead = as_strided(padded, shape=(padded.size - LEAD + 1, LEAD), strides=(step, step), writeable=False)[at]
+    rows = np.arange(look.size)
+    # The first byte that is not a blank: a character of the line, or the newline that ends it.
+    col = (~_blank(lead)).argmax(axis=1)
+    byte = lead[rows, col]
+    any_nonblank = ~_blank(byte) & (byte != 10)
+    col[~any_nonblank] = LEAD
+    byte[~any_nonblank] = 0
+    # Where the leading integer stops: the first byte after it that is not a digit (the
+    # newline at the latest), or the window's end. Only blanks come before it, so that is
+    # the first digit followed by a non-digit.
+    digit = (lead - 48) < 10
+    last_digit = digit[:, :-1] & ~digit[:, 1:]
+    stop = last_digit.argmax(axis=1)
+    stop = np.where(last_digit[rows, stop], stop + 1, LEAD)
+    stop_byte = lead[rows, np.minimum(stop, LEAD - 1)]
+    ends_ok = _blank(stop_byte) | (stop_byte == 10) | (stop == LEAD) | (stop >= width[look])
+    first_col[look] = col
+    first_byte[look] = byte
+    candidate[look] = ((byte - 48) < 10) & ends_ok & any_nonblank
+    # More than LEAD blanks is not MAGMA's layout: classify such a line by its text.
+    for i in look[~any_nonblank & (width[look] > LEAD)].tolist():
+        text = bytes(padded[starts[i]:ends[i]])
+        stripped = text.lstrip()
+        first_col[i] = len(text) - len(stripped)
+        first_byte[i] = stripped[0] if stripped else 0
     return first_col, candidate, first_byte
 
 
-def _prefixed(buf: np.ndarray, starts: np.ndarray, prefix: bytes) -> np.ndarray:
-    """Which of the given line starts begin with `prefix` (vectorised, no decoding)."""
-    if starts.size == 0:
+def _prefixed(padded: np.ndarray, at: np.ndarray, prefix: bytes) -> np.ndarray:
+    """Which of the given offsets start `prefix` (compared 8 bytes at a time; `padded` has
+    spare bytes after the text, so no window runs out of it)."""
+    if at.size == 0:
         return np.zeros(0, bool)
-    want = np.frombuffer(prefix, np.uint8)
-    at = np.minimum(starts[:, None] + np.arange(want.size)[None, :], buf.size - 1)
-    return (buf[at] == want).all(axis=1)
+    width = -(-len(prefix) // 8) * 8
+    step = padded.strides[0]
+    window = as_strided(padded, shape=(padded.size - width + 1, width), strides=(step, step), writeable=False)[at]
+    want = np.frombuffer(prefix.ljust(width, b"\0"), np.uint64)
+    mask = np.frombuffer(b"\xff" * len(prefix) + b"\0" * (width - len(prefix)), np.uint64)
+    return (((window.view(np.uint64) ^ want) & mask) == 0).all(axis=1)
 
 
-def _check(buf: np.ndarray, at: np.ndarray, maybe: np.ndarray, prefix: bytes) -> np.ndarray:
+def _check(padded: np.ndarray, at: np.ndarray, maybe: np.ndarray, prefix: bytes) -> np.ndarray:
     """`maybe`, narrowed to the offsets that really start with `prefix`."""
     out = np.zeros(at.size, bool)
-    out[maybe] = _prefixed(buf, at[maybe], prefix)
+    out[maybe] = _prefixed(padded, at[maybe], prefix)
     return out
 
 
-def _headers(data: bytes) -> list[tuple[int, HeaderSpec]]:
-    """Every `%` line naming `Gflop/s`, with its offset (one per process)."""
-    found, pos, cache = [], 0, {}
-    while (hit := data.find(b"Gflop/s", pos)) >= 0:
-        start = data.rfind(b"\n", 0, hit) + 1
-        end = data.find(b"\n", hit)
-        end = len(data) if end < 0 else end
-        line = data[start:end]
-        if line.lstrip().startswith(b"%"):
-            if line not in cache:
-                cache[line] = parse_header(line.decode("utf-8", "replace"))
-            if cache[line] is not None:
-                found.append((start, cache[line]))
-        pos = end
-    return found
+def _windows(padded: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """`WINDOW` bytes from each offset (`padded` ends with `WINDOW` spare bytes)."""
+    view = as_strided(padded, shape=(padded.size - WINDOW + 1, WINDOW), strides=(padded.strides[0], padded.strides[0]), writeable=False)
+    return view[at]
+
+
+def _distinct(padded: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For byte ranges [a, b): the index of the first range of each run of equal ranges,
+    i.e. i where range i differs from range i-1, else that of range i-1."""
+    n = a.size
+    same = np.zeros(n, bool)
+    if n > 1:
+        length = b - a
+        maybe = np.flatnonzero((length[1:] == length[:-1]) & (length[1:] <= WINDOW)) + 1
+        if maybe.size:
+            # Compare 8 bytes at a time; equal when the first differing byte lies past the end.
+            little = np.dtype("<u8")  # byte i of a word is bits 8i..8i+7, on any machine
+            diff = _windows(padded, a[maybe]).view(little) ^ _windows(padded, a[maybe - 1]).view(little)
+            word = (diff != 0).argmax(axis=1)
+            first = diff[np.arange(maybe.size), word].astype(np.uint64)
+            low = first & (~first + np.uint64(1))  # lowest set bit: the first byte that differs
+            byte = word * 8 + (np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1) // 8  # exact for powers of 2
+            same[maybe] = (first == 0) | (byte >= length[maybe])
+    first_of_run = np.where(same, 0, np.arange(n))
+    return np.maximum.accumulate(first_of_run) if n else first_of_run
+
+
+def _headers(big: bytes, padded: np.ndarray, size: int, slash: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_byte: np.ndarray,
+             cache: dict[bytes, HeaderSpec | None]) -> tuple[np.ndarray, np.ndarray, list[HeaderSpec]]:
+    """Every `%` line naming `Gflop/s` (one per process): its line index and the number of
+    its kind, and the kinds (distinct specs). `slash` holds the offsets of all `/` bytes."""
+    slash = slash[(slash >= 5) & (slash + 1 < size)]
+    for i, want in enumerate(GFLOPS):
+        if i != 5 and slash.size:
+            slash = slash[padded[slash + (i - 5)] == want]
+    if not slash.size:
+        return np.empty(0, np.int64), np.empty(0, np.int64), []
+    lines = np.searchsorted(starts, slash, side="right") - 1
+    lines = lines[np.concatenate(([True], lines[1:] != lines[:-1]))]  # sorted: drop repeats
+    pct = first_byte[lines] == 37
+    if not pct.all():  # `%` after whitespace other than blanks, tabs and CR: decide on the text
+        for j in np.flatnonzero(~pct).tolist():
+            pct[j] = big[starts[lines[j]] : ends[lines[j]]].lstrip().startswith(b"%")
+        lines = lines[pct]
+    a, b = starts[lines], ends[lines]
+    first = _distinct(padded, a, b)
+    distinct = np.flatnonzero(first == np.arange(first.size))
+    kinds: dict[HeaderSpec, int] = {}
+    kind_of = np.full(first.size, -1, np.int64)
+    for j in distinct.tolist():
+        line = big[a[j] : b[j]]
+        if line not in cache:
+            cache[line] = parse_header(line.decode("utf-8", "replace"))
+        spec = cache[line]
+        if spec is not None:
+            kind_of[j] = kinds.setdefault(spec, len(kinds))
+    kind_of = kind_of[first]
+    keep = kind_of >= 0
+    return lines[keep], kind_of[keep], list(kinds)
+
+
+def _tests_at(big: bytes, padded: np.ndarray, usage: np.ndarray, usage_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Offsets of the `% Usage:` lines, the number of each one's argv[0] basename, and the
+    basenames (equal lines parsed once)."""
+    first = _distinct(padded, usage, usage_end)
+    distinct = np.flatnonzero(first == np.arange(first.size))
+    names: dict[str, int] = {}
+    name_of = np.full(first.size, -1, np.int64)
+    for j in distinct.tolist():
+        found = USAGE.match(big, int(usage[j]))
+        if found:
+            base = found.group(1).rsplit(b"/", 1)[-1].decode("utf-8", "replace")
+            name_of[j] = names.setdefault(base[len("testing_"):] if base.startswith("testing_") else base, len(names))
+    name_of = name_of[first]
+    keep = name_of >= 0
+    return usage[keep], name_of[keep], list(names)
 
 
 def join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
     """The given lines, newline-terminated. Rows come in runs of consecutive lines, so this
     joins a few slices per file rather than one per row."""
+    if not lines.size:
+        return b""
     breaks = np.flatnonzero(np.diff(lines) != 1) + 1
     first = np.concatenate(([0], breaks))
     last = np.concatenate((breaks - 1, [lines.size - 1]))
@@ -173,38 +280,43 @@ def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> l
     return out
 
 
-def scan_many(datas: list[bytes]) -> tuple[list[FileScan], bytes]:
+def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None = None) -> tuple[list[FileScan], RowText]:
     """Scan several files with one set of numpy passes; returns their scans and all their
-    data rows (file after file, newline-terminated) for one call of the tokeniser.
+    data rows (file after file) for one call of the tokeniser.
 
-    Each scan's `row_lines` are 1-based line numbers in its own file; `row_bytes` stays
-    empty because the rows live in the shared byte string.
+    Each scan's `row_lines` are 1-based line numbers in its own file and `row_block` its rows'
+    blocks; `row_bytes` stays empty because the rows live in the shared `RowText`. `cache`
+    keeps parsed header lines between calls.
     """
     scans = [FileScan() for _ in datas]
     if not datas:
-        return scans, b""
-    big = b"".join(d if d.endswith(b"\n") or not d else d + b"\n" for d in datas)
-    sizes = np.array([len(d) + (0 if d.endswith(b"\n") or not d else 1) for d in datas], np.int64)
+        return scans, RowText()
+    cache = {} if cache is None else cache
+    parts = [d if d.endswith(b"\n") or not d else d + b"\n" for d in datas]
+    sizes = np.array([len(d) for d in parts], np.int64)
+    size = int(sizes.sum())
+    big = b"".join(parts + [PAD])
     file_start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    buf = np.frombuffer(big, np.uint8)
-    starts, ends = _line_index(buf, len(big))
+    padded = np.frombuffer(big, np.uint8)
+    buf = padded[:size]
+    starts, ends, slash = _line_index(buf, size)
     line_file = np.searchsorted(file_start, starts, side="right") - 1
     first_line = np.searchsorted(starts, file_start)  # index of each file's first line
-    first_col, candidate, first_byte = _classify(buf, starts, ends)
+    first_col, candidate, first_byte = _classify(padded, size, starts, ends)
     n = len(datas)
 
     pct = np.flatnonzero(first_byte == 37)
-    pct_at = (starts + first_col)[pct]
+    pct_at = starts[pct] + first_col[pct]
     pct_file = line_file[pct]
     # The byte after '% ' tells banner (M), device (d) and usage (U) lines apart cheaply;
     # only those few are then compared with their full prefix.
-    third = buf[np.minimum(pct_at + 2, buf.size - 1)]
-    is_banner = _check(buf, pct_at, third == ord("M"), b"% MAGMA ")
-    is_device = _check(buf, pct_at, third == ord("d"), b"% device ")
+    third = buf[np.minimum(pct_at + 2, buf.size - 1)] if buf.size else np.zeros(0, np.uint8)
+    is_banner = _check(padded, pct_at, third == ord("M"), b"% MAGMA ")
+    is_device = _check(padded, pct_at, third == ord("d"), b"% device ")
     banners = np.bincount(pct_file[is_banner], minlength=n)
     devices = np.bincount(pct_file[is_device], minlength=n)
     first_banner = _first_per_file(pct_file[is_banner], pct_at[is_banner], n)
-    zero = _check(buf, pct_at, is_device, b"% device 0: ")
+    zero = _check(padded, pct_at, is_device, b"% device 0: ")
     first_zero = _first_per_file(pct_file[zero], pct_at[zero], n)
     first_device = _first_per_file(pct_file[is_device], pct_at[is_device], n)
     for i, scan in enumerate(scans):
@@ -214,86 +326,104 @@ def scan_many(datas: list[bytes]) -> tuple[list[FileScan], bytes]:
             scan.version = version.group(1).decode() if version else ""
         at = first_zero[i] if first_zero[i] is not None else first_device[i]
         if at is not None:
-            device = DEVICE.match(big, at)
+            device = DEVICE.match(big, at, size)
             if device:
                 scan.device = device.group(2).decode("utf-8", "replace")
             scan.visible_devices = round(int(devices[i]) / scan.banners) if scan.banners else int(devices[i])
 
     other = np.flatnonzero((first_byte != 0) & ~candidate & (first_byte != 37))
-    other_bounds = np.searchsorted(line_file[other], np.arange(n + 1))
-    for f in range(n):
-        a, b = other_bounds[f], other_bounds[f + 1]
-        if b > a:
-            other_lines(scans[f], big, other[a:b], starts, ends, int(first_line[f]))
+    if other.size:
+        other_bounds = np.searchsorted(line_file[other], np.arange(n + 1))
+        for f in np.flatnonzero(np.diff(other_bounds)).tolist():
+            other_lines(scans[f], big, other[other_bounds[f] : other_bounds[f + 1]], starts, ends, int(first_line[f]))
 
-    usage = pct_at[_check(buf, pct_at, third == ord("U"), b"% Usage: ")]
-    tests = _tests_at(big, usage)
-    headers = _headers(big)
-    rows = np.flatnonzero(candidate)
-    keep = np.ones(rows.size, bool)
-    # Lines are in file order, so each file's rows, headers and usage lines are one slice.
-    row_bounds = np.searchsorted(line_file[rows], np.arange(n + 1))
-    header_at = np.array([offset for offset, _ in headers], np.int64)
-    header_bounds = np.searchsorted(header_at, np.concatenate((file_start, [len(big)])))
-    test_at = np.array([offset for offset, _ in tests], np.int64)
-    test_bounds = np.searchsorted(test_at, np.concatenate((file_start, [len(big)])))
-    for f, scan in enumerate(scans):
+    is_usage = _check(padded, pct_at, third == ord("U"), b"% Usage: ")
+    test_at, test_id, test_names = _tests_at(big, padded, pct_at[is_usage], ends[pct[is_usage]])
+    header_lines, header_kind, kinds = _headers(big, padded, size, slash, starts, ends, first_byte, cache)
+    rows = _blocks(scans, np.flatnonzero(candidate), starts[header_lines], header_kind, kinds, test_at, test_id, test_names,
+                   starts, line_file, file_start, n)
+    lines = rows.line  # line indices in the batch, turned into 1-based line numbers below
+    rows.line = lines - first_line[rows.file] + 1
+    row_bounds = np.searchsorted(rows.file, np.arange(n + 1))
+    for f in np.flatnonzero(np.diff(row_bounds)).tolist():
         a, b = row_bounds[f], row_bounds[f + 1]
-        if b == a:
-            continue
-        mine = rows[a:b]
-        file_headers = headers[header_bounds[f]:header_bounds[f + 1]]
-        if not file_headers:
-            scan.orphan_rows = int(b - a)
-            keep[a:b] = False
-            continue
-        blocks = _blocks(scan, file_headers, tests[test_bounds[f]:test_bounds[f + 1]], starts[mine])
-        scan.row_lines = mine - first_line[f] + 1
-        scan.row_block = blocks
+        scan = scans[f]
+        scan.row_lines = rows.line[a:b]
+        scan.row_block = rows.block[a:b]
         last_line = (first_line[f + 1] if f + 1 < n else starts.size) - 1
-        if not datas[f].endswith(b"\n") and mine[-1] == last_line:
+        if not datas[f].endswith(b"\n") and lines[b - 1] == last_line:
             scan.last_line_cut = True
-    rows = rows[keep]
-    return scans, join_lines(big, rows, starts, ends) if rows.size else b""
+    # One byte string of all rows; each row's first non-blank byte, for the tokeniser.
+    if lines.size:
+        breaks = np.flatnonzero(np.diff(lines) != 1) + 1
+        run_first = np.concatenate(([0], breaks))
+        run_last = np.concatenate((breaks - 1, [lines.size - 1]))
+        a, b = starts[lines[run_first]], ends[lines[run_last]] + 1
+        view = memoryview(big)  # slices of a view are not copied before the join copies them
+        rows.text = b"".join([view[x:y] for x, y in zip(a.tolist(), b.tolist())])
+        length = ends[lines] + 1 - starts[lines]
+        rows.first = np.cumsum(length) - length + first_col[lines]
+    return scans, rows
 
 
-def _blocks(scan: FileScan, headers: list[tuple[int, HeaderSpec]], tests: list[tuple[int, str]], row_at: np.ndarray) -> np.ndarray:
-    """Assign a file's rows to header kinds (blocks); fills `scan.blocks`, returns row codes.
+def _blocks(scans: list[FileScan], rows: np.ndarray, header_at: np.ndarray, header_kind: np.ndarray, kinds: list[HeaderSpec],
+            test_at: np.ndarray, test_id: np.ndarray, test_names: list[str], starts: np.ndarray, line_file: np.ndarray,
+            file_start: np.ndarray, n: int) -> RowText:
+    """Assign rows to header kinds (blocks), for all files of a batch at once; fills each
+    `scan.blocks` and `scan.orphan_rows`, returns the rows (line index, file, block).
 
-    A row belongs to the latest header above it; rows above the first header (ranks drift
-    in merged files) use the first one. A header's tester is named by the nearest `% Usage:`
-    line above it (run_tests.py output holds several testers); the number of such lines is
-    the number of processes that ran it.
+    A row belongs to the latest header above it; rows above the first header of their file
+    (ranks drift in merged files) use the first one. A header's tester is named by the
+    nearest `% Usage:` line above it in its file (run_tests.py output holds several
+    testers); the number of such lines naming it is the number of processes that ran it.
     """
-    kinds: dict[HeaderSpec, int] = {}
-    header_kind = np.array([kinds.setdefault(spec, len(kinds)) for _, spec in headers], np.int32)
-    header_at = np.array([offset for offset, _ in headers], np.int64)
-    which = np.maximum(np.searchsorted(header_at, row_at, side="right") - 1, 0)
-    codes = header_kind[which]
-    names = [name for _, name in tests]
-    for spec in kinds:
-        at = next(offset for offset, s in headers if s == spec)
-        above = [name for offset, name in tests if offset < at]
-        test = above[-1] if above else (names[0] if names else ("gemm_vbatched" if "batch_count" in spec.sizes else "unknown"))
-        scan.blocks.append(Block(spec, test, names.count(test) or max(1, scan.banners)))
-    for block, count in zip(scan.blocks, np.bincount(codes, minlength=len(scan.blocks)).tolist()):
-        block.rows = count
-    return codes
-
-
-def _tests_at(big: bytes, usage: np.ndarray) -> list[tuple[int, str]]:
-    """(offset, argv[0] basename) of the `% Usage:` lines."""
-    names = []
-    for at in usage.tolist():
-        found = USAGE.match(big, at)
-        if found:
-            base = found.group(1).rsplit(b"/", 1)[-1].decode("utf-8", "replace")
-            names.append((at, base[len("testing_"):] if base.startswith("testing_") else base))
-    return names
+    bounds = np.concatenate((file_start, [np.iinfo(np.int64).max]))
+    header_file = np.searchsorted(file_start, header_at, side="right") - 1
+    header_bounds = np.searchsorted(header_at, bounds)
+    row_file = line_file[rows]
+    orphan = (header_bounds[1:] == header_bounds[:-1])[row_file]  # rows of files without a header
+    if orphan.any():
+        for f, count in zip(*np.unique(row_file[orphan], return_counts=True)):
+            scans[int(f)].orphan_rows = int(count)
+        rows, row_file = rows[~orphan], row_file[~orphan]
+    out = RowText(line=rows, file=row_file)
+    if not rows.size:
+        out.block = np.empty(0, np.int64)
+        return out
+    # Header kinds per file, in order of first appearance; only files with rows get blocks.
+    key = header_file * len(kinds) + header_kind
+    with_rows = np.zeros(n, bool)
+    with_rows[row_file] = True
+    _, first_header = np.unique(key, return_index=True)
+    first_header = np.sort(first_header)
+    first_header = first_header[with_rows[header_file[first_header]]]
+    block_of_key = np.full(n * len(kinds), -1, np.int64)
+    block_of_key[key[first_header]] = np.arange(first_header.size)
+    which = np.searchsorted(header_at, starts[rows], side="right") - 1
+    which = np.maximum(which, header_bounds[row_file])
+    out.block = block_of_key[key[which]]
+    counts = np.bincount(out.block, minlength=first_header.size).tolist()
+    # The tester of each block: the last usage line above its first header in the same file.
+    block_file = header_file[first_header]
+    test_bounds = np.searchsorted(test_at, bounds)
+    above = np.searchsorted(test_at, header_at[first_header], side="left") - 1
+    n_names = len(test_names)
+    test_file = np.searchsorted(file_start, test_at, side="right") - 1
+    per_file_name = np.bincount(test_file * n_names + test_id, minlength=n * n_names).tolist() if n_names else []
+    for b, (f, h, j) in enumerate(zip(block_file.tolist(), first_header.tolist(), above.tolist())):
+        scan = scans[f]
+        spec = kinds[int(header_kind[h])]
+        lo, hi = int(test_bounds[f]), int(test_bounds[f + 1])
+        name = int(test_id[j]) if j >= lo else (int(test_id[lo]) if hi > lo else -1)
+        test = test_names[name] if name >= 0 else ("gemm_vbatched" if "batch_count" in spec.sizes else "unknown")
+        processes = per_file_name[f * n_names + name] if name >= 0 else 0
+        scan.blocks.append(Block(spec, test, processes or max(1, scan.banners), counts[b]))
+    out.block -= np.searchsorted(block_file, np.arange(n))[row_file]  # numbered per file
+    return out
 
 
 def scan(data: bytes) -> FileScan:
     """One file (tests and notebooks); `row_bytes` holds its data rows."""
     scans, rows = scan_many([data])
-    scans[0].row_bytes = rows
+    scans[0].row_bytes = rows.text
     return scans[0]

@@ -27,6 +27,12 @@ KNOWN_OTHER = re.compile(
 )
 
 
+EVENT_NAMES = ('"shell.start"', '"done"', '"shell.task-exit"', '"exception"', "\\")
+"""The eventlog names `_flux_event` reads, as they appear in the JSON text (a backslash may
+escape one of them: such a line is always parsed)."""
+EVENT_BYTES = re.compile(b"|".join(re.escape(name.encode()) for name in EVENT_NAMES + ("\ufffd",)))  # U+FFFD: see the text
+
+
 def _flux_event(scan: "FileScan", raw: str) -> None:
     try:
         event = json.loads(raw)
@@ -54,15 +60,19 @@ def other_lines(scan: "FileScan", data: bytes, lines: np.ndarray, starts: np.nda
     cancel events, asserts, error messages, and lines nobody recognises."""
     in_log = in_trailer = False
     flux_exit = None
-    for i in lines.tolist():
-        text = data[starts[i] : ends[i]].decode("utf-8", "replace").strip()
+    for i, a, b in zip(lines.tolist(), starts[lines].tolist(), ends[lines].tolist()):
+        raw = data[a:b]
+        if in_log and raw.lstrip()[:1] == b"{" and EVENT_BYTES.search(raw) is None:
+            continue  # an eventlog entry that changes nothing: no need to decode or parse it
+        text = raw.decode("utf-8", "replace").strip()
         line_no = i - first_line + 1
         if text.startswith("START OF"):
             in_trailer = True
             in_log = text.startswith("START OF EVENTLOG")
             continue
         if in_log and text.startswith("{"):
-            _flux_event(scan, text)
+            if any(name in text for name in EVENT_NAMES):  # most events change nothing: skip their JSON
+                _flux_event(scan, text)
             continue
         if (epoch := EPOCH.match(text)) is not None:
             value = float(epoch.group(2))

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.metrics.distribution import sort_by_group
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.gpu_peaks import find_peak
+from gpuscope.parsers.magma_rows import FAILED, NO_STATUS
 
 if TYPE_CHECKING:  # pragma: no cover
     from gpuscope.parsers.magma import _File
@@ -20,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PRECISIONS = "sdczh"
 EXCLUDED = pd.Index(["", "failed", "warm-up", "impossible", "not a number"], dtype=object)
+STATUS = pd.Index(["ok", "failed", ""], dtype=object)  # in the order of magma_rows' codes
 PRECISION_WORD = {"s": "FP32", "c": "FP32", "d": "FP64", "z": "FP64", "h": "FP16 tensor"}
 
 
@@ -31,47 +34,94 @@ def _categorical(codes: np.ndarray, labels: list[Any]) -> pd.Categorical:
     """Per-row categorical from per-block (or per-file) labels. Object-dtype categories:
     pandas' Arrow strings cost more to build than the whole column is worth here."""
     position: dict[Any, int] = {}
-    remap = np.array([position.setdefault(x, len(position)) for x in labels], np.int64) if labels else np.empty(0, np.int64)
+    remap = [position.setdefault(x, len(position)) for x in labels]
     categories = pd.Index(list(position), dtype=object)
-    return pd.Categorical.from_codes(remap[codes] if codes.size else codes.astype(np.int64), categories=categories)
+    # The code width pandas would pick anyway, so it keeps the array instead of copying it.
+    width = next(t for t in (np.int8, np.int16, np.int32, np.int64) if len(categories) < np.iinfo(t).max or t is np.int64)
+    row_codes = np.array(remap, width)[codes] if codes.size else codes.astype(width)
+    return _from_codes(row_codes, categories)
 
 
-def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
-    """`MxNxK` as printed (missing dimensions left out), ordered by size; and a numeric key."""
-    dims = [np.where(np.isnan(d), -1, d).astype(np.int64) for d in (m, n, k)]
-    if max((int(d.max()) for d in dims if d.size), default=0) < (1 << 20):
-        key = ((dims[0] + 1) << 42) | ((dims[1] + 1) << 21) | (dims[2] + 1)  # one int per size, sorts like (m, n, k)
-        codes, uniq = pd.factorize(key, sort=True)
+def _from_codes(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
+    """`Categorical.from_codes` for codes known to be in range (no second pass to check them)."""
+    try:
+        return pd.Categorical.from_codes(codes, categories=categories, validate=False)
+    except TypeError:  # pandas < 2.1 always validates
+        return pd.Categorical.from_codes(codes, categories=categories)
+
+
+def size_label(packed: int) -> str:
+    """`MxNxK` of a `packed_sizes` value, as `_problem_sizes` labels it."""
+    dims = ((packed >> 42) - 1, ((packed >> 21) & ((1 << 21) - 1)) - 1, (packed & ((1 << 21) - 1)) - 1)
+    return "x".join(str(v) for v in dims if v >= 0)
+
+
+def packed_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray | None:
+    """One int64 per (m, n, k) that sorts like the triple (a missing size counts as -1), or
+    None when a size is 2**20 or more and does not fit."""
+    with np.errstate(invalid="ignore"):  # rows that are not data rows may hold anything; they are dropped
+        dims = [np.where(np.isnan(d), -1, d).astype(np.int64) for d in (m, n, k)]
+    if max((int(d.max()) for d in dims if d.size), default=0) >= (1 << 20):
+        return None
+    return ((dims[0] + 1) << 42) | ((dims[1] + 1) << 21) | (dims[2] + 1)
+
+
+def whole_numbers(values: np.ndarray) -> np.ndarray:
+    """Whole numbers held as floats as int64 (0 where NaN), for the nullable Int64 columns."""
+    with np.errstate(invalid="ignore"):  # rows that are not data rows may hold anything; they are dropped
+        return np.where(np.isnan(values), 0, values).astype(np.int64)
+
+
+def derived_columns(cols: dict[str, np.ndarray], total: int) -> dict[str, np.ndarray]:
+    """What `tidy` derives row by row from the number columns; computed per batch of files
+    (on the reader's threads) and joined, instead of once for all rows."""
+    empty = np.full(total, np.nan)
+    m, n, k = (cols.get(c, empty) for c in ("m", "n", "k"))
+    out = {f"whole:{name}": whole_numbers(cols.get(name, empty)) for name in ("batch_count", "m", "n", "k")}
+    packed = packed_sizes(m, n, k)
+    if packed is not None:
+        out["packed_sizes"] = packed
+    return out
+
+
+def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray, packed: np.ndarray | None = None) -> tuple[pd.Categorical, np.ndarray]:
+    """`MxNxK` as printed (missing dimensions left out), ordered by size; and a numeric key.
+    `packed` is `packed_sizes(m, n, k)` when already known."""
+    if packed is None:
+        packed = packed_sizes(m, n, k)
+    if packed is not None:
+        codes, uniq = pd.factorize(packed, sort=True)  # one int per size, sorts like (m, n, k)
         triples = np.stack([(uniq >> 42) - 1, ((uniq >> 21) & ((1 << 21) - 1)) - 1, (uniq & ((1 << 21) - 1)) - 1], 1)
     else:  # sizes over a million: slower, exact
+        dims = [np.where(np.isnan(d), -1, d).astype(np.int64) for d in (m, n, k)]
         triples, codes = np.unique(np.stack(dims, 1), axis=0, return_inverse=True)
         codes = codes.reshape(-1)
     labels = ["x".join(str(v) for v in row if v >= 0) for row in triples.tolist()]
     return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object)), codes.astype(np.int64)
 
 
-def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndarray, block_of_row: np.ndarray,
-         files: list["_File"], blocks: list["Block"], peak_override: float | None, columns: list[str]) -> pd.DataFrame:
-    """The tidy table with context columns and trust flags."""
-    total = lines.size
-    empty = np.full(total, np.nan)
-    m, n, k = (cols.get(c, empty) for c in ("m", "n", "k"))
-    problem, key = _problem_sizes(m, n, k)
-    tests = [b.test for b in blocks]
-    device_of_file = [f.scan.device for f in files]
+def _integers(values: np.ndarray, whole: np.ndarray | None = None) -> pd.arrays.IntegerArray:
+    """Whole numbers held as floats (NaN = missing) as a nullable Int64 array; `whole` is
+    `whole_numbers(values)` when already known."""
+    return pd.arrays.IntegerArray(whole_numbers(values) if whole is None else whole, np.isnan(values))
 
-    time = cols.get("time_ms", empty)
-    gflops = cols.get("gflops", empty)
-    status = cols.get("status", np.full(total, "", dtype=object))
 
+def trust_flags(block_of_row: np.ndarray, key: np.ndarray, blocks: list["Block"], device_of_block: list[str], gflops: np.ndarray,
+                time: np.ndarray, status: np.ndarray, peak_override: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: warm-up, physically impossible, and the `excluded` code (EXCLUDED's order).
+    `key` tells problem sizes apart (any numbering); a file's rows all fall in its blocks, so
+    this works on any set of whole files."""
+    total = block_of_row.size
     # Warm-up: a process's first call pays for context creation and module load. Rows carry no
     # rank, so per block take the first size of the sweep and flag, per process that ran it,
     # the slowest of its rows (the first call is always the slow one).
     warm = np.zeros(total, bool)
     if total:
-        first_row = np.unique(block_of_row, return_index=True)
+        # The first row of each block: blocks change only where runs of rows do.
+        runs = np.flatnonzero(np.concatenate(([True], block_of_row[1:] != block_of_row[:-1])))
+        first_row = np.unique(block_of_row[runs], return_index=True)
         first_key = np.full(len(blocks), -1, np.int64)
-        first_key[first_row[0]] = key[first_row[1]]
+        first_key[first_row[0]] = key[runs[first_row[1]]]
         candidate = key == first_key[block_of_row]
         processes = np.array([b.processes for b in blocks], np.int64)
         per_block = np.bincount(block_of_row[candidate], minlength=len(blocks))
@@ -83,29 +133,55 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
             warm[sub] = rank <= processes[block_of_row[sub]]
 
     peaks = np.full(len(blocks), np.nan)
-    block_file = np.repeat(np.arange(len(files)), [len(f.scan.blocks) for f in files]) if files else np.empty(0, np.int64)
-    for i, block in enumerate(blocks):
+    known: dict[str, Any] = {}
+    for i, (block, device) in enumerate(zip(blocks, device_of_block)):
         if peak_override:
             peaks[i] = peak_override
         else:
-            spec = find_peak(device_of_file[block_file[i]])
+            spec = known[device] if device in known else known.setdefault(device, find_peak(device))
             tflops = spec.tflops(precision_of(block.test)) if spec else None
             peaks[i] = tflops * 1000.0 if tflops else np.nan
-    row_peak = peaks[block_of_row] if total else empty
+    row_peak = peaks[block_of_row] if total else np.full(0, np.nan)
     with np.errstate(invalid="ignore"):
         impossible = np.isfinite(row_peak) & (gflops > row_peak)
     not_number = ~np.isfinite(gflops) | ~np.isfinite(time)
+    excluded = np.zeros(total, np.int8)  # the first reason that applies, as EXCLUDED codes
+    for code, applies in ((4, not_number), (3, impossible), (2, warm), (1, status == FAILED)):
+        excluded[applies] = code
+    return warm, impossible, excluded
+
+
+def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndarray, block_of_row: np.ndarray,
+         files: list["_File"], blocks: list["Block"], peak_override: float | None, columns: list[str]) -> pd.DataFrame:
+    """The tidy table with context columns and trust flags."""
+    total = lines.size
+    empty = np.full(total, np.nan)
+    m, n, k = (cols.get(c, empty) for c in ("m", "n", "k"))
+    problem, key = _problem_sizes(m, n, k, cols.get("packed_sizes"))
+    tests = [b.test for b in blocks]
+    device_of_file = [f.scan.device for f in files]
+
+    time = cols.get("time_ms", empty)
+    gflops = cols.get("gflops", empty)
+    status = cols.get("status", np.full(total, NO_STATUS, np.int8))
+
+    if "excluded" in cols:  # flagged batch by batch already
+        warm, impossible, excluded = cols["warmup"], cols["impossible"], cols["excluded"]
+    else:
+        device_of_block = [device_of_file[f] for f, found in enumerate(files) for _ in found.scan.blocks]
+        warm, impossible, excluded = trust_flags(block_of_row, key, blocks, device_of_block, gflops, time, status, peak_override)
 
     def file_column(values: list[Any]) -> pd.Categorical:
         return _categorical(file_of_row, values)
 
+    nodes = np.array([np.nan if f.context.get("nodes") is None else float(f.context["nodes"]) for f in files])  # type: ignore[arg-type]
     frame = pd.DataFrame({
         "test": _categorical(block_of_row, tests),
         "precision": _categorical(block_of_row, [precision_of(t) for t in tests]),
-        "batch_count": pd.array(cols.get("batch_count", empty), dtype="Float64").astype("Int64") if total else pd.array([], dtype="Int64"),
-        "m": pd.Series(m).astype("Int64").array,
-        "n": pd.Series(n).astype("Int64").array,
-        "k": pd.Series(k).astype("Int64").array,
+        "batch_count": _integers(cols.get("batch_count", empty), cols.get("whole:batch_count")),
+        "m": _integers(m, cols.get("whole:m")),
+        "n": _integers(n, cols.get("whole:n")),
+        "k": _integers(k, cols.get("whole:k")),
         "problem_size": problem,
         "gflops": gflops,
         "time_ms": time,
@@ -114,57 +190,167 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         "ref_gflops": cols.get("ref_gflops", empty),
         "ref_time_ms": cols.get("ref_time_ms", empty),
         "error": cols.get("error", empty),
-        "status": pd.Categorical(status, categories=pd.Index(["ok", "failed", ""], dtype=object)),
+        "status": pd.Categorical.from_codes(status, categories=STATUS),
         "device": file_column(device_of_file),
         "file": file_column([f.label for f in files]),
         "line": lines.astype(np.int64),
         "environment": file_column([str(f.context.get("environment", ".")) for f in files]),
-        "nodes": pd.Series(np.array([np.nan if f.context.get("nodes") is None else float(f.context["nodes"]) for f in files])[file_of_row] if total else empty).astype("Int64").array,  # type: ignore[arg-type]
+        "nodes": _integers(nodes[file_of_row] if total else empty),
         "warmup": warm,
         "impossible": impossible,
-        "excluded": pd.Categorical.from_codes(np.select([status == "failed", warm, impossible, not_number], [1, 2, 3, 4], 0), categories=EXCLUDED),
-    }, columns=columns)
+        "excluded": pd.Categorical.from_codes(excluded, categories=EXCLUDED),
+    }, columns=columns, copy=False)
     extra = sorted({key for f in files for key in f.context} - {"environment", "nodes"})
     for pos, name in enumerate(extra):
         frame.insert(columns.index("nodes") + 1 + pos, name, file_column([f.context.get(name) for f in files]))
     return frame
 
 
-def per_file(rows: pd.DataFrame) -> pd.DataFrame:
-    """Everything the findings and the runs table need per file, in one vectorised pass."""
+def _segments(codes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Rows grouped by code: (row order, or None when the rows already are grouped; group
+    starts in that order; the groups in order of first appearance). Rows come file after
+    file, so they usually are."""
+    n = codes.size
+    order = None
+    if n > 1 and (codes[1:] < codes[:-1]).any():  # the same label under two roots
+        order = np.argsort(codes, kind="stable")
+        codes = codes[order]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    appearance = np.argsort(order[starts], kind="stable") if order is not None else np.arange(starts.size)
+    return order, starts, appearance
+
+
+def _median(values: np.ndarray) -> float:
+    """pandas' groupby median: NaN skipped, NaN when nothing is left."""
+    values = values[~np.isnan(values)]
+    return float(np.median(values)) if values.size else float("nan")
+
+
+def per_file(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Everything the findings and the runs table need per file label (groups in order of
+    first appearance, like a groupby), in numpy passes over rows grouped by file."""
     if rows.empty:
-        return pd.DataFrame()
-    failed = (rows["status"] == "failed").to_numpy()
-    warm = rows["warmup"].to_numpy()
-    bad = rows["impossible"].to_numpy() & ~failed
-    line = rows["line"].to_numpy(np.float64)
-    gflops = rows["gflops"].to_numpy(np.float64)
-    frame = pd.DataFrame({
-        "file": rows["file"],
-        "rows": 1,
-        "failed": failed, "failed_line": np.where(failed, line, np.nan), "failed_max": np.where(failed, gflops, np.nan),
-        "warmup": warm, "warm_line": np.where(warm, line, np.nan), "warm_ms": np.where(warm, rows["time_ms"].to_numpy(np.float64), np.nan),
-        "impossible": bad, "bad_line": np.where(bad, line, np.nan), "bad_max": np.where(bad, gflops, np.nan),
-    })
-    out = frame.groupby("file", observed=True, sort=False).agg(
-        rows=("rows", "size"), failed=("failed", "sum"), failed_line=("failed_line", "min"), failed_max=("failed_max", "max"),
-        warmup=("warmup", "sum"), warm_line=("warm_line", "min"), warm_ms=("warm_ms", "median"),
-        impossible=("impossible", "sum"), bad_line=("bad_line", "min"), bad_max=("bad_max", "max"),
+        return {}
+    codes = {c: rows[c].cat.codes.to_numpy() for c in ("environment", "device", "precision")}
+    names = {c: rows[c].cat.categories for c in codes}
+    nodes = rows["nodes"].array
+    size_labels = rows["problem_size"].cat.categories
+
+    def first_fields(row: int) -> dict[str, Any]:
+        return {"environment": names["environment"][codes["environment"][row]], "nodes": nodes[row],
+                "device": names["device"][codes["device"][row]], "precision": names["precision"][codes["precision"][row]]}
+
+    return file_stats(
+        rows["file"].cat.codes.to_numpy(), [str(x) for x in rows["file"].cat.categories],
+        (rows["status"] == "failed").to_numpy(bool), rows["warmup"].to_numpy(bool), rows["impossible"].to_numpy(bool),
+        rows["line"].to_numpy(np.float64), rows["gflops"].to_numpy(np.float64), rows["time_ms"].to_numpy(np.float64),
+        rows["problem_size"].cat.codes.to_numpy().astype(np.int64), lambda code: size_labels[code], first_fields,
     )
-    first = rows.groupby("file", observed=True, sort=False).agg(
-        environment=("environment", "first"), nodes=("nodes", "first"), device=("device", "first"),
-        precision=("precision", "first"), last_size=("problem_size", "last"))
-    sizes = rows.groupby(["file", "problem_size"], observed=True).size()
-    sizes = sizes[sizes > 0].groupby(level="file", observed=True).agg(["min", "max"])
-    out = out.join(first).join(sizes.rename(columns={"min": "smallest_size_rows", "max": "largest_size_rows"}))
-    # Warm-up context: the warm-up size, and the median time of the size that follows it.
-    warm_rows = rows[warm]
-    out = out.join(warm_rows.groupby("file", observed=True)["problem_size"].first().rename("warm_size"))
-    medians = rows[~warm].groupby(["file", "problem_size"], observed=True)["time_ms"].median().reset_index()
-    medians = medians.join(out["warm_size"].astype(str), on="file")
-    medians = medians[medians["problem_size"].astype(str) != medians["warm_size"]]
-    nxt = medians.groupby("file", observed=True).first()
-    out = out.join(nxt["problem_size"].rename("next_size")).join(nxt["time_ms"].rename("next_ms"))
+
+
+def file_stats(file_codes: np.ndarray, labels: list[str], failed: np.ndarray, warm: np.ndarray, impossible: np.ndarray,
+               line: np.ndarray, gflops: np.ndarray, time_ms: np.ndarray, size_codes: np.ndarray,
+               size_label: Any, first_fields: Any) -> dict[str, dict[str, Any]]:
+    """`per_file` on arrays: rows of the files `labels[file_codes]`, sizes numbered in size
+    order (`size_label(code)` names one), and `first_fields(row)` giving environment, nodes,
+    device and precision of a file's first row."""
+    order, starts, appearance = _segments(file_codes)
+    ends = np.concatenate((starts[1:], [file_codes.size]))
+
+    def col(values: np.ndarray) -> np.ndarray:
+        return values if order is None else values[order]
+
+    failed, warm = col(failed), col(warm)
+    bad = col(impossible) & ~failed
+    line, gflops, time_ms, size_codes = col(line), col(gflops), col(time_ms), col(size_codes)
+    n_groups, n_sizes = starts.size, int(size_codes.max()) + 1 if size_codes.size else 1
+    group = np.repeat(np.arange(n_groups), ends - starts)
+
+    def per_group(mask: np.ndarray, values: np.ndarray, reduce: np.ufunc) -> np.ndarray:
+        """`reduce` of the chosen values of each group (NaN for a group with none); the
+        chosen rows are few (failed, warm-up, impossible), so only they are touched."""
+        chosen = np.flatnonzero(mask)
+        out = np.full(n_groups, np.nan)
+        if chosen.size:
+            where = group[chosen]
+            first = np.flatnonzero(np.concatenate(([True], where[1:] != where[:-1])))
+            out[where[first]] = reduce.reduceat(values[chosen], first)
+        return out
+
+    failed_n, warm_n, bad_n = (np.bincount(group[m], minlength=n_groups) for m in (failed, warm, bad))
+    failed_line, failed_max = per_group(failed, line, np.minimum), per_group(failed, gflops, np.fmax)  # fmax: NaN skipped, like pandas
+    warm_line = per_group(warm, line, np.minimum)
+    bad_line, bad_max = per_group(bad, line, np.minimum), per_group(bad, gflops, np.fmax)
+    # Rows per (file, size): the smallest and the largest count of each file.
+    pair = group * n_sizes + size_codes
+    if n_groups * n_sizes <= 1 << 22:
+        per_pair = np.bincount(pair, minlength=n_groups * n_sizes).reshape(n_groups, n_sizes)
+        smallest = np.where(per_pair > 0, per_pair, np.iinfo(np.int64).max).min(axis=1)
+        largest = per_pair.max(axis=1)
+    else:  # many files and many sizes: only the pairs that occur
+        pairs, counts = np.unique(pair, return_counts=True)
+        smallest = np.full(n_groups, np.iinfo(np.int64).max)
+        largest = np.zeros(n_groups, np.int64)
+        np.minimum.at(smallest, pairs // n_sizes, counts)
+        np.maximum.at(largest, pairs // n_sizes, counts)
+
+    # Warm-up context: the warm-up size, the median time of its rows, and the size after it
+    # (the smallest other size among the later calls) with its median time.
+    big = np.iinfo(np.int64).max
+    index = np.arange(group.size)
+    first_warm = np.minimum.reduceat(np.where(warm, index, big), starts)
+    has_warm = first_warm < big
+    warm_code = np.where(has_warm, size_codes[np.minimum(first_warm, group.size - 1)], -1)
+    cold = ~warm & (size_codes != warm_code[group])
+    next_code = np.minimum.reduceat(np.where(cold, size_codes, big), starts)
+    warm_ms = _group_medians(time_ms, group, warm, n_groups)
+    next_ms = _group_medians(time_ms, group, cold & (size_codes == next_code[group]), n_groups)
+
+    first_rows = starts if order is None else order[starts]
+    last_size = size_codes[ends - 1]
+    out: dict[str, dict[str, Any]] = {}
+    for g in appearance.tolist():
+        first = int(first_rows[g])
+        record: dict[str, Any] = {
+            "rows": int(ends[g] - starts[g]),
+            "failed": int(failed_n[g]), "failed_line": float(failed_line[g]), "failed_max": float(failed_max[g]),
+            "warmup": int(warm_n[g]), "warm_line": float(warm_line[g]), "warm_ms": float(warm_ms[g]),
+            "impossible": int(bad_n[g]), "bad_line": float(bad_line[g]), "bad_max": float(bad_max[g]),
+            **first_fields(first),
+            "last_size": size_label(last_size[g]),
+            "smallest_size_rows": int(smallest[g]), "largest_size_rows": int(largest[g]),
+            "warm_size": str(size_label(warm_code[g])) if has_warm[g] else float("nan"),
+            "next_size": float("nan"), "next_ms": float("nan"),
+        }
+        if has_warm[g] and next_code[g] < big:
+            record["next_size"] = size_label(next_code[g])
+            record["next_ms"] = float(next_ms[g])
+            if np.isnan(next_ms[g]):  # no number at that size: the first later size that has one
+                a, b = int(starts[g]), int(ends[g])
+                mine, times = size_codes[a:b][cold[a:b]], time_ms[a:b][cold[a:b]]
+                for code in np.unique(mine).tolist():
+                    median = _median(times[mine == code])
+                    if not np.isnan(median):
+                        record["next_ms"] = median
+                        break
+        out[labels[file_codes[first]]] = record
+    return out
+
+
+def _group_medians(values: np.ndarray, group: np.ndarray, mask: np.ndarray, n_groups: int) -> np.ndarray:
+    """Median of the chosen values of each group (NaN skipped; NaN when none), computed as
+    pandas' groupby median does: the middle value, or the mean of the two middle ones."""
+    chosen = mask & ~np.isnan(values)
+    values, codes = sort_by_group(values[chosen], group[chosen])
+    counts = np.bincount(codes, minlength=n_groups)
+    out = np.full(n_groups, np.nan)
+    present = np.flatnonzero(counts)
+    if present.size:
+        n = counts[present]
+        start = np.concatenate(([0], np.cumsum(n)[:-1]))
+        upper = values[start + n // 2]
+        lower = values[start + (n - 1) // 2]
+        out[present] = np.where(n % 2 == 1, upper, (lower + upper) / 2)
     return out
 
 
@@ -173,17 +359,40 @@ def _where(row: dict[str, Any]) -> str:
     return f"{row.get('environment')}" + ("" if nodes is None or pd.isna(nodes) else f", {int(nodes)} nodes") + ": "
 
 
-def row_findings(rows: pd.DataFrame, stats: pd.DataFrame) -> list[Finding]:
+def _failed_sizes(rows: pd.DataFrame) -> dict[str, list[str]]:
+    """Per file label: the sizes of its failed rows, in order of first appearance."""
+    size_labels = rows["problem_size"].cat.categories
+    return failed_sizes(rows["file"].cat.codes.to_numpy(), [str(x) for x in rows["file"].cat.categories],
+                        (rows["status"] == "failed").to_numpy(bool), rows["problem_size"].cat.codes.to_numpy(), lambda code: str(size_labels[code]))
+
+
+def failed_sizes(file_codes: np.ndarray, labels: list[str], failed: np.ndarray, size_codes: np.ndarray, size_label: Any) -> dict[str, list[str]]:
+    """`_failed_sizes` on arrays (see `file_stats`)."""
+    chosen = np.flatnonzero(failed)
+    if not chosen.size:
+        return {}
+    files = file_codes[chosen].astype(np.int64)
+    sizes = size_codes[chosen].astype(np.int64)
+    n_sizes = int(sizes.max()) + 1
+    _, first = np.unique(files * n_sizes + sizes, return_index=True)
+    first.sort()
+    out: dict[str, list[str]] = {}
+    for f, size in zip(files[first].tolist(), sizes[first].tolist()):
+        out.setdefault(labels[f], []).append(size_label(size))
+    return out
+
+
+def row_findings(rows: pd.DataFrame, stats: dict[str, dict[str, Any]], sizes_failed: dict[str, list[str]] | None = None) -> list[Finding]:
     """Per file: failed, warm-up and physically impossible rows, in plain words.
-    `stats` is `per_file(rows)`."""
+    `stats` is `per_file(rows)`, `sizes_failed` `_failed_sizes(rows)` when already known."""
     out: list[Finding] = []
     if rows.empty:
         return out
-    failed_sizes = rows[rows["status"] == "failed"].groupby("file", observed=True)["problem_size"].unique()
-    for label, row in zip(stats.index.astype(str), stats.to_dict("records")):
+    sizes_failed = _failed_sizes(rows) if sizes_failed is None else sizes_failed
+    for label, row in stats.items():
         where = _where(row)
         if row["failed"]:
-            sizes = ", ".join(map(str, failed_sizes.get(label, [])[:3]))
+            sizes = ", ".join(sizes_failed.get(label, [])[:3])
             out.append(Finding("warning", "failed", f"{where}{row['failed']} row(s) failed MAGMA's own accuracy check (sizes {sizes}; up to {row['failed_max']:,.0f} Gflop/s): excluded from statistics", label, int(row["failed_line"]), int(row["failed"])))
         if row["warmup"]:
             nxt = f"; next size {row['next_size']}: {row['next_ms']:.2f} ms" if pd.notna(row.get("next_ms")) else ""
@@ -202,11 +411,11 @@ def row_findings(rows: pd.DataFrame, stats: pd.DataFrame) -> list[Finding]:
     return out
 
 
-def runs_table(stats: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
+def runs_table(stats: dict[str, dict[str, Any]], files: list["_File"]) -> pd.DataFrame:
     """One row per file: what ran, how it ended, and how many rows each trust rule took out.
     `stats` is `per_file(rows)`."""
     records = []
-    by_file = stats.to_dict("index") if not stats.empty else {}
+    by_file = stats
     for f in files:
         s = f.scan
         c = by_file.get(f.label, {})
@@ -254,7 +463,9 @@ def runs_table(stats: pd.DataFrame, files: list["_File"]) -> pd.DataFrame:
 def run_findings(runs: pd.DataFrame, scans: dict[str, "FileScan"]) -> list[Finding]:
     """Per file: how the run ended when it did not end well, and lines that were not read."""
     out: list[Finding] = []
-    for run in runs.to_dict("records"):
+    columns = list(runs.columns)
+    for values in zip(*(runs[c].tolist() for c in columns)):  # like to_dict("records"), faster
+        run = dict(zip(columns, values))
         label, s = run["file"], scans[run["file"]]
         where = f"{run['environment']}" + ("" if run.get("nodes") is None or pd.isna(run.get("nodes")) else f", {int(run['nodes'])} nodes") + ": "
         outcome = run["outcome"]

@@ -28,9 +28,10 @@ def _nodes_of(component: str) -> int | None:
     return int(next(g for g in match.groups() if g is not None))
 
 
-def default_context(rel: PurePosixPath) -> dict[str, object]:
-    """environment = folders before the first size-like folder; nodes = that size."""
-    folders = rel.parts[:-1]
+def default_context(rel: PurePosixPath | str) -> dict[str, object]:
+    """environment = folders before the first size-like folder; nodes = that size.
+    `rel` is a relative path, or the same as a string with `/` between its parts."""
+    folders = rel.split("/")[:-1] if isinstance(rel, str) else rel.parts[:-1]
     for i, part in enumerate(folders):
         nodes = _nodes_of(part)
         if nodes is not None:
@@ -84,14 +85,14 @@ class PathPattern:
         regex = regex.replace("/.*", "(?:/.*)?")
         return cls(text, re.compile(regex), tuple(fields))
 
-    def match(self, rel: PurePosixPath) -> dict[str, object] | None:
+    def match(self, rel: PurePosixPath | str) -> dict[str, object] | None:
         found = self.regex.match(str(rel))
         if not found:
             return None
         return {k: (int(v) if k in NUMERIC_FIELDS else v) for k, v in found.groupdict().items()}
 
 
-def context_for(rel: PurePosixPath, pattern: PathPattern | None) -> dict[str, object] | None:
+def context_for(rel: PurePosixPath | str, pattern: PathPattern | None) -> dict[str, object] | None:
     """Context of one file, or None when a user's pattern does not match its path."""
     if pattern is None:
         return default_context(rel)

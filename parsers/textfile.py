@@ -35,11 +35,16 @@ def looks_binary(head: bytes) -> bool:
 def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES) -> tuple[bytes | None, list[Finding]]:
     """Raw (decompressed) bytes, or None and one error finding."""
     try:
-        size = path.stat().st_size
+        size = os.stat(path).st_size
         if size > max_bytes:
             return None, [Finding("error", "huge", f"file is {_human(size)}, over the {_human(max_bytes)} limit for a text result (GPUSCOPE_MAX_FILE_MB raises it)", label)]
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
+        with open(path, "rb") as handle:
+            # Ask for the size stat gave: read(max_bytes + 1) would make Python allocate
+            # (and the kernel map) a buffer of max_bytes for every file. A file that grew
+            # since is read on to the limit, as before.
+            data = handle.read(size + 1)
+            if len(data) > size:
+                data += handle.read(max_bytes + 1 - len(data))
     except IsADirectoryError:
         return None, [Finding("error", "unreadable", "is a folder, not a file", label)]
     except OSError as exc:
@@ -51,15 +56,17 @@ def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES) -> tuple[byte
             return None, [Finding("error", "corrupt", f"gzip file is corrupt or truncated ({exc})", label)]
         if len(data) > max_bytes:
             return None, [Finding("error", "huge", f"decompresses to {_human(len(data))}, over the {_human(max_bytes)} limit", label)]
-    if not data.strip():
+    if not data or data.isspace():  # `not data.strip()` without copying the file
         return None, [Finding("error", "empty", "file is empty", label)]
-    if looks_binary(data[:SNIFF_BYTES]):
+    if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:  # looks_binary(data[:SNIFF_BYTES]), no copy
         return None, [Finding("error", "binary", "binary file, not a text result", label)]
     return data, []
 
 
 def decode(data: bytes, label: str) -> tuple[str, list[Finding]]:
     """UTF-8 text; other encodings are decoded with replacement and reported once."""
+    if data.isascii():  # the common case: no UTF-8 validation needed (ASCII is UTF-8)
+        return data.decode("ascii"), []
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as exc:

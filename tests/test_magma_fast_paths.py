@@ -1,0 +1,123 @@
+"""The MAGMA reader's fast paths give what its general paths give: Arrow's tokens against
+numpy's loadtxt, batches and threads against one file at a time, batch-wise flags against
+flagging all rows at once; and two inputs that used to crash the reader."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuscope.metrics import magma_stats
+from gpuscope.parsers import magma, magma_rows, magma_scan
+from paths import EXAMPLES
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+TOKENS = st.sampled_from(["300", "32", "0.00", "776.35", "1e5", "+4", "-3", ".5", "7.", "nan", "-nan", "NaN", "inf", "2.12e-17",
+                          "---", "ok", "failed", "( 12.5)", "(1118.44)", "(  ---  )", "x", "okay", "1---2", "+---", "1e", "--", "\t", "\r"])
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+def _rows_text(rows: list[list[str]]) -> tuple[bytes, np.ndarray]:
+    lines = ["  " + " ".join(["7"] + tokens) for tokens in rows]
+    text = ("\n".join(lines) + "\n").encode()
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    return text, starts + 2
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.lists(st.lists(TOKENS, min_size=1, max_size=6), min_size=1, max_size=20))
+def test_arrow_tokens_give_loadtxt_numbers(width: int, rows: list[list[str]]) -> None:
+    """Whenever the Arrow reader takes rows, numpy's reader takes them too, with the same
+    numbers; rows it refuses go to the general readers (it may refuse more)."""
+    rows = [(r * width)[:width] for r in rows]  # one token count, the usual case
+    text, first = _rows_text(rows)
+    tokens = magma_rows.split_rows(text, first)
+    fast = magma_rows.numeric_rows([(tokens, np.arange(len(rows)))])
+    slow = magma_rows.read_numeric(text, len(rows))
+    if fast is not None:
+        assert slow is not None and _same(fast, slow.to_numpy(np.float64))
+
+
+@SETTINGS
+@given(st.lists(st.lists(TOKENS, min_size=1, max_size=8), min_size=1, max_size=20))
+def test_ragged_rows_are_left_to_the_general_readers(rows: list[list[str]]) -> None:
+    text, first = _rows_text(rows)
+    tokens = magma_rows.split_rows(text, first)
+    assert tokens.count.size == len(rows)
+    if len({len(r) for r in rows}) > 1:
+        assert magma_rows.numeric_rows([(tokens, np.arange(len(rows)))]) is None
+
+
+def test_batched_scan_equals_one_file_at_a_time() -> None:
+    datas = [p.read_bytes() for p in sorted(EXAMPLES.rglob("*.out"))]
+    scans, rows = magma_scan.scan_many(datas)
+    alone = [magma_scan.scan(data) for data in datas]
+    for one, found in zip(alone, scans):
+        assert [(b.spec, b.test, b.processes, b.rows) for b in one.blocks] == [(b.spec, b.test, b.processes, b.rows) for b in found.blocks]
+        assert np.array_equal(one.row_lines, found.row_lines) and np.array_equal(one.row_block, found.row_block)
+        assert (one.banners, one.device, one.version, one.start, one.end, one.exit_code, one.cancelled) == (
+            found.banners, found.device, found.version, found.start, found.end, found.exit_code, found.cancelled)
+    assert rows.text == b"".join(one.row_bytes for one in alone)
+    text = np.frombuffer(rows.text, np.uint8)
+    assert rows.size == rows.text.count(b"\n") and np.all((text[rows.first] >= 48) & (text[rows.first] <= 57))
+
+
+def _assert_same(a: magma.MagmaResult, b: magma.MagmaResult) -> None:
+    pd.testing.assert_frame_equal(a.rows, b.rows, check_exact=True)
+    pd.testing.assert_frame_equal(a.runs, b.runs, check_exact=True)
+    assert [repr(f) for f in a.findings] == [repr(f) for f in b.findings]
+    pd.testing.assert_frame_equal(magma_stats.summarize(a.rows), magma_stats.summarize(b.rows), check_exact=True)
+
+
+def test_threads_batches_and_batchwise_flags_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    default = magma.read_tree([EXAMPLES])
+    with monkeypatch.context() as patch:
+        patch.setattr(magma, "_workers", lambda: 1)
+        patch.setattr(magma, "BATCH_BYTES", 1)  # one file per batch
+        _assert_same(default, magma.read_tree([EXAMPLES]))
+    with monkeypatch.context() as patch:
+        patch.setattr(magma, "_flag", lambda *a: None)  # flag and count all rows at once
+        _assert_same(default, magma.read_tree([EXAMPLES]))
+
+
+def test_one_label_under_two_roots_is_counted_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = sorted(EXAMPLES.rglob("*.out"))
+    for i, root in enumerate(("a", "b")):
+        (tmp_path / root / "env" / "size4").mkdir(parents=True)
+        (tmp_path / root / "env" / "size4" / "run.out").write_bytes(source[i].read_bytes())
+    both = magma.read_tree([tmp_path / "a", tmp_path / "b"])
+    with monkeypatch.context() as patch:
+        patch.setattr(magma, "_flag", lambda *a: None)
+        _assert_same(both, magma.read_tree([tmp_path / "a", tmp_path / "b"]))
+    assert both.rows["file"].nunique() == 1 and len(both.runs) == 2
+
+
+def test_header_copy_without_rows_and_huge_sizes_do_not_crash(tmp_path: Path) -> None:
+    header = "%   M     N     K   MAGMA Gflop/s (ms)  cuBLAS Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error  cuBLAS error\n"
+    text = ("% MAGMA 2.8.0\n% Usage: ./testing_dgemm\n" + header + header[:-20] + "\n"
+            + " 1088  1088  1088     12.83 ( 200.78)   1389.98 (   1.86)     ---   (  ---  )   2.12e-17     ---   ok\n"
+            + " 99999999999999999999  1088  1088     12.83 ( 200.78)   1389.98 (   1.86)     ---   (  ---  )   2.12e-17     ---   ok\n")
+    path = tmp_path / "odd.out"
+    path.write_text(text)
+    rows, findings = magma.read(path)
+    assert rows["m"].tolist() == [1088] and rows["status"].tolist() == ["ok"]
+    assert any(f.kind == "unparsed" for f in findings)
+
+
+def test_summary_of_plain_string_columns_matches_categories() -> None:
+    rows = magma.read_tree([EXAMPLES]).rows
+    plain = rows.astype({"test": object, "environment": object, "problem_size": object, "excluded": object})
+    keys = ["test", "environment", "nodes", "problem_size"]
+    ours = magma_stats.summarize(rows).sort_values(keys, ignore_index=True)
+    theirs = magma_stats.summarize(plain).sort_values(keys, ignore_index=True)
+    pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
+    assert not math.isnan(ours["gflops_median"].max())
