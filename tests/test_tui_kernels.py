@@ -154,6 +154,26 @@ async def test_group_by_direction_then_op_then_kernel() -> None:
         assert screen.view.group == "kernel" and len(ranking(screen)) == 11
 
 
+async def test_a_name_filter_then_grouping_ranks_the_matching_launches() -> None:
+    """`/cudnn` then `g`: cudnn's time per direction, not the directions whose name has 'cudnn'."""
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("slash", *"cudnn", "enter")
+        await pilot.pause()
+        matching = ranking(screen)
+        assert matching and all("cudnn" in r["kernel"].lower() for r in matching)
+        await pilot.press("g")
+        await pilot.pause()
+        rows = ranking(screen)
+        assert screen.view.group == "direction" and {r["direction"] for r in rows} <= {"fprop", "bprop"} and rows
+        assert sum(r["calls"] for r in rows) == sum(r["calls"] for r in matching)
+        assert sum(r["total_ms"] for r in rows) == pytest.approx(sum(r["total_ms"] for r in matching))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert sum(r["calls"] for r in ranking(screen)) == 80  # every launch again
+
+
 async def test_group_is_not_offered_when_the_profile_has_no_ops() -> None:
     app = kernels_app(NSYS_TRACE, gpu="A100")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -71,6 +71,9 @@ class KernelsModel:
     grouped: ResultTable | None = None
     markers_found: int = 0
     findings: tuple[Finding, ...] = field(default=())
+    launches: pd.DataFrame | None = None
+    """Kernel launches (name, direction, op, time, FLOPs, bytes): a name filter with a grouping
+    re-ranks the matching launches, so `sgemm` grouped by direction is sgemm's time per direction."""
 
     @property
     def empty(self) -> bool:
@@ -88,8 +91,13 @@ class KernelsModel:
 
     def rows(self, view: KernelView) -> pd.DataFrame:
         """The ranking of `view.group`, filtered by name (case-insensitive substring), sorted, cut."""
-        frame = self.rankings.get(view.group, self.rankings["kernel"])
-        if view.filter:
+        group = view.group if view.group in self.rankings else "kernel"
+        frame = self.rankings[group]
+        if view.filter and group != "kernel" and self.launches is not None:
+            names = self.launches["kernel"].astype("category")
+            hit = names.cat.categories.str.contains(view.filter, case=False, regex=False)
+            frame = group_ranking(self.launches[hit[names.cat.codes] & (names.cat.codes >= 0)], group, self.peak)
+        elif view.filter:
             frame = frame[frame["kernel"].str.contains(view.filter, case=False, regex=False, na=False)]
         if view.sort != "time":  # rankings are stored longest first: ties keep that order
             frame = frame.sort_values(SORTS[view.sort], ascending=False, na_position="last", kind="stable")
@@ -103,7 +111,10 @@ class KernelsModel:
         table = kernel_metrics.to_result_table(rows, self.peak, title)
         notes = list(table.notes)
         total = len(self.rankings[group])
-        if view.filter:
+        if view.filter and group != "kernel":
+            notes.append(f"Filter {view.filter!r}: launches of kernels whose name contains it, per {group} "
+                         f"({len(rows)} of {total} {group} value(s)); share % is of those launches")
+        elif view.filter:
             notes.append(f"Filter {view.filter!r}: {len(rows)} of {total} {GROUP_TITLES[group].lower()} name(s)")
         if group != "kernel":  # CSV/JSON key says what the first column holds
             columns = (Column(group, GROUP_TITLES[group]), *table.columns[1:])
@@ -147,7 +158,7 @@ def build_model(
     timeline = _timeline(loaded.kernels)  # kernels only: the card compares it with kernel time
     return KernelsModel(
         paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, peak, timeline, findings),
-        cards=_cards(sums, peak, timeline), rankings=_rankings(loaded.kernels, peak), runs=runs, fields=fields,
+        cards=_cards(sums, peak, timeline), rankings=_rankings(loaded.kernels, peak), launches=_launches(loaded.kernels), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
     )
 
@@ -180,12 +191,24 @@ def _rankings(kernels: pd.DataFrame, peak: ChosenPeak) -> dict[str, pd.DataFrame
     for group in ("direction", "op"):
         if group not in kernels:
             continue
-        labels = kernels[group].astype("string")
-        if labels.dropna().nunique() < 2:  # one value (nsys: op 'kernel' everywhere) ranks nothing
+        if kernels[group].astype("string").dropna().nunique() < 2:  # one value (nsys: op 'kernel' everywhere) ranks nothing
             continue
-        regrouped = kernels[["duration_ns", "flops", "bytes"]].assign(kernel=labels.fillna(NO_VALUE).astype("category"))
-        out[group] = kernel_metrics.kernel_table(regrouped, peak)
+        out[group] = group_ranking(kernels, group, peak)
     return out
+
+
+def group_ranking(kernels: pd.DataFrame, group: str, peak: ChosenPeak) -> pd.DataFrame:
+    """`kernel_metrics.kernel_table` with one row per value of `group` (unknown: NO_VALUE)."""
+    labels = kernels[group].astype("string").fillna(NO_VALUE).astype("category")
+    return kernel_metrics.kernel_table(kernels[["duration_ns", "flops", "bytes"]].assign(kernel=labels), peak)
+
+
+def _launches(kernels: pd.DataFrame) -> pd.DataFrame | None:
+    """The columns a filtered grouping needs; None when there is nothing to group by."""
+    groups = [g for g in ("direction", "op") if g in kernels]
+    if not groups or "kernel" not in kernels:
+        return None
+    return kernels[["kernel", *groups, "duration_ns", "flops", "bytes"]]
 
 
 def _timeline(table: pd.DataFrame) -> pd.DataFrame | None:

@@ -60,7 +60,7 @@ class KernelsScreen(Screen[None]):
         Binding("t", "sort('time')", "By time", show=False, tooltip="Longest total time first"),
         Binding("f", "sort('flops')", "By FLOPS", show=False, tooltip="Highest FLOPS efficiency first (the seed's order)"),
         Binding("b", "sort('bandwidth')", "By bandwidth", show=False, tooltip="Highest bandwidth efficiency first"),
-        Binding("slash", "filter", "Filter", tooltip="Show only names containing a text (any case)"),
+        Binding("slash", "filter", "Filter", tooltip="Show only kernels whose name contains a text (any case); grouped, their launches per group"),
         Binding("escape", "clear_filter", "Clear filter", show=False, tooltip="Drop the name filter"),
         Binding("g", "cycle_group", "Group", tooltip="One row per kernel, per direction or per op (where the profile has them)"),
         Binding("e", "export", "Export", tooltip="Write the table shown (format from the file extension)"),
