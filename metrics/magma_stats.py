@@ -53,7 +53,8 @@ def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
     return frame
 
 
-def _cpus() -> int:
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, as Slurm sets it), at least 1."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
@@ -133,7 +134,7 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
         mask = finite[metric]
         return segment_stats(*sort_by_group(metrics[metric][mask], group_of_row[mask]), n_groups)
 
-    if len(rows) >= PARALLEL_ROWS and _cpus() > 1:  # the sorts run outside the interpreter lock: a thread per metric
+    if len(rows) >= PARALLEL_ROWS and usable_cpus() > 1:  # the sorts run outside the interpreter lock: a thread per metric
         with ThreadPoolExecutor(len(METRICS)) as pool:
             boxes = dict(zip(METRICS, pool.map(box, METRICS)))
     else:

@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from gpuscope.metrics import magma_stats
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_header import HeaderSpec
@@ -291,8 +292,7 @@ def _blank_column(name: str, size: int) -> np.ndarray:
 
 
 def _workers() -> int:
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(4, cpus))
+    return max(1, min(4, magma_stats.usable_cpus()))
 
 
 def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPattern | None, peak_override: float | None = None) -> Iterable[tuple[list[_File | Finding | None], _Batch]]:

@@ -74,6 +74,8 @@ class KernelsModel:
     launches: pd.DataFrame | None = None
     """Kernel launches (name, direction, op, time, FLOPs, bytes): a name filter with a grouping
     re-ranks the matching launches, so `sgemm` grouped by direction is sgemm's time per direction."""
+    _filtered: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
+    """Filtered groupings already computed (see `_filtered_ranking`)."""
 
     @property
     def empty(self) -> bool:
@@ -94,15 +96,25 @@ class KernelsModel:
         group = view.group if view.group in self.rankings else "kernel"
         frame = self.rankings[group]
         if view.filter and group != "kernel" and self.launches is not None:
-            names = self.launches["kernel"].astype("category")
-            hit = names.cat.categories.str.contains(view.filter, case=False, regex=False)
-            frame = group_ranking(self.launches[hit[names.cat.codes] & (names.cat.codes >= 0)], group, self.peak)
+            frame = self._filtered_ranking(group, view.filter)
         elif view.filter:
             frame = frame[frame["kernel"].str.contains(view.filter, case=False, regex=False, na=False)]
         if view.sort != "time":  # rankings are stored longest first: ties keep that order
             frame = frame.sort_values(SORTS[view.sort], ascending=False, na_position="last", kind="stable")
         frame = frame.reset_index(drop=True)
         return frame.head(view.top) if view.top else frame
+
+    def _filtered_ranking(self, group: str, text: str) -> pd.DataFrame:
+        """`group`'s ranking of the launches whose kernel name contains `text`, kept per (group,
+        text): the screen asks for it at each key press and again for the bars and the roofline,
+        and a regrouping walks every launch."""
+        key = (group, text.lower())
+        if key not in self._filtered:
+            assert self.launches is not None
+            names = self.launches["kernel"].astype("category")
+            hit = names.cat.categories.str.contains(text, case=False, regex=False)
+            self._filtered[key] = group_ranking(self.launches[hit[names.cat.codes] & (names.cat.codes >= 0)], group, self.peak)
+        return self._filtered[key]
 
     def ranking_table(self, view: KernelView) -> ResultTable:
         group = view.group if view.group in self.rankings else "kernel"

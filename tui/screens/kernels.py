@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
@@ -26,6 +23,7 @@ from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.kernels_model import GROUP_TITLES, SORT_LABELS, SORTS, KernelsModel, KernelView, build_model
 from gpuscope.tui.kernels_report import tab_tables
 from gpuscope.tui.screens.export import ExportModal
+from gpuscope.tui.screens.loading import LoadingScreen
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.kernel_bars import ShareBars
 from gpuscope.tui.widgets.kernel_cards import KernelCards
@@ -49,8 +47,10 @@ def screen_order(table: ResultTable) -> ResultTable:
     return replace(table, columns=tuple(table.columns[i] for i in order), rows=tuple(tuple(row[i] for i in order) for row in table.rows))
 
 
-class KernelsScreen(Screen[None]):
+class KernelsScreen(LoadingScreen):
     """Cards, the kernel ranking, time-share bars and a roofline for one or more profiles."""
+
+    INJECTED = "(injected model)"
 
     HELP_TITLE = "Keys: kernel efficiency"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
@@ -72,20 +72,6 @@ class KernelsScreen(Screen[None]):
     """Kernel keys; disabled until the profiles are loaded."""
     COMMAND_TITLES = {"export": "Export table"}
     """Command palette wording for this screen's export (it writes the tab shown)."""
-
-    class Loaded(Message):
-        """The worker read the profiles and derived every table."""
-
-        def __init__(self, model: KernelsModel) -> None:
-            super().__init__()
-            self.model = model
-
-    class LoadFailed(Message):
-        """The worker could not build a model at all (e.g. a --group-by field no run has)."""
-
-        def __init__(self, error: str) -> None:
-            super().__init__()
-            self.error = error
 
     def __init__(self, paths: Sequence[str | Path], *, view: KernelView | None = None,
                  loader: Callable[[], KernelsModel] | None = None, **options: Any) -> None:
@@ -127,33 +113,26 @@ class KernelsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#kernels-filter", Input).display = False
-        self.sub_title = f"Kernels · loading {self._paths_text()}"
-        self.query_one("#kernels-view", Static).update(Text(f"Reading {self._paths_text()} ..."))
+        self.sub_title = f"Kernels · loading {self.paths_text()}"
+        self.query_one("#kernels-view", Static).update(Text(f"Reading {self.paths_text()} ..."))
         self.load()
 
-    def _paths_text(self) -> str:
-        return ", ".join(self.paths) or "(injected model)"
+    def read_model(self) -> KernelsModel:
+        return self._loader() if self._loader is not None else build_model(self.paths, **self.options)
 
-    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
-    def load(self) -> None:
-        """Read and derive in a thread; the main thread only gets the finished model."""
-        try:
-            model = self._loader() if self._loader is not None else build_model(self.paths, **self.options)
-        except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
-            self.post_message(self.LoadFailed(str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"))
-        else:
-            self.post_message(self.Loaded(model))
+    def error_text(self, error: Exception) -> str:
+        return str(error) if isinstance(error, ValueError) else super().error_text(error)  # ValueError: a flag's own message
 
-    def on_kernels_screen_loaded(self, message: Loaded) -> None:
+    def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
         model = self.model = message.model
         self.refresh_bindings()
         if model.empty:
-            self.sub_title = f"Kernels · nothing read · {self._paths_text()}"
-            self._show_empty(f"No kernel launches found in {self._paths_text()}.\ngpuscope reads PyProf, Nsight Systems, "
+            self.sub_title = f"Kernels · nothing read · {self.paths_text()}"
+            self._show_empty(f"No kernel launches found in {self.paths_text()}.\ngpuscope reads PyProf, Nsight Systems, "
                              "Nsight Compute, nvprof and PyTorch profiler exports (see Findings below for each file).", model)
             return
         launches = int(model.rankings["kernel"]["calls"].sum())
-        self.sub_title = f"Kernels · {len(model.runs)} profile(s) · {launches:,} launches · {self._paths_text()}"
+        self.sub_title = f"Kernels · {len(model.runs)} profile(s) · {launches:,} launches · {self.paths_text()}"
         self.query_one(KernelCards).show(model.cards)
         peak = Text().append("Peak used: ", style="bold").append(model.peak.source_text)
         self.query_one("#kernels-peak", Static).update(peak)
@@ -163,9 +142,9 @@ class KernelsScreen(Screen[None]):
         self.query_one("#kernels-switch", ContentSwitcher).current = "kernels-body"
         self.apply(self.view)
 
-    def on_kernels_screen_load_failed(self, message: LoadFailed) -> None:
-        self.sub_title = f"Kernels · could not read {self._paths_text()}"
-        self._show_empty(f"Could not read {self._paths_text()}.\n{message.error}", None)
+    def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
+        self.sub_title = f"Kernels · could not read {self.paths_text()}"
+        self._show_empty(f"Could not read {self.paths_text()}.\n{message.error}", None)
 
     def _show_empty(self, text: str, model: KernelsModel | None) -> None:
         self.query_one("#kernels-view", Static).update(Text("Nothing to show"))

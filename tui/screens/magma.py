@@ -11,12 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, LoadingIndicator, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
@@ -24,6 +21,7 @@ from gpuscope.parsers.magma import read_tree
 from gpuscope.tui.boxplot import boxplots_text
 from gpuscope.tui.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
 from gpuscope.tui.screens.export import ExportModal
+from gpuscope.tui.screens.loading import LoadingScreen
 from gpuscope.tui.widgets.boxplots import BoxPlotStack
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
@@ -36,8 +34,10 @@ STATED = ("test", "nodes")
 NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "export", "show_tab", "zoom"}
 
 
-class MagmaScreen(Screen[None]):
+class MagmaScreen(LoadingScreen):
     """Distributions of MAGMA Gflop/s (or ms) per problem size, environment and cluster size."""
+
+    INJECTED = "(injected result)"
 
     HELP_TITLE = "Keys: MAGMA results"
     BINDINGS = [
@@ -52,20 +52,6 @@ class MagmaScreen(Screen[None]):
         Binding("f", "show_tab('tab-findings')", "Findings", show=False, tooltip="What was excluded or doubted"),
     ]
     """MAGMA keys; they are disabled until results are loaded."""
-
-    class Loaded(Message):
-        """The worker read and summarised the files."""
-
-        def __init__(self, model: MagmaModel) -> None:
-            super().__init__()
-            self.model = model
-
-    class LoadFailed(Message):
-        """The worker could not read the files at all (e.g. a bad path pattern)."""
-
-        def __init__(self, error: str) -> None:
-            super().__init__()
-            self.error = error
 
     def __init__(
         self,
@@ -109,37 +95,24 @@ class MagmaScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"MAGMA · loading {self._paths_text()}"
-        self.query_one("#selection", Static).update(Text(f"Reading {self._paths_text()} ..."))
+        self.sub_title = f"MAGMA · loading {self.paths_text()}"
+        self.query_one("#selection", Static).update(Text(f"Reading {self.paths_text()} ..."))
         self.load()
 
-    def _paths_text(self) -> str:
-        return ", ".join(str(p) for p in self.paths) or "(injected result)"
+    def read_model(self) -> MagmaModel:
+        result = self._loader() if self._loader is not None else read_tree(self.paths, path_pattern=self.path_pattern, exclude=self.exclude)
+        return build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible)
 
-    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
-    def load(self) -> None:
-        """Read and summarise in a thread; the main thread only gets the finished model."""
-        try:
-            if self._loader is not None:
-                result = self._loader()
-            else:
-                result = read_tree(self.paths, path_pattern=self.path_pattern, exclude=self.exclude)
-            model = build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible)
-        except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
-            self.post_message(self.LoadFailed(f"{type(error).__name__}: {error}"))
-        else:
-            self.post_message(self.Loaded(model))
-
-    async def on_magma_screen_loaded(self, message: Loaded) -> None:
+    async def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
         model = self.model = message.model
         result = model.result
         environments = result.rows["environment"].nunique() if not result.rows.empty else 0
-        self.sub_title = f"MAGMA · {result.files_read} files · {environments} environments · {self._paths_text()}"
+        self.sub_title = f"MAGMA · {result.files_read} files · {environments} environments · {self.paths_text()}"
         self.refresh_bindings()
         if model.empty:
-            self.sub_title = f"MAGMA · no results · {self._paths_text()}"
+            self.sub_title = f"MAGMA · no results · {self.paths_text()}"
             self._show_empty(
-                f"No MAGMA results found in {self._paths_text()} ({result.files_read} files read).\n"
+                f"No MAGMA results found in {self.paths_text()} ({result.files_read} files read).\n"
                 "gpuscope looks for the output of MAGMA testers (testing_dgemm, testing_dgemm_vbatched, ...):"
                 " a '% MAGMA' banner followed by a results table.",
                 result.findings,
@@ -150,9 +123,9 @@ class MagmaScreen(Screen[None]):
         self.query_one("#magma-switch", ContentSwitcher).current = "body"
         await self.select(model.first_selection())
 
-    def on_magma_screen_load_failed(self, message: LoadFailed) -> None:
-        self.sub_title = f"MAGMA · could not read {self._paths_text()}"
-        self._show_empty(f"Could not read {self._paths_text()}.\n{message.error}", ())
+    def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
+        self.sub_title = f"MAGMA · could not read {self.paths_text()}"
+        self._show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def _show_empty(self, text: str, findings: Sequence[object]) -> None:
         self.query_one("#selection", Static).update(Text("Nothing to show"))
