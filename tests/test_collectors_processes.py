@@ -265,19 +265,24 @@ def test_real_proc_this_process_and_a_busy_child() -> None:
 
 
 def test_command_lines_are_cached_per_process_and_refreshed(tree: Path) -> None:
-    """One read per process per tick: cmdline is re-read after IDENTITY_REFRESH_S, or at once
-    when the pid now belongs to another process (new start time)."""
-    from gpuscope.collectors.processes import IDENTITY_REFRESH_S
+    """One read per process per tick: cmdline is re-read after IDENTITY_REFRESH_S once the
+    process has run (its stat changed), after IDLE_IDENTITY_REFRESH_S when it has not, or at
+    once when the pid now belongs to another process (new start time)."""
+    from gpuscope.collectors.processes import IDENTITY_REFRESH_S, IDLE_IDENTITY_REFRESH_S
 
     now = [100.0]
     add_process(tree, 4242, "app", b"app --old\0", start=7000)
     collector = ProcessCollector(tree, clock=lambda: now[0])
     assert by_pid(collector.sample())[4242].command == "app --old"
     (tree / "proc" / "4242" / "cmdline").write_bytes(b"app --retitled\0")
-    now[0] += 1.0
-    assert by_pid(collector.sample())[4242].command == "app --old"  # cached within the window
     now[0] += IDENTITY_REFRESH_S
+    assert by_pid(collector.sample())[4242].command == "app --old"  # has not run: still cached
+    add_process(tree, 4242, "app", b"app --retitled\0", start=7000, utime=3)  # it ran
+    now[0] += 1.0
     assert by_pid(collector.sample())[4242].command == "app --retitled"
+    (tree / "proc" / "4242" / "cmdline").write_bytes(b"app --third\0")
+    now[0] += IDLE_IDENTITY_REFRESH_S
+    assert by_pid(collector.sample())[4242].command == "app --third"  # idle, but a minute passed
     add_process(tree, 4242, "other", b"other\0", start=9000)  # pid reused
     now[0] += 1.0
     assert by_pid(collector.sample())[4242].command == "other"

@@ -240,6 +240,10 @@ async def test_plots_downsample_to_their_width() -> None:
             screen.apply(screen.source.poll())  # many samples without the worker round trip
         plot.replot(screen.history)
         assert plot.points_drawn <= 3 * 2 * plot.size.width
+        lines = [plot.render_line(y).text for y in range(plot.size.height)]
+        assert lines[0].startswith("100┤") and lines[-2].startswith("  0┤") and lines[-1].rstrip().endswith("now")
+        assert all(len(line) == plot.size.width for line in lines)
+        assert any(ch != " " for line in lines[:-1] for ch in line[4:])  # the lines are drawn
         await pilot.press("p")
         assert not plot.display
 

@@ -40,8 +40,9 @@ from gpuscope.tui.widgets.watch_process_keys import ProcessKeys
 from gpuscope.tui.widgets.watch_status import StatusLine, status_text
 
 PLOT_PERIOD = 5.0
-"""Seconds of sample time between plot redraws: plotext is the costliest thing on screen, and
-a plot of up to an hour of history gains nothing from a redraw every second."""
+"""Seconds of sample time between plot redraws once the plots have filled in. A braille redraw
+is cheap (bench/plot_bench.py), but drawing two plots of ~20 lines through Textual every
+second was a fifth of the screen's CPU, and a plot of up to an hour gains little from it."""
 PLOTS_FROM_HEIGHT = 48
 """Terminals this tall show the plots without asking: below, meters and processes come first."""
 GPU_SERIES = (("gpu.util_mean", "util mean"), ("gpu.util_max", "util max"), ("gpu.mem_mean", "memory"))

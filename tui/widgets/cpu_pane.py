@@ -11,6 +11,7 @@ import math
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.geometry import Size
+from textual.strip import Strip
 from textual.widget import Widget
 
 from gpuscope.metrics.samples import HostSample
@@ -79,7 +80,10 @@ def memory_lines(host: HostSample, width: int) -> list[Text]:
 
 
 class CpuRows(Widget):
-    """Core grid plus memory lines; height follows the width (more columns, fewer rows)."""
+    """Core grid plus memory lines; height follows the width (more columns, fewer rows).
+
+    A line-API widget: the lines are turned into strips once per reading (`show`), which
+    costs a tenth of letting Textual wrap and format one multi-line text every second."""
 
     DEFAULT_CSS = """
     CpuRows {
@@ -91,17 +95,31 @@ class CpuRows(Widget):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.host: HostSample | None = None
         self.job_cores: frozenset[int] = frozenset()
+        self._strips: list[Strip] = []
+        self._drawn_width = -1
 
     def _lines(self, width: int) -> list[Text]:
         if self.host is None:
             return [Text("waiting for the first reading…", style="dim")]
         return core_lines(self.host, width, self.job_cores) + memory_lines(self.host, width)
 
+    def show(self, host: HostSample, job_cores: frozenset[int]) -> None:
+        """Take a new reading: redraw, and re-run layout only when the core count changed."""
+        relayout = self.host is None or len(self.host.cpu_percent) != len(host.cpu_percent)
+        self.host, self.job_cores = host, job_cores
+        self._drawn_width = -1
+        self.refresh(layout=relayout)
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines(width))
 
-    def render(self) -> Text:
-        return Text("\n").join(self._lines(self.size.width))
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if width != self._drawn_width:
+            console, base = self.app.console, self.rich_style  # base: the theme's colours under the text's
+            self._strips = [Strip(line.render(console), line.cell_len).apply_style(base) for line in self._lines(width)]
+            self._drawn_width = width
+        return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(width)
 
 
 class CpuPane(VerticalScroll):
@@ -117,9 +135,6 @@ class CpuPane(VerticalScroll):
         yield CpuRows()
 
     def show(self, host: HostSample, job_cores: frozenset[int]) -> None:
-        rows = self.query_one(CpuRows)
-        relayout = rows.host is None or len(rows.host.cpu_percent) != len(host.cpu_percent)
-        rows.host, rows.job_cores = host, job_cores
         busy = host.cpu_percent
         mean = sum(busy) / len(busy) if busy else 0.0
         title = Text().append("CPU", style="bold")
@@ -128,4 +143,4 @@ class CpuPane(VerticalScroll):
             title.append(" · job ")
             title.append(id_ranges(job_cores), style="bold magenta")
         set_border_title(self, title)
-        rows.refresh(layout=relayout)
+        self.query_one(CpuRows).show(host, job_cores)

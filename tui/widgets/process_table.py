@@ -280,13 +280,18 @@ class ProcessTable(ScrollView, can_focus=True):
 
     @staticmethod
     def _strip(cells: list[tuple[str, Style]], style: Style, width: int) -> Strip:
-        """One space before each cell; a tree cell is `prefix NUL command`: prefix dimmed."""
-        segments = []
+        """One space before each cell; a tree cell is `prefix NUL command`: prefix dimmed.
+
+        Neighbouring cells of the same style become one segment: a row is then one or three
+        segments, not twenty, and every segment costs again in Textual's line filters and in
+        the compositor each time the line is drawn."""
+        runs: list[tuple[str, Style]] = []
         for text, cell_style in cells:
-            segments.append(Segment(" ", style))
             prefix, nul, rest = text.partition("\0")
-            if nul:
-                segments += [Segment(prefix, cell_style), Segment(rest, style)]
-            else:
-                segments.append(Segment(text, cell_style))
-        return Strip(segments).adjust_cell_length(width, style)
+            pieces = [(" ", style), (prefix, cell_style), (rest, style)] if nul else [(" ", style), (text, cell_style)]
+            for piece, piece_style in pieces:
+                if runs and runs[-1][1] is piece_style:
+                    runs[-1] = (runs[-1][0] + piece, piece_style)
+                elif piece:
+                    runs.append((piece, piece_style))
+        return Strip([Segment(text, run_style) for text, run_style in runs]).adjust_cell_length(width, style)
