@@ -281,3 +281,28 @@ async def test_source_verdicts_win_over_the_screens_own() -> None:
         screen = await poll(pilot)
         assert [v.text for v in screen.verdicts] == ["from the source"]
         assert "from the source" in str(screen.query_one("#job-verdicts", Static).content)
+
+
+async def test_gpuscope_watch_freezes_startup_objects_once_and_thaws_on_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpuscope watch` (freeze_gc=True) exempts the objects alive after the first frame from
+    later garbage collections (a full collection walked ~70,000 Textual objects every 40 s),
+    and gives them back when the screen goes; other screens leave the collector alone."""
+    import gc
+
+    from gpuscope.tui.screens import watch
+
+    calls: list[str] = []
+    monkeypatch.setattr(watch.gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(watch.gc, "unfreeze", lambda: calls.append("unfreeze"))
+    monkeypatch.setattr(watch.gc, "collect", lambda *a: calls.append("collect") or 0)
+    app = watch_app(freeze_gc=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(pilot, 3)
+        await pilot.pause()
+        assert calls == ["collect", "freeze"]
+    assert calls == ["collect", "freeze", "unfreeze"]
+    assert gc.isenabled()
+    calls.clear()
+    async with watch_app().run_test(size=(120, 40)) as pilot:
+        await poll(pilot, 2)
+    assert calls == []

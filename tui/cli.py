@@ -195,7 +195,7 @@ def run_watch(args: argparse.Namespace) -> int:
         from gpuscope.tui.screens.watch import WatchScreen
 
         source = _watch_source(args)
-        GpuscopeApp(first_screen=lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly)).run()
+        GpuscopeApp(first_screen=lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True)).run()
         source.close()
         return 0
     import json
