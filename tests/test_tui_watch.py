@@ -260,6 +260,21 @@ def test_tree_survives_a_ppid_cycle_and_next_user_wraps() -> None:
     assert next_user(view, snap.processes, "alice").user == "alice"
 
 
+def test_ties_keep_the_order_on_screen_so_one_change_moves_one_row() -> None:
+    snap = FakeSource().poll()
+    busy = ProcessRow(9, 1, "x", 5, "S", 1.0, 1, 1, 1.0, "busy")
+    idle = [ProcessRow(pid, 1, "x", 5, "S", 0.0, 1, 1, 1.0, f"idle{pid}") for pid in (2, 3, 4)]
+    view = ProcessView(everyone=True)
+    first = select_rows(dataclasses.replace(snap, processes=(busy, *idle)), view)
+    assert [r.row.pid for r in first] == [9, 2, 3, 4]  # nothing on screen yet: pid order
+    calm = dataclasses.replace(busy, cpu_percent=0.0)
+    new = ProcessRow(1, 1, "x", 5, "S", 0.0, 1, 1, 1.0, "new")
+    on_screen = {r.row.pid: i for i, r in enumerate(first)}
+    again = select_rows(dataclasses.replace(snap, processes=(new, calm, *idle)), view, on_screen)
+    assert [r.row.pid for r in again] == [9, 2, 3, 4, 1]  # 9 stays first; newcomers after, by pid
+    assert [r.row.pid for r in select_rows(dataclasses.replace(snap, processes=(new, calm, *idle)), view)] == [1, 2, 3, 4, 9]
+
+
 def test_gpu_processes_missing_from_proc_are_counted_in_the_node_view() -> None:
     snap = FakeSource(scope="node", backend="nvml").poll()
     assert unseen_gpu_pids(snap) == 0

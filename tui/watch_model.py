@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from gpuscope.metrics import verdicts
 from gpuscope.metrics.history import History
@@ -96,8 +96,13 @@ def base_rows(snapshot: Snapshot, view: ProcessView) -> tuple[ProcessRow, ...]:
     return snapshot.processes if view.everyone else scope_processes(snapshot)
 
 
-def select_rows(snapshot: Snapshot, view: ProcessView) -> list[ShownRow]:
-    """Filter, then sort (or sort within each parent in tree view)."""
+def select_rows(snapshot: Snapshot, view: ProcessView, previous: Mapping[int, int] | None = None) -> list[ShownRow]:
+    """Filter, then sort (or sort within each parent in tree view).
+
+    Ties keep the order of `previous` (pid -> row index on screen now), then pid order for
+    processes new to it, as htop's insertion sort does: a process whose CPU % drops to 0
+    stops at the top of the idle ones instead of travelling to its pid's place, so one
+    change moves one row, not every row in between (each moved row is a line redrawn)."""
     rows = base_rows(snapshot, view)
     if view.user is not None:
         rows = tuple(p for p in rows if p.user == view.user)
@@ -107,9 +112,11 @@ def select_rows(snapshot: Snapshot, view: ProcessView) -> list[ShownRow]:
     _, key, descending = SORTS[view.sort]
     descending ^= view.reverse
 
+    seen = previous or {}
+    unseen = len(seen)
+
     def order(items: Sequence[ProcessRow]) -> list[ProcessRow]:
-        # pid as the tie-breaker keeps equal rows from swapping places between refreshes
-        return sorted(items, key=lambda p: (-key(p) if descending else key(p), p.pid))
+        return sorted(items, key=lambda p: (-key(p) if descending else key(p), seen.get(p.pid, unseen), p.pid))
 
     if not view.tree:
         return [ShownRow(p) for p in order(rows)]

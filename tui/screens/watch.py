@@ -242,7 +242,9 @@ class WatchScreen(ProcessKeys, Screen[None]):
     def refresh_table(self) -> None:
         """Re-cut the rows for the current view; what every process key ends with."""
         if self.snapshot is not None:
-            self.query_one(ProcessTable).show(select_rows(self.snapshot, self.view), self.view.sort)
+            table = self.query_one(ProcessTable)
+            on_screen = {shown.row.pid: i for i, shown in enumerate(table.shown)}
+            table.show(select_rows(self.snapshot, self.view, on_screen), self.view.sort)
         self._status()
 
     def _status(self) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 
+from rich.style import Style
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -96,7 +97,12 @@ class CpuRows(Widget):
         self.host: HostSample | None = None
         self.job_cores: frozenset[int] = frozenset()
         self._strips: list[Strip] = []
+        self._drawn: list[Text] = []
         self._drawn_width = -1
+        self._drawn_key: tuple[int, str] | None = None
+        self._base = Style()
+        self._cache: dict[str, tuple[Text, Strip]] = {}
+        """Line text -> (line, strip) of recent readings."""
 
     def _lines(self, width: int) -> list[Text]:
         if self.host is None:
@@ -104,22 +110,53 @@ class CpuRows(Widget):
         return core_lines(self.host, width, self.job_cores) + memory_lines(self.host, width)
 
     def show(self, host: HostSample, job_cores: frozenset[int]) -> None:
-        """Take a new reading: redraw, and re-run layout only when the core count changed."""
-        relayout = self.host is None or len(self.host.cpu_percent) != len(host.cpu_percent)
+        """Take a new reading: repaint the lines that changed; re-run layout only when the
+        number of lines did (a new core count)."""
         self.host, self.job_cores = host, job_cores
-        self._drawn_width = -1
-        self.refresh(layout=relayout)
+        width = self.size.width
+        old = self._drawn
+        self._draw(width)
+        if len(old) != len(self._drawn) or width != self._drawn_width:
+            self.refresh(layout=len(old) != len(self._drawn))
+        else:
+            changed = [Region(0, y, width, 1) for y, (a, b) in enumerate(zip(old, self._drawn)) if not _same(a, b)]
+            if changed:
+                self.refresh(*changed)
+
+    def _draw(self, width: int) -> None:
+        """Lines to strips; an unchanged line keeps its strip (Mem, Swp, Load rarely change)."""
+        lines = self._lines(width)
+        key = (width, self.app.theme)
+        if key != self._drawn_key:
+            self._cache.clear()
+            self._base = self.rich_style  # walks every ancestor: once per theme, not per line
+            self._drawn_key = key
+        console, strips = self.app.console, []
+        for line in lines:
+            cached = self._cache.get(line.plain)
+            if cached is None or not _same(cached[0], line):
+                cached = self._cache[line.plain] = (line, Strip(line.render(console), line.cell_len).apply_style(self._base))
+            strips.append(cached[1])
+        if len(self._cache) > 4 * len(lines) + 16:
+            self._cache = {line.plain: self._cache[line.plain] for line in lines}
+        self._drawn, self._strips, self._drawn_width = lines, strips, width
+
+    def notify_style_update(self) -> None:
+        self._drawn_key = None  # a theme or CSS change: styles and strips drawn with them
+        super().notify_style_update()
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines(width))
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        if width != self._drawn_width:
-            console, base = self.app.console, self.rich_style  # base: the theme's colours under the text's
-            self._strips = [Strip(line.render(console), line.cell_len).apply_style(base) for line in self._lines(width)]
-            self._drawn_width = width
+        if width != self._drawn_width or self._drawn_key is None:
+            self._draw(width)
         return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(width)
+
+
+def _same(a: Text, b: Text) -> bool:
+    return a.plain == b.plain and a.spans == b.spans
 
 
 class CpuPane(VerticalScroll):

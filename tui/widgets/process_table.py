@@ -149,6 +149,9 @@ class ProcessTable(ScrollView, can_focus=True):
         self.sort = "cpu"
         self._styles: dict[str, object] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
+        self._drawn: tuple[list[tuple[object, ...]], str, int] | None = None
+        """(visible line keys, sort, scroll) as of the last `show`: the next one compares with
+        it instead of formatting every visible row twice. Cleared when the cursor moves."""
 
     @property
     def selected(self) -> ProcessRow | None:
@@ -162,7 +165,9 @@ class ProcessTable(ScrollView, can_focus=True):
         refresh tick usually touches a handful of lines, not the whole table (idle CPU).
         """
         keep = self.selected.pid if self.selected is not None else None
-        before = (self._visible_keys(), self.sort, int(self.scroll_y))
+        # What the last refresh drew, unless a cursor move or scroll drew something since.
+        before = self._drawn if self._drawn is not None and self._drawn[2] == int(self.scroll_y) else (
+            self._visible_keys(), self.sort, int(self.scroll_y))
         seen: set[int] = set()
         self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
         self.sort = sort
@@ -172,6 +177,7 @@ class ProcessTable(ScrollView, can_focus=True):
         index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
         self.move_cursor(row=index, scroll=keep is not None)
         after = self._visible_keys()
+        self._drawn = (after, self.sort, int(self.scroll_y))
         if before[1:] != (self.sort, int(self.scroll_y)):
             self.refresh()
             return
@@ -199,6 +205,7 @@ class ProcessTable(ScrollView, can_focus=True):
                 self.scroll_to(y=self.cursor_row - visible + 1, animate=False)
 
     def watch_cursor_row(self, old: int, new: int) -> None:
+        self._drawn = None
         top = int(self.scroll_y)
         self.refresh(*(Region(0, row - top + 1, self.size.width, 1) for row in (old, new)))
 
