@@ -58,7 +58,7 @@ def core_lines(host: HostSample, width: int, job_cores: frozenset[int]) -> list[
 
 
 def memory_lines(host: HostSample, width: int) -> list[Text]:
-    """`Mem` and `Swp` bars with used/total, then the load average."""
+    """`Mem` and `Swp` bars with used/total, then the load average and the mean busy %."""
     m = host.memory
     bar_w = max(4, min(40, width - 4 - 14))
     out = []
@@ -71,9 +71,12 @@ def memory_lines(host: HostSample, width: int) -> list[Text]:
         if label == "Mem" and lines_extra > 16:
             line.append(f"  cache {m.cached / GIB:.1f}G", style="dim")
         out.append(line)
+    busy = host.cpu_percent
     load = Text().append("Load ", style="bold")
     load.append(" ".join(f"{x:.2f}" for x in host.load_avg))
-    load.append(f" · {host.cpu_count} cores · {host.hostname}", style="dim")
+    if busy:
+        load.append(f" · {sum(busy) / len(busy):.0f}% busy avg", style=level_style(sum(busy) / len(busy)))
+    load.append(f" · {host.hostname}", style="dim")
     out.append(load)
     for line in out:
         line.truncate(width, overflow="ellipsis")
@@ -172,10 +175,10 @@ class CpuPane(VerticalScroll):
         yield CpuRows()
 
     def show(self, host: HostSample, job_cores: frozenset[int]) -> None:
-        busy = host.cpu_percent
-        mean = sum(busy) / len(busy) if busy else 0.0
+        # Nothing that changes every second goes in the title: a new title repaints the whole
+        # pane's frame. The average is on the Load line.
         title = Text().append("CPU", style="bold")
-        title.append(f" {mean:.0f}% avg · {len(busy)} cores")
+        title.append(f" · {len(host.cpu_percent)} cores")
         if job_cores:
             title.append(" · job ")
             title.append(id_ranges(job_cores), style="bold magenta")
