@@ -94,13 +94,15 @@ class SnapshotSource:
 
     def _with_rss_peak(self, scope: JobScope, processes: tuple[ProcessRow, ...], t: float, gpus: tuple[GpuSample, ...]) -> JobScope:
         """Keep history for verdicts; without a cgroup, peak memory is the peak summed RSS seen."""
+        if scope.kind == "node":
+            return scope  # no verdicts and no peak for a whole node: nothing to keep
         rss = sum(p.rss for p in processes)
         readings = [p.cpu_percent for p in processes if p.cpu_percent is not None]
         busy = sum(readings) / 100.0 if readings else None  # the first sample has no CPU % yet
         values: dict[str, float | None] = {"rss": float(rss), "busy": busy}
         values.update({f"gpu{g.index}": g.util_gpu for g in gpus})
         self._history.append(t, values)
-        if scope.kind == "node" or scope.memory_peak is not None:
+        if scope.memory_peak is not None:
             return scope
         peak = int(self._history.peak("rss") or rss)
         note = "peak memory: highest summed RSS of the scope's processes since gpuscope started"
