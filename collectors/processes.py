@@ -4,8 +4,9 @@ elapsed, command), read from procfs directly.
 Why not psutil here: the table reads every process every refresh, and psutil costs about
 165 us per process for these fields against about 20 us for raw reads (research notes,
 monitor-anchors 2.8); glances' self-cost complaints all come from its psutil process list.
-Per process this reads `/proc/PID/stat` (everything but uid and the command line), stats the
-`/proc/PID` folder for its owner (cheaper than parsing `status`), and reads `cmdline`.
+Per process this reads `/proc/PID/stat` (everything but uid and the command line; kept open
+between scans), stats the `/proc/PID` folder for its owner (cheaper than parsing `status`),
+and reads `cmdline`.
 
 Processes come and go during a scan: one that vanishes (`FileNotFoundError`,
 `ProcessLookupError`) or hides its stat (`PermissionError`) is skipped; one that hides only
@@ -56,6 +57,8 @@ class ProcessCollector:
         """Units of the stat times (USER_HZ, 100 on Linux)."""
         self.page_size = os.sysconf("SC_PAGE_SIZE")
         """Units of the stat RSS."""
+        self._held = procfs.HeldFiles()
+        """Each process's stat, kept open between scans (see `procfs.HeldFiles`)."""
         self._users: dict[int, str] = {}
         self._previous: dict[int, _Seen] = {}
         """pid -> what the previous scan read of it (stat bytes, parsed, ticks and clock)."""
@@ -80,9 +83,14 @@ class ProcessCollector:
                 rows.append(row)
         # Only what this scan saw: dead pids do not pile up over a long session.
         self._previous = seen
+        self._held.keep_only({f"{self._proc}/{pid}/stat" for pid in seen})
         if pids is None:
             self._identity = {pid: v for pid, v in self._identity.items() if pid in seen}
         return tuple(rows)
+
+    def close(self) -> None:
+        """Close the files held open between scans."""
+        self._held.close()
 
     def descendants(self, pid: int) -> set[int]:
         """All children, grandchildren ... of `pid` now (not `pid` itself), from ppid links.
@@ -127,7 +135,7 @@ class ProcessCollector:
         seen: dict[int, _Seen],
     ) -> ProcessRow | None:
         base = f"{self._proc}/{pid}"
-        data = read(base + "/stat")
+        data = self._held.read(base + "/stat")
         before = previous.get(pid)
         # Most processes sleep: their stat line is byte for byte what the last scan read, so
         # its parse is reused (a third of the per-process cost on a node of idle daemons).

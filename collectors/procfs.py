@@ -12,6 +12,7 @@ Paths are always built from a root folder, so tests point collectors at a fake /
 from __future__ import annotations
 
 import os
+import resource
 
 _CHUNK = 4096
 """One page: every per-process file the table reads (stat, most cmdlines) fits in one read."""
@@ -61,3 +62,64 @@ def read_text(path: str) -> str:
         return read_bytes(path).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+class HeldFiles:
+    """Files kept open between scans and read again from offset 0 (`os.pread`).
+
+    A procfs file regenerates its content at each read from offset 0, so the process table
+    keeps each process's `stat` open instead of opening and closing it every second: with
+    370 processes that is 740 fewer system calls (path lookups) per refresh, about 0.9 ms
+    of kernel time. Once the process has exited, even if its pid was reused, the held
+    descriptor fails with ESRCH: it is closed and the path opened afresh, through
+    `read_bytes`, as the first read of every file is (so tests that hook it see every new
+    process). At most `limit` files are held, half the soft descriptor limit by default.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is None:
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            limit = max(0, min(soft if soft != resource.RLIM_INFINITY else 1 << 16, 1 << 16) // 2 - 64)
+        self.limit = limit
+        self._fds: dict[str, int] = {}
+
+    def read(self, path: str) -> bytes:
+        """Contents of `path` (one page at most, as `stat` lines are); raises `OSError`."""
+        fd = self._fds.get(path)
+        if fd is not None:
+            try:
+                return os.pread(fd, _CHUNK, 0)
+            except OSError:
+                self.forget(path)
+        data = read_bytes(path, _CHUNK)
+        if len(self._fds) < self.limit:
+            try:
+                self._fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                pass  # gone since: read again next time, through read_bytes
+        return data
+
+    def keep_only(self, paths: set[str]) -> None:
+        """Close the files not in `paths` (their processes have gone or left the scope)."""
+        for path in [p for p in self._fds if p not in paths]:
+            self.forget(path)
+
+    def forget(self, path: str) -> None:
+        fd = self._fds.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close(self) -> None:
+        for path in list(self._fds):
+            self.forget(path)
+
+    def __del__(self) -> None:  # a dropped collector must not keep hundreds of descriptors
+        for fd in self._fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds.clear()
+
+    def __len__(self) -> int:
+        return len(self._fds)

@@ -118,6 +118,7 @@ class SnapshotSource:
         return verdicts.judge(scope, busy, utilisation, used)
 
     def close(self) -> None:
+        self._processes.close()
         if self._gpu is not None:
             self._gpu.close()
 
