@@ -63,6 +63,8 @@ def main() -> int:
         specs.insert(1, "btop=btop --utf-force")  # 1 s refresh needs update_ms = 1000 in btop.conf
     out = subprocess.run([sys.executable, str(TOOL), str(args.seconds), str(args.extra), *specs], capture_output=True, text=True)
     print(out.stdout.strip())
+    if out.returncode != 0:
+        print(f"monitor_overhead.py exited {out.returncode}: {out.stderr.strip()[-2000:]}")
     found = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in re.finditer(r"^(\w+): ([\d.]+)% of one core, peak RSS ([\d.]+) MiB", out.stdout, re.M)}
     ok = True
     if "gpuscope" in found:

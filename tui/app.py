@@ -12,6 +12,7 @@ from typing import Callable
 
 from textual.app import App
 from textual.binding import ActiveBinding, Binding, BindingType
+from textual.driver import Driver
 from textual.screen import Screen
 
 from gpuscope.tui.commands import GpuscopeCommands
@@ -42,6 +43,18 @@ class GpuscopeApp(App[None]):
         super().__init__()
         self._first_screen = first_screen
         self.theme = DARK_THEME
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice, except that its Linux driver becomes `QuietLinuxDriver`, whose
+        input thread sleeps until a key instead of waking ten times a second."""
+        driver = super().get_driver_class()
+        if driver.__name__ != "LinuxDriver":  # Windows, or a driver named in TEXTUAL_DRIVER
+            return driver
+        from textual.drivers.linux_driver import LinuxDriver  # imports termios: not on Windows
+
+        from gpuscope.tui.quiet_driver import QuietLinuxDriver
+
+        return QuietLinuxDriver if driver is LinuxDriver else driver
 
     def get_default_screen(self) -> Screen[object]:
         """The screen from the factory; without one, Textual's blank default."""
