@@ -28,16 +28,17 @@ def _quantile(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: flo
 
 def sort_by_group(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`values` and their group `codes`, sorted by (group, value): a fast value sort, then a
-    stable sort of the (small) codes; the same order as `np.lexsort((values, codes))`."""
+    stable sort of the (small) codes; the same order as `np.lexsort((values, codes))`. The
+    codes come back as 16-bit integers when they fit (they only count groups)."""
     order = np.argsort(values)
     zero = values == 0
     if zero.any() and np.signbit(values[zero]).any():  # -0.0 == 0.0: keep their order as it was
         order = np.argsort(values, kind="stable")
+    if codes.size and 0 <= codes.min() and codes.max() < 1 << 15:
+        codes = codes.astype(np.int16)  # numpy sorts 16-bit integers by radix
     small = codes[order]
-    if small.size and small.max() < 1 << 15:
-        small = small.astype(np.int16)  # numpy sorts 16-bit integers by radix
     regroup = np.argsort(small, kind="stable")
-    return values[order[regroup]], small[regroup].astype(codes.dtype)
+    return values[order[regroup]], small[regroup]
 
 
 def segment_stats(values: np.ndarray, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
@@ -52,15 +53,28 @@ def segment_stats(values: np.ndarray, codes: np.ndarray, n_groups: int) -> dict[
         return out
     n = counts[present]
     starts = np.concatenate(([0], np.cumsum(n)[:-1]))
-    local = np.repeat(np.arange(present.size), n)  # each value's group among the present ones
     q1 = _quantile(values, starts, n, 0.25)
     q3 = _quantile(values, starts, n, 0.75)
     iqr = q3 - q1
-    inside_lo = values >= (q1 - 1.5 * iqr)[local]
-    inside_hi = values <= (q3 + 1.5 * iqr)[local]
     sums = np.add.reduceat(values, starts)
     mean = sums / n
-    squares = np.add.reduceat((values - mean[local]) ** 2, starts)
+    # Per-group numbers are spread over their values through one scratch array, reused:
+    # each fresh array of this size costs page faults that outweigh the arithmetic.
+    local = np.repeat(np.arange(present.size), n)  # each value's group among the present ones
+    spread = np.take(q1 - 1.5 * iqr, local)
+    outside = ~(values >= spread)  # not `<`: a NaN value is outside too
+    np.copyto(spread, values)
+    spread[outside] = np.inf
+    whisker_lo = np.minimum.reduceat(spread, starts)
+    np.take(q3 + 1.5 * iqr, local, out=spread)
+    outside = ~(values <= spread)
+    np.copyto(spread, values)
+    spread[outside] = -np.inf
+    whisker_hi = np.maximum.reduceat(spread, starts)
+    np.take(mean, local, out=spread)
+    np.subtract(values, spread, out=spread)
+    spread *= spread
+    squares = np.add.reduceat(spread, starts)
     with np.errstate(divide="ignore", invalid="ignore"):
         std = np.sqrt(squares / (n - 1))
         cv = np.where(mean != 0, std / np.abs(mean), np.nan)
@@ -68,8 +82,8 @@ def segment_stats(values: np.ndarray, codes: np.ndarray, n_groups: int) -> dict[
         "median": _quantile(values, starts, n, 0.5),
         "q1": q1,
         "q3": q3,
-        "whisker_lo": np.minimum.reduceat(np.where(inside_lo, values, np.inf), starts),
-        "whisker_hi": np.maximum.reduceat(np.where(inside_hi, values, -np.inf), starts),
+        "whisker_lo": whisker_lo,
+        "whisker_hi": whisker_hi,
         "min": values[starts],
         "max": values[starts + n - 1],
         "mean": mean,

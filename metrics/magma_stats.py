@@ -67,21 +67,38 @@ def _key_codes(rows: pd.DataFrame, pool_nodes: bool) -> list[tuple[np.ndarray, p
             if pool_nodes:
                 out.append((np.zeros(len(rows), np.int64), pd.Index([POOLED], dtype=object)))
                 continue
-            values = rows["nodes"]
-            missing = values.isna().to_numpy()
-            numbers = values.to_numpy(np.float64, na_value=np.nan)
-            present = numbers[~missing]
-            runs = present[np.concatenate(([True], present[1:] != present[:-1]))] if present.size else present
-            labels = np.unique(runs).astype(np.int64)  # rows come file by file: a value per run
-            codes = np.searchsorted(labels, np.where(missing, -1, numbers).astype(np.int64))
-            codes = np.where(missing, len(labels), codes)
-            out.append((codes.astype(np.int64), pd.Index([str(v) for v in labels.tolist()] + ["?"], dtype=object)))
+            out.append(_node_codes(rows["nodes"]))
         else:
             column = rows[key]
             if not isinstance(column.dtype, pd.CategoricalDtype):
                 column = column.astype("category")
-            out.append((np.asarray(column.array.codes, np.int64), column.cat.categories))
+            out.append((column.array.codes, column.cat.categories))  # small ints: widened once, in `_group_key`
     return out
+
+
+def _node_codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes of the node counts in numeric order, unknown ("?") last. Rows come file by file,
+    so the values come in runs: each run is looked up once, then spread over its rows."""
+    missing = values.isna().to_numpy()
+    numbers = values.to_numpy(np.float64, na_value=np.nan)
+    same = (numbers[1:] == numbers[:-1]) | (missing[1:] & missing[:-1])
+    first = np.flatnonzero(np.concatenate(([True], ~same)))  # where each run starts
+    run_numbers, run_missing = numbers[first], missing[first]
+    labels = np.unique(run_numbers[~run_missing]).astype(np.int64)
+    run_codes = np.searchsorted(labels, np.where(run_missing, -1, run_numbers).astype(np.int64))
+    run_codes[run_missing] = len(labels)
+    codes = np.repeat(run_codes, np.diff(np.append(first, numbers.size)))
+    return codes, pd.Index([str(v) for v in labels.tolist()] + ["?"], dtype=object)
+
+
+def _group_key(codes: list[tuple[np.ndarray, pd.Index]]) -> np.ndarray:
+    """One int64 per row numbering its combination of key codes in row-major order (the
+    first key varies slowest); computed in place, one array for all the keys."""
+    key = codes[0][0].astype(np.int64)
+    for values, labels in codes[1:]:
+        key *= len(labels)
+        key += values
+    return key
 
 
 def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:
@@ -93,12 +110,13 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     every statistic is a segment operation (metrics/distribution.py)."""
     if rows.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    (test, tests), (env, envs), (nodes, node_labels), (size, sizes) = _key_codes(rows, pool_nodes)
+    codes = _key_codes(rows, pool_nodes)
+    (_, tests), (_, envs), (_, node_labels), (_, sizes) = codes
     excluded = rows["excluded"]
     if isinstance(excluded.dtype, pd.CategoricalDtype) and list(excluded.cat.categories) == EXCLUDED_NAMES:
-        reason = excluded.cat.codes.to_numpy().astype(np.int64)  # as the reader builds it
+        reason = excluded.array.codes.astype(np.int16)  # as the reader builds it (a copy: changed below)
     else:
-        reason = pd.Categorical(excluded, categories=EXCLUDED_NAMES).codes.astype(np.int64)
+        reason = pd.Categorical(excluded, categories=EXCLUDED_NAMES).codes.astype(np.int16)
     reason[reason < 0] = len(EXCLUDED_NAMES)  # a reason this version does not know: counted nowhere
     keep = reason == 0  # the same rows as included(): "", and the reasons the caller keeps
     if keep_warmup:
@@ -111,16 +129,21 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     for mask in finite.values():
         counted |= mask
     # Group number in output order: (test, problem_size, environment, nodes).
-    key = ((test * len(sizes) + size) * len(envs) + env) * len(node_labels) + nodes
+    key = _group_key([codes[0], codes[3], codes[1], codes[2]])
     possible = len(tests) * len(sizes) * len(envs) * len(node_labels)
-    group_of_row = np.full(len(rows), -1, np.int64)
+    every = bool(counted.all())  # the usual case: no row to leave out, no copies to pick them
+    chosen = key if every else key[counted]
     if possible <= 1 << 22:  # few possible groups: number the ones present by a table lookup
         present = np.zeros(possible, bool)
-        present[key[counted]] = True
+        present[chosen] = True
         uniq = np.flatnonzero(present)
-        group_of_row[counted] = (np.cumsum(present) - 1)[key[counted]]
+        group = (np.cumsum(present) - 1)[chosen]
     else:
-        group, uniq = pd.factorize(key[counted], sort=True)
+        group, uniq = pd.factorize(chosen, sort=True)
+    if every:
+        group_of_row = group
+    else:
+        group_of_row = np.full(len(rows), -1, np.int64)
         group_of_row[counted] = group
     n_groups = len(uniq)
     columns: dict[str, object] = {}
@@ -132,6 +155,8 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
 
     def box(metric: str) -> dict[str, np.ndarray]:
         mask = finite[metric]
+        if mask.all():
+            return segment_stats(*sort_by_group(metrics[metric], group_of_row), n_groups)
         return segment_stats(*sort_by_group(metrics[metric][mask], group_of_row[mask]), n_groups)
 
     if len(rows) >= PARALLEL_ROWS and usable_cpus() > 1:  # the sorts run outside the interpreter lock: a thread per metric
@@ -149,7 +174,7 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     per_reason = np.bincount(group_of_row[dropped] * slots + reason[dropped], minlength=n_groups * slots).reshape(n_groups, slots)
     for code, name in enumerate(EXCLUSIONS, start=1):
         columns[name] = per_reason[:, code].astype(int)
-    return pd.DataFrame(columns)[SUMMARY_COLUMNS]
+    return pd.DataFrame({name: columns[name] for name in SUMMARY_COLUMNS})
 
 
 def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:

@@ -18,6 +18,7 @@ once, the slower way, with the same result.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -33,7 +34,7 @@ from gpuscope.parsers.magma_header import HeaderSpec
 from gpuscope.parsers.magma_rows import FAILED, NO_STATUS, map_columns, numeric_rows, read_numeric, split_rows, tokenize
 from gpuscope.parsers.magma_scan import FileScan, RowText, join_lines, scan_many
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.textfile import SNIFF_BYTES, decode, read_bytes
+from gpuscope.parsers.textfile import MAX_BYTES, SNIFF_BYTES, decode, read_bytes
 
 COLUMNS = [
     "test", "precision", "batch_count", "m", "n", "k", "problem_size", "gflops", "time_ms",
@@ -65,8 +66,9 @@ class _File:
 def _walk(root: Path) -> Iterable[Path]:
     for folder, dirs, files in os.walk(root, onerror=None, followlinks=False):
         dirs.sort()
+        base = Path(folder)  # once per folder, not per file
         for name in sorted(files):
-            yield Path(folder) / name
+            yield base / name
 
 
 def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = ()) -> tuple[list[tuple[Path, Path, bool]], list[Finding]]:
@@ -95,10 +97,45 @@ def _label(root: Path, path: Path) -> str:
     return str(PurePosixPath(path.relative_to(root).as_posix()) if path != root else PurePosixPath(path.name))
 
 
-def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None) -> _File | Finding | None:
-    """Scan one file; None for a non-MAGMA file met while walking a folder (counted, not listed)."""
+def _context(label: str, pattern: PathPattern | None, contexts: dict[str, dict[str, object] | None] | None) -> dict[str, object] | None:
+    """`context_for(label, pattern)`; without a pattern the context depends on the folders
+    alone, so files of one folder share one lookup (`contexts` keeps them; each file gets
+    its own copy, which read_tree changes later)."""
+    if pattern is not None or contexts is None:
+        return context_for(label, pattern)
+    folder = label.rpartition("/")[0]
+    if folder not in contexts:
+        contexts[folder] = context_for(label, None)
+    found = contexts[folder]
+    return None if found is None else dict(found)
+
+
+def _read_plain(path: Path, size: int) -> bytes | None:
+    """The bytes of a plain text file of the size stat gave, in one system call (no file
+    object); None for whatever `read_bytes` must judge: gzip, empty, binary, huge, changed
+    since stat, unreadable."""
+    if not 0 < size <= MAX_BYTES:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            data = os.read(fd, size + 1)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    if len(data) != size or data[:2] == b"\x1f\x8b" or data.isspace() or data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
+        return None
+    return data
+
+
+def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None,
+          contexts: dict[str, dict[str, object] | None] | None = None, size: int = -1) -> _File | Finding | None:
+    """Scan one file; None for a non-MAGMA file met while walking a folder (counted, not listed).
+    `size`: the file's size from stat, when known (a plain file is then read more cheaply)."""
     label = _label(root, path)
-    data, problems = read_bytes(path, label)
+    plain = _read_plain(path, size)
+    data, problems = (plain, []) if plain is not None else read_bytes(path, label)
     if data is None:
         return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
     if not explicit and not (any(data.find(m, 0, 4 * SNIFF_BYTES) >= 0 for m in MARKERS) or any(m in data for m in MARKERS)):
@@ -108,7 +145,7 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None) -
         text, problems = decode(data, label)
         if problems:
             data = text.encode("utf-8")
-    context = context_for(label, pattern)
+    context = _context(label, pattern, contexts)
     if context is None:
         problems.append(Finding("warning", "path", f"path does not match --path-pattern {pattern.text!r}; environment unknown", label))  # type: ignore[union-attr]
         context = {"environment": ".", "nodes": None}
@@ -185,9 +222,13 @@ def _read_under(root: Path, path: Path) -> MagmaResult:
     return _result(rows, [loaded], list(loaded.findings), known)
 
 
-BATCH_BYTES = 4 * 1024 * 1024
+PARALLEL_ROWS = 100_000
+"""From this many rows on, the batches' columns are joined on several threads."""
+BATCH_BYTES = 6 * 1024 * 1024
 """Files are scanned a few MB at a time: the scanner's temporary arrays then stay small and
-are reused, instead of touching fresh memory for a whole tree at once."""
+are reused, instead of touching fresh memory for a whole tree at once. Not less: each batch
+costs a fixed number of numpy calls, and each call hands the interpreter lock between the
+reader's threads."""
 
 
 @dataclass
@@ -211,12 +252,16 @@ class _Batch:
     """`magma_trust.per_file` of the batch's files (environment filled in later), with `flags`."""
     failed: dict[str, list[str]] = field(default_factory=dict)
     """`magma_trust.failed_sizes` of the batch's files, with `flags`."""
+    sizes: np.ndarray | None = None
+    """The batch's distinct `packed_sizes`, sorted, when it has them; `size_codes` numbers
+    its rows by them (the tree's problem sizes are then numbered without a pass over all rows)."""
+    size_codes: np.ndarray | None = None
 
 
-def _scan_batch(files: list[_File], cache: dict, peak_override: float | None) -> _Batch:
+def _scan_batch(files: list[_File], cache: dict, peak_override: float | None, scratch: list[bytearray] | None = None) -> _Batch:
     """Scan, tokenise, map and flag the rows of some loaded files (row file numbers are local
-    to them)."""
-    scans, rows = scan_many([f.data for f in files], cache)
+    to them). `scratch`: see `scan_many`."""
+    scans, rows = scan_many([f.data for f in files], cache, scratch)
     for f, found in zip(files, scans):
         f.scan, f.data = found, b""  # the bytes are not needed any more: free them
     tokens = split_rows(rows.text, rows.first)
@@ -236,6 +281,8 @@ def _scan_batch(files: list[_File], cache: dict, peak_override: float | None) ->
         if matrix is not None:
             _put(batch.cols, batch.valid, chosen, rows.size, *map_columns(matrix, spec))
     batch.derived = magma_trust.derived_columns(batch.cols, rows.size)
+    if "packed_sizes" in batch.derived:
+        batch.size_codes, batch.sizes = pd.factorize(batch.derived["packed_sizes"], sort=True)  # numbered in size order
     if batch.valid.all() and None not in batch.widths.values() and "packed_sizes" in batch.derived:
         _flag(batch, files, peak_override)
     return batch
@@ -255,7 +302,7 @@ def _flag(batch: _Batch, files: list[_File], peak_override: float | None) -> Non
         block_of_row, key, blocks, [f.scan.device for f in files for _ in f.scan.blocks], gflops, time,
         cols.get("status", np.full(total, NO_STATUS, np.int8)), peak_override)
     batch.flags = {"warmup": warm, "impossible": impossible, "excluded": excluded}
-    size_codes, sizes = pd.factorize(key, sort=True)  # numbered in size order
+    size_codes, sizes = batch.size_codes, batch.sizes
 
     def size_label(code: int) -> str:
         return magma_trust.size_label(int(sizes[code]))
@@ -304,7 +351,7 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
     sizes = []
     for _, path, _ in candidates:
         try:
-            sizes.append(path.stat().st_size)
+            sizes.append(os.stat(path).st_size)
         except OSError:
             sizes.append(0)  # _load reports it
     # Batches of about BATCH_BYTES, as many as a multiple of the workers, so that no core
@@ -312,20 +359,23 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
     workers = _workers()
     count = max(1, -(-sum(sizes) // BATCH_BYTES))
     count = -(-count // workers) * workers if count >= workers else count
-    target = max(1, sum(sizes) // count)
-    plan: list[list[tuple[Path, Path, bool]]] = [[]]
-    size = 0
+    share = max(1, sum(sizes)) / count
+    plan: list[list[tuple[Path, Path, bool, int]]] = [[]]
+    done = 0
     for candidate, file_size in zip(candidates, sizes):
-        plan[-1].append(candidate)
-        size += file_size
-        if size >= target:
+        plan[-1].append((*candidate, file_size))
+        done += file_size
+        if done >= share * len(plan):  # cut at equal shares of the total: no small last batch
             plan.append([])
-            size = 0
     cache: dict = {}
+    contexts: dict = {}
+    scratch = threading.local()  # per thread: the buffer its batches' bytes are joined in
 
-    def work(chunk: list[tuple[Path, Path, bool]]) -> tuple[list[_File | Finding | None], _Batch]:
-        loaded = [_load(root, path, explicit, pattern) for root, path, explicit in chunk]
-        return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], cache, peak_override)
+    def work(chunk: list[tuple[Path, Path, bool, int]]) -> tuple[list[_File | Finding | None], _Batch]:
+        loaded = [_load(root, path, explicit, pattern, contexts, size) for root, path, explicit, size in chunk]
+        if not hasattr(scratch, "buffer"):
+            scratch.buffer = []  # filled by scan_many, then reused by this thread's next batches
+        return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], cache, peak_override, scratch.buffer)
 
     plan = [chunk for chunk in plan if chunk]
     workers = min(workers, len(plan))
@@ -333,11 +383,19 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
         yield from map(work, plan)
         return
     pool = ThreadPoolExecutor(workers, thread_name_prefix="magma-read")
+    gate = threading.Event()
     try:
+        # Start every thread before handing out work: a thread that starts straight on a
+        # batch holds the interpreter lock, and the next one would start a switch interval
+        # (5 ms) later. Each waits at the gate (off the lock) until all work is queued.
+        for _ in range(workers):
+            pool.submit(gate.wait)
         futures = [pool.submit(work, chunk) for chunk in plan]
+        gate.set()
         for future in futures:
             yield future.result()
     finally:  # also when the caller stops early or a batch fails: drop what has not started
+        gate.set()
         pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -350,19 +408,19 @@ def _row_text(batch: _Batch, rows: np.ndarray) -> bytes:
 
 
 def _join(parts: dict[str, list[np.ndarray]], total: int) -> dict[str, np.ndarray]:
-    """Each column's parts joined; columns of one dtype share one allocation, which numpy
-    backs by huge pages when it is large (fewer page faults than one array per column)."""
-    out: dict[str, np.ndarray] = {}
-    by_dtype: dict[np.dtype, list[str]] = {}
-    for name, pieces in parts.items():
-        by_dtype.setdefault(np.result_type(*pieces) if pieces else np.dtype(np.float64), []).append(name)
-    for dtype, names in by_dtype.items():
-        block = np.empty((len(names), total), dtype)
-        for row, name in zip(block, names):
-            if parts[name]:
-                np.concatenate(parts[name], out=row)
-            out[name] = row
-    return out
+    """Each column's parts joined, one array per column, on the reader's threads: writing
+    the columns touches fresh memory (page faults), which the cores can share. Not one
+    block per dtype: a block that large makes numpy ask for huge pages, and fresh huge pages
+    cost far more than the small pages the allocator recycles (stalls of tens of ms on a VM)."""
+
+    def join(pieces: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(pieces) if pieces else np.empty(total)
+
+    workers = _workers()
+    if workers < 2 or total < PARALLEL_ROWS:
+        return {name: join(pieces) for name, pieces in parts.items()}
+    with ThreadPoolExecutor(workers, thread_name_prefix="magma-join") as pool:
+        return dict(zip(parts, pool.map(join, parts.values())))
 
 
 def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | None) -> tuple[pd.DataFrame, tuple[dict, dict] | None]:
@@ -373,32 +431,45 @@ def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | 
     n_blocks = np.array([len(f.scan.blocks) for f in files], np.int64)
     block_offsets = np.concatenate(([0], np.cumsum(n_blocks)[:-1])).astype(np.int64)
     blocks = [b for f in files for b in f.scan.blocks]
-    file_of_row = np.concatenate([b.rows.file for b in batches]) if batches else np.empty(0, np.int64)
-    block_of_row = (np.concatenate([b.rows.block for b in batches]) + block_offsets[file_of_row]) if total else np.empty(0, np.int64)
-    lines = np.concatenate([b.rows.line for b in batches]) if total else np.empty(0, np.int64)
     names = list(dict.fromkeys(name for b in batches for name in b.cols))
-    cols = _join({name: [b.cols[name] if name in b.cols else _blank_column(name, b.rows.size) for b in batches] for name in names}, total)
-    valid = np.concatenate([b.valid for b in batches]) if batches else np.zeros(0, bool)
-
+    parts = {name: [b.cols[name] if name in b.cols else _blank_column(name, b.rows.size) for b in batches] for name in names}
     widths: dict[HeaderSpec, set[int | None]] = {}
     for b in batches:
         for spec, width in b.widths.items():
             widths.setdefault(spec, set()).add(width)
     irregular = [spec for spec, found in widths.items() if len(found) > 1 or None in found]
     derived = set.intersection(*(set(b.derived) for b in batches if b.rows.size)) if total and not irregular else set()
-    cols.update(_join({name: [b.derived[name] for b in batches if b.rows.size] for name in sorted(derived)}, total))
+    parts.update({name: [b.derived[name] for b in batches if b.rows.size] for name in sorted(derived)})
+    tree_sizes = None
+    if "packed_sizes" in derived:  # number the problem sizes of all rows from each batch's own numbering
+        tree_sizes = np.unique(np.concatenate([b.sizes for b in batches if b.rows.size]))
+        width = magma_trust.code_type(tree_sizes.size)
+        parts["size_code"] = [np.searchsorted(tree_sizes, b.sizes).astype(width)[b.size_codes] for b in batches if b.rows.size]
+        if all(b.valid.all() for b in batches):
+            # No row is read again or dropped: the sizes as floats and their packed key are
+            # not needed (tidy takes whole numbers, missing masks and size codes), so they
+            # are not joined (less fresh memory to fill).
+            for name in ("batch_count", "m", "n", "k", "packed_sizes"):
+                parts.pop(name, None)
     # Flags and per-file statistics from the batches, when every batch could make them and
     # no label is shared by two files (their rows would count together).
     known = None
     flagged = [b for b in batches if b.rows.size]
     if not irregular and all(b.flags is not None for b in flagged) and len({f.label for f in files}) == len(files):
         if flagged:
-            cols.update(_join({name: [b.flags[name] for b in flagged] for name in ("warmup", "impossible", "excluded")}, total))  # type: ignore[index]
+            parts.update({name: [b.flags[name] for b in flagged] for name in ("warmup", "impossible", "excluded")})  # type: ignore[index]
         stats = {label: record for b in flagged for label, record in b.stats.items()}
         environment = {f.label: str(f.context.get("environment", ".")) for f in files}
         for label, record in stats.items():
             record["environment"] = environment[label]
         known = (stats, {label: sizes for b in flagged for label, sizes in b.failed.items()})
+    own = ("file", "block", "line", "valid")  # the rows' own arrays, joined with the columns
+    parts.update({f"row:{name}": [getattr(b.rows, name) if name != "valid" else b.valid for b in batches] for name in own})
+    cols = _join(parts, total)
+    file_of_row, block_of_row, lines, valid = (cols.pop(f"row:{name}") for name in own)
+    if not batches:
+        file_of_row, block_of_row, lines, valid = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.zeros(0, bool)
+    block_of_row = block_of_row + block_offsets[file_of_row] if total else np.empty(0, np.int64)
     if irregular:  # read those kinds' rows again, all files at once, with the general readers
         spec_ids: dict[HeaderSpec, int] = {}
         spec_of_block = np.array([spec_ids.setdefault(b.spec, len(spec_ids)) for b in blocks], np.int64)
@@ -425,7 +496,7 @@ def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | 
         cols = {k: v[keep] for k, v in cols.items()}
         lines, file_of_row, block_of_row = lines[keep], file_of_row[keep], block_of_row[keep]
         known = None  # rows were dropped: flag and count what is left, all files at once
-        for name in ("warmup", "impossible", "excluded"):
+        for name in ("warmup", "impossible", "excluded", "size_code"):  # size_code: some sizes may be gone
             cols.pop(name, None)
     return magma_trust.tidy(
         cols=cols,
@@ -436,4 +507,5 @@ def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | 
         blocks=blocks,
         peak_override=peak_override,
         columns=COLUMNS,
+        sizes=tree_sizes if "size_code" in cols else None,
     ), known

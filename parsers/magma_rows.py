@@ -1,8 +1,8 @@
 """Provides the tokeniser and column mapping for MAGMA data rows, vectorised over all files.
 
-The usual path: every batch of rows is split into tokens by Arrow's C++ kernels (after `(`
-and `)` become blanks) and the tokens are read as floats in one cast (`---` = NaN, `ok` and
-`failed` as codes). A tester whose rows all have the same number of numeric tokens is then a
+The usual path: numpy finds where the tokens of a batch of rows start and end (blanks,
+newlines and parentheses separate them) and Arrow reads them as floats in one cast over the
+text itself (`---` = NaN, `ok` and `failed` as codes). A tester whose rows all have the same number of numeric tokens is then a
 plain float matrix (`numeric_rows`). Anything else (a stray word, a row with another token
 count, tabs) sends that tester's rows to the general readers below, which give the same
 frame: numpy's `loadtxt` for all-numeric rows, pandas' C reader, and a plain Python split
@@ -24,6 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from pandas.api.types import is_numeric_dtype
 
 from gpuscope.parsers.magma_header import HeaderSpec
+from gpuscope.parsers.magma_scan import CHUNK
 
 WIDTH = 16
 """Tokens per row: MAGMA rows have at most 13. A longer line makes the fast reader fail, and
@@ -70,9 +71,10 @@ OK_CODE, FAILED_CODE = -7777777.0, -8888888.0
 """Status words as numbers for the all-numeric reader (MAGMA never prints negative values)."""
 OK, FAILED, NO_STATUS = 0, 1, 2
 """Codes of the `status` column (categories "ok", "failed", "")."""
-SPLIT = bytes.maketrans(b"()\t\r\x0b\x0c", b"  \x01\x01\x01\x01")
-"""Parentheses become blanks; other whitespace becomes a byte no number holds, so a row
-with a tab (which `loadtxt` splits differently) goes to the general readers."""
+SEPARATORS = b" \n()"
+"""Bytes between tokens: blanks, newlines and parentheses. Any other byte (a tab, a carriage
+return) stays inside its token, which then does not read as a number, so a row with a tab
+(which `loadtxt` splits differently) goes to the general readers."""
 NUMBER = r"^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)$"
 """What a float token looks like (to find the culprits when a cast fails)."""
 
@@ -80,8 +82,8 @@ NUMBER = r"^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[nN][aA][nN]|[iI][nN][f
 @dataclass
 class RowTokens:
     """The tokens of a batch of rows as floats: row i has `count[i]` of them, from
-    `values[start[i]]` on (each row is followed by one spare slot); `bad[i]` marks a row with
-    a token the numeric reader does not take (a word, a tab)."""
+    `values[start[i]]` on; `bad[i]` marks a row with a token the numeric reader does not
+    take (a word, a tab). `values` may be a strided view."""
 
     values: np.ndarray
     start: np.ndarray
@@ -93,69 +95,106 @@ class RowTokens:
         return cls(np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, bool))
 
 
-def _offsets(array: pa.Array) -> np.ndarray:
-    kind = np.int64 if pa.types.is_large_string(array.type) or pa.types.is_large_list(array.type) else np.int32
-    return np.frombuffer(array.buffers()[1], kind)[array.offset : array.offset + len(array) + 1]
+def _token_bounds(data: np.ndarray, skip: int) -> np.ndarray:
+    """Where tokens start and end (exclusive) from byte `skip` on, interleaved:
+    [start0, end0, start1, end1, ...], as Arrow's string offsets (32-bit below 2 GB)."""
+    kind = np.int32 if data.size < 2**31 - 1 else np.int64
+    parts = [np.array([skip], kind)] if skip < data.size and int(data[skip]) not in SEPARATORS else []  # a token starts at `skip`
+    for lo in range(skip, data.size - 1, CHUNK):
+        part = data[lo : lo + CHUNK + 1]  # one byte more: an edge right at the chunk's end
+        between = (part == 32) | (part == 10) | ((part | 1) == 41)  # SEPARATORS; `(` | 1 is `)`
+        edges = np.flatnonzero(between[1:] != between[:-1]).astype(kind)
+        edges += lo + 1
+        parts.append(edges)
+    if data.size and int(data[-1]) not in SEPARATORS:  # the text does not end with a newline
+        parts.append(np.array([data.size], kind))
+    return np.concatenate(parts) if parts else np.empty(0, kind)
+
+
+def _words(data: np.ndarray, starts: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which tokens are `---`, `ok` and `failed`: the words a data row holds besides numbers.
+    Tokens that start with `-`, `o` or `f` are candidates (a third of them: `---` is
+    common); only they are read further."""
+    head = np.take(data, starts)
+    maybe = np.flatnonzero((head == 45) | (head == 111) | (head == 102))
+    head, length = head[maybe], length[maybe]
+
+    def spelled(word: bytes) -> np.ndarray:
+        found = maybe[(head == word[0]) & (length == len(word))]
+        at = starts[found]
+        keep = np.ones(found.size, bool)
+        for i in range(1, len(word)):
+            keep &= np.take(data, at + i) == word[i]
+        return found[keep]
+
+    return spelled(b"---"), spelled(b"ok"), spelled(b"failed")
+
+
+def _strings(text: bytes, edges: np.ndarray, read: np.ndarray) -> pa.Array:
+    """The tokens and the gaps between them as one Arrow string array without copying the
+    text: slot 2j is token j, slot 2j+1 the gap after it; only the `read` slots are valid
+    (not null), so a cast parses just those."""
+    large = len(text) >= 2**31 - 1
+    offsets = edges.astype(np.int64 if large else np.int32, copy=False)
+    bitmap = np.packbits(read, bitorder="little")
+    return pa.Array.from_buffers(pa.large_string() if large else pa.string(), read.size,
+                                 [pa.py_buffer(bitmap), pa.py_buffer(offsets), pa.py_buffer(text)])
+
+
+def _cast(strings: pa.Array) -> np.ndarray:
+    """The valid slots as float64, as a writable numpy view of Arrow's result (no copy: its
+    memory comes from Arrow's pool, which reuses it); null slots hold an unspecified number
+    that the caller overwrites where it reads them."""
+    result = strings.cast(pa.float64())
+    data = result.buffers()[1]
+    values = np.frombuffer(data, np.float64, count=len(result), offset=result.offset * 8) if data.is_mutable else None
+    return values if values is not None and values.flags.writeable else result.to_numpy(zero_copy_only=False).copy()
 
 
 def split_rows(text: bytes, first: np.ndarray) -> RowTokens:
-    """Tokens of newline-terminated rows; row i starts at its first non-blank byte
-    `first[i]` (a digit), so the only empty token of a row is the one after its last."""
+    """Tokens of newline-terminated rows; row i starts (at its first non-blank byte, a digit)
+    at `first[i]` and runs to the next row's first byte.
+
+    Tokens are found with numpy (where token bytes start and stop) and read as floats by one
+    Arrow cast over the text itself: `---` is NaN, `ok` and `failed` are OK_CODE and
+    FAILED_CODE, anything else that is not a number marks its row bad."""
     n = first.size
     if n == 0:
         return RowTokens.empty()
-    text = text.translate(SPLIT)
-    large = len(text) >= 2**31 - 1
-    bounds = np.empty(n + 1, np.int64 if large else np.int32)
-    bounds[:-1] = first
-    bounds[-1] = len(text)
-    strings = pa.Array.from_buffers(pa.large_string() if large else pa.string(), n, [None, pa.py_buffer(bounds), pa.py_buffer(text)])
-    lists = pc.ascii_split_whitespace(strings)
-    at = _offsets(lists).astype(np.int64)
-    at -= at[0]
-    tokens = lists.flatten()
-    tok = _offsets(tokens)
-    length = np.diff(tok)
-    data = np.frombuffer(tokens.buffers()[2], np.uint8) if tokens.buffers()[2] is not None else np.zeros(1, np.uint8)
-    first_byte = np.take(data, tok[:-1], mode="clip")  # np.take: faster than indexing here
-    count = np.diff(at) - 1
+    data = np.frombuffer(text, np.uint8)
+    edges = _token_bounds(data, int(first[0]))
+    starts, ends = edges[0::2], edges[1::2]
+    at = np.searchsorted(starts, first.astype(starts.dtype))  # each row's first token
+    count = np.diff(np.append(at, starts.size))
     bad = np.zeros(n, bool)
-    spare = at[1:] - 1
-    empty = length == 0
-    if not (empty[spare].all() and int(np.count_nonzero(empty)) == n):
-        bad[:] = True  # not the layout this expects: let the general readers judge
-        return RowTokens(np.full(length.size, np.nan), at[:-1], count, bad)
-
-    def spelled(found: np.ndarray, word: bytes) -> np.ndarray:
-        """The tokens among `found` (which start with word[0]) that are `word`."""
-        for i, want in enumerate(word[1:], start=1):
-            found = found[np.take(data, tok[found] + i) == want]
-        return found
-
-    dash = spelled(np.flatnonzero((first_byte == 45) & (length == 3)), b"---")
-    ok = spelled(np.flatnonzero((first_byte == 111) & (length == 2)), b"ok")
-    failed = spelled(np.flatnonzero((first_byte == 102) & (length == 6)), b"failed")
-    numeric = ~empty
-    numeric[dash] = numeric[ok] = numeric[failed] = False
-    values = np.empty(length.size)
-    values[spare] = np.nan
-    values[dash] = np.nan
-    values[ok] = OK_CODE
-    values[failed] = FAILED_CODE
-    where = np.flatnonzero(numeric)
-    chosen = tokens.filter(pa.array(numeric))
+    if at[-1] >= starts.size or not np.array_equal(starts[at], first):
+        # Some row's first byte is not where a token starts (a tab before it): not the
+        # layout this expects, let the general readers judge.
+        bad[:] = True
+        return RowTokens(np.full(starts.size, np.nan), at, count, bad)
+    dash, ok, failed = _words(data, starts, ends - starts)
+    read = np.zeros(edges.size - 1, bool)
+    read[0::2] = True
+    read[2 * dash] = read[2 * ok] = read[2 * failed] = False
+    culprit = np.empty(0, np.int64)
     try:
-        values[where] = pc.cast(chosen, pa.float64()).to_numpy(zero_copy_only=False)
+        values = _cast(_strings(text, edges, read))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        plausible = pc.match_substring_regex(chosen, NUMBER).to_numpy(zero_copy_only=False)
-        values[where[~plausible]] = np.nan
-        row_of = np.searchsorted(at, where[~plausible], side="right") - 1
-        bad[row_of] = True
+        # Some token is not a number: find the culprits, mark their rows, read the rest.
+        plausible = pc.match_substring_regex(_strings(text, edges, read), NUMBER).fill_null(False).to_numpy(zero_copy_only=False)
+        culprit = np.flatnonzero(read & ~plausible) // 2
+        bad[np.searchsorted(at, culprit, side="right") - 1] = True
+        read &= plausible
         try:
-            values[where[plausible]] = pc.cast(chosen.filter(pa.array(plausible)), pa.float64()).to_numpy(zero_copy_only=False)
+            values = _cast(_strings(text, edges, read))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             bad[:] = True
-    return RowTokens(values, at[:-1], count, bad)
+            return RowTokens(np.full(starts.size, np.nan), at, count, bad)
+    tokens = values[0::2]  # slot 2j is token j; the gaps between are never read
+    tokens[dash] = tokens[culprit] = np.nan
+    tokens[ok] = OK_CODE
+    tokens[failed] = FAILED_CODE
+    return RowTokens(tokens, at, count, bad)
 
 
 def numeric_rows(parts: list[tuple[RowTokens, np.ndarray]]) -> np.ndarray | None:
@@ -327,7 +366,7 @@ def _map_matrix(values: np.ndarray, spec: HeaderSpec) -> tuple[dict[str, np.ndar
     if sizes_at > width:
         valid = np.zeros(n, bool)  # a size column is missing: NaN, so no row is a data row
     elif n:
-        sizes = values[:, :sizes_at]
+        sizes = np.ascontiguousarray(values[:, :sizes_at])  # reductions over a strided slice are slow
         with np.errstate(invalid="ignore"):  # sizes past 2**53 are not integers MAGMA prints
             if not (sizes.min() >= 0 and sizes.max() < SIZE_LIMIT and (sizes == np.floor(sizes)).all()):
                 valid = ((sizes >= 0) & (sizes < SIZE_LIMIT) & (sizes == np.floor(sizes))).all(axis=1)

@@ -30,7 +30,6 @@ LEAD = 16
 WINDOW = 192
 """Header and usage lines up to this long are compared with the previous one in numpy."""
 PAD = b"\n" * WINDOW
-GFLOPS = np.frombuffer(b"Gflop/s", np.uint8)
 
 
 @dataclass
@@ -43,13 +42,20 @@ class Block:
     rows: int = 0
 
 
+_NO_LINES = np.empty(0, np.int64)
+_NO_BLOCKS = np.empty(0, np.int32)
+"""Shared empty defaults (a scan of a file with rows gets its own arrays): one file's scan
+is made per file read, and making arrays costs more than the scan's other fields."""
+_NO_LINES.flags.writeable = _NO_BLOCKS.flags.writeable = False
+
+
 @dataclass
 class FileScan:
     """What one pass over a file found; row values are tokenised later, all files at once."""
 
     row_bytes: bytes = b""
-    row_lines: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    row_block: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
+    row_lines: np.ndarray = field(default_factory=lambda: _NO_LINES)
+    row_block: np.ndarray = field(default_factory=lambda: _NO_BLOCKS)
     blocks: list[Block] = field(default_factory=list)
     banners: int = 0
     device: str = ""
@@ -85,11 +91,23 @@ class RowText:
         return int(self.first.size)
 
 
+CHUNK = 1 << 20
+"""Bytes per step of a pass over the text. Steps this small keep the temporaries small
+enough for the allocator to reuse (one step over a whole batch makes fresh arrays whose
+every page faults, which costs more than the comparisons themselves); steps this large
+keep the numpy calls few (each one hands the interpreter lock to the other reader thread)."""
+
+
 def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Start and end (exclusive, at the newline) offset of every line, and the offsets of all
     `/` bytes (the column headers are found through them)."""
-    nl = np.flatnonzero(buf[:size] == 10)
-    slash = np.flatnonzero(buf[:size] == 47)
+    newlines, slashes = [], []
+    for lo in range(0, size, CHUNK):
+        part = buf[lo : min(lo + CHUNK, size)]
+        newlines.append(np.flatnonzero(part == 10) + lo)
+        slashes.append(np.flatnonzero(part == 47) + lo)
+    nl = np.concatenate(newlines) if newlines else np.empty(0, np.int64)
+    slash = np.concatenate(slashes) if slashes else np.empty(0, np.int64)
     starts = np.empty(nl.size + 1, np.int64)
     starts[0] = 0
     starts[1:] = nl + 1
@@ -159,24 +177,23 @@ def _classify(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarra
     return first_col, candidate, first_byte
 
 
-def _prefixed(padded: np.ndarray, at: np.ndarray, prefix: bytes) -> np.ndarray:
-    """Which of the given offsets start `prefix` (compared 8 bytes at a time; `padded` has
-    spare bytes after the text, so no window runs out of it)."""
-    if at.size == 0:
-        return np.zeros(0, bool)
-    width = -(-len(prefix) // 8) * 8
+def _heads(padded: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 16 bytes from each offset as two little-endian 64-bit words (bytes 0-7, 8-15),
+    to test several prefixes on one gather (`padded` has spare bytes after the text, so no
+    window runs out of it)."""
     step = padded.strides[0]
-    window = as_strided(padded, shape=(padded.size - width + 1, width), strides=(step, step), writeable=False)[at]
-    want = np.frombuffer(prefix.ljust(width, b"\0"), np.uint64)
-    mask = np.frombuffer(b"\xff" * len(prefix) + b"\0" * (width - len(prefix)), np.uint64)
-    return (((window.view(np.uint64) ^ want) & mask) == 0).all(axis=1)
+    words = as_strided(padded, shape=(padded.size - 15, 16), strides=(step, step), writeable=False)[at].view("<u8")
+    return words[:, 0], words[:, 1]
 
 
-def _check(padded: np.ndarray, at: np.ndarray, maybe: np.ndarray, prefix: bytes) -> np.ndarray:
-    """`maybe`, narrowed to the offsets that really start with `prefix`."""
-    out = np.zeros(at.size, bool)
-    out[maybe] = _prefixed(padded, at[maybe], prefix)
-    return out
+def _starts_with(heads: tuple[np.ndarray, np.ndarray], prefix: bytes) -> np.ndarray:
+    """Which `_heads` begin with `prefix` (at most 16 bytes), a word at a time."""
+    want = np.frombuffer(prefix.ljust(16, b"\0"), "<u8").tolist()
+    mask = np.frombuffer(b"\xff" * len(prefix) + b"\0" * (16 - len(prefix)), "<u8").tolist()
+    found = (heads[0] & np.uint64(mask[0])) == np.uint64(want[0])
+    if mask[1]:
+        found &= (heads[1] & np.uint64(mask[1])) == np.uint64(want[1])
+    return found
 
 
 def _windows(padded: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -206,14 +223,14 @@ def _distinct(padded: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(first_of_run) if n else first_of_run
 
 
-def _headers(big: bytes, padded: np.ndarray, size: int, slash: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_byte: np.ndarray,
+def _headers(big: bytes | bytearray, padded: np.ndarray, size: int, slash: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_byte: np.ndarray,
              cache: dict[bytes, HeaderSpec | None]) -> tuple[np.ndarray, np.ndarray, list[HeaderSpec]]:
     """Every `%` line naming `Gflop/s` (one per process): its line index and the number of
     its kind, and the kinds (distinct specs). `slash` holds the offsets of all `/` bytes."""
     slash = slash[(slash >= 5) & (slash + 1 < size)]
-    for i, want in enumerate(GFLOPS):
-        if i != 5 and slash.size:
-            slash = slash[padded[slash + (i - 5)] == want]
+    slash = slash[padded[slash - 5] == ord("G")]  # most `/` are in paths: one byte rules them out
+    if slash.size:  # then all 7 bytes of `Gflop/s`, from 5 before the `/`
+        slash = slash[_starts_with(_heads(padded, slash - 5), b"Gflop/s")]
     if not slash.size:
         return np.empty(0, np.int64), np.empty(0, np.int64), []
     lines = np.searchsorted(starts, slash, side="right") - 1
@@ -229,7 +246,7 @@ def _headers(big: bytes, padded: np.ndarray, size: int, slash: np.ndarray, start
     kinds: dict[HeaderSpec, int] = {}
     kind_of = np.full(first.size, -1, np.int64)
     for j in distinct.tolist():
-        line = big[a[j] : b[j]]
+        line = bytes(big[a[j] : b[j]])  # bytes: `big` may be a reused bytearray
         if line not in cache:
             cache[line] = parse_header(line.decode("utf-8", "replace"))
         spec = cache[line]
@@ -240,7 +257,7 @@ def _headers(big: bytes, padded: np.ndarray, size: int, slash: np.ndarray, start
     return lines[keep], kind_of[keep], list(kinds)
 
 
-def _tests_at(big: bytes, padded: np.ndarray, usage: np.ndarray, usage_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _tests_at(big: bytes | bytearray, padded: np.ndarray, usage: np.ndarray, usage_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Offsets of the `% Usage:` lines, the number of each one's argv[0] basename, and the
     basenames (equal lines parsed once)."""
     first = _distinct(padded, usage, usage_end)
@@ -271,22 +288,40 @@ def join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndar
 
 
 def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> list[int | None]:
-    """For each file, the first of the given (sorted) offsets that lies in it, or None."""
-    out: list[int | None] = [None] * n_files
-    if offsets.size:
-        files, first = np.unique(file_of, return_index=True)
-        for f, i in zip(files.tolist(), first.tolist()):
-            out[f] = int(offsets[i])
-    return out
+    """For each file, the first of the given (sorted) offsets that lies in it, or None.
+    `file_of` is sorted too (offsets come file after file)."""
+    if not offsets.size:
+        return [None] * n_files
+    first = np.searchsorted(file_of, np.arange(n_files))  # where each file's offsets would start
+    found = file_of[np.minimum(first, file_of.size - 1)] == np.arange(n_files)
+    return [int(at) if ok else None for at, ok in zip(offsets[np.minimum(first, offsets.size - 1)].tolist(), found.tolist())]
 
 
-def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None = None) -> tuple[list[FileScan], RowText]:
+def _joined(parts: list[bytes], size: int, scratch: list[bytearray] | None) -> bytes | bytearray:
+    """The files one after another, then PAD. With `scratch` (a list of at most one buffer),
+    into a buffer kept from call to call: a fresh string of a few MB costs a page fault per
+    4 KB, more than copying the bytes does."""
+    if scratch is None:
+        return b"".join(parts + [PAD])
+    if not scratch or len(scratch[0]) < size + len(PAD):
+        scratch[:] = [bytearray((size + len(PAD)) * 5 // 4)]  # some room to spare: batches vary in size
+    big = scratch[0]
+    view, at = memoryview(big), 0
+    for part in parts + [PAD]:
+        view[at : at + len(part)] = part
+        at += len(part)
+    return big
+
+
+def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None = None,
+              scratch: list[bytearray] | None = None) -> tuple[list[FileScan], RowText]:
     """Scan several files with one set of numpy passes; returns their scans and all their
     data rows (file after file) for one call of the tokeniser.
 
     Each scan's `row_lines` are 1-based line numbers in its own file and `row_block` its rows'
     blocks; `row_bytes` stays empty because the rows live in the shared `RowText`. `cache`
-    keeps parsed header lines between calls.
+    keeps parsed header lines between calls; `scratch` (an empty list at first), a buffer
+    for the files' bytes from one call to the next on the same thread.
     """
     scans = [FileScan() for _ in datas]
     if not datas:
@@ -295,7 +330,7 @@ def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None =
     parts = [d if d.endswith(b"\n") or not d else d + b"\n" for d in datas]
     sizes = np.array([len(d) for d in parts], np.int64)
     size = int(sizes.sum())
-    big = b"".join(parts + [PAD])
+    big = _joined(parts, size, scratch)
     file_start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     padded = np.frombuffer(big, np.uint8)
     buf = padded[:size]
@@ -308,28 +343,29 @@ def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None =
     pct = np.flatnonzero(first_byte == 37)
     pct_at = starts[pct] + first_col[pct]
     pct_file = line_file[pct]
-    # The byte after '% ' tells banner (M), device (d) and usage (U) lines apart cheaply;
-    # only those few are then compared with their full prefix.
-    third = buf[np.minimum(pct_at + 2, buf.size - 1)] if buf.size else np.zeros(0, np.uint8)
-    is_banner = _check(padded, pct_at, third == ord("M"), b"% MAGMA ")
-    is_device = _check(padded, pct_at, third == ord("d"), b"% device ")
+    # Banner, device and usage lines by their prefix, all tested on one gather of each `%`
+    # line's first 16 bytes.
+    heads = _heads(padded, pct_at)
+    is_banner = _starts_with(heads, b"% MAGMA ")
+    is_device = _starts_with(heads, b"% device ")
+    is_usage = _starts_with(heads, b"% Usage: ")
     banners = np.bincount(pct_file[is_banner], minlength=n)
     devices = np.bincount(pct_file[is_device], minlength=n)
     first_banner = _first_per_file(pct_file[is_banner], pct_at[is_banner], n)
-    zero = _check(padded, pct_at, is_device, b"% device 0: ")
+    zero = _starts_with(heads, b"% device 0: ")
     first_zero = _first_per_file(pct_file[zero], pct_at[zero], n)
     first_device = _first_per_file(pct_file[is_device], pct_at[is_device], n)
-    for i, scan in enumerate(scans):
-        scan.banners = int(banners[i])
-        if first_banner[i] is not None:
-            version = VERSION.match(big, first_banner[i])
+    for scan, n_banners, n_devices, banner_at, zero_at, device_at in zip(scans, banners.tolist(), devices.tolist(), first_banner, first_zero, first_device):
+        scan.banners = n_banners
+        if banner_at is not None:
+            version = VERSION.match(big, banner_at)
             scan.version = version.group(1).decode() if version else ""
-        at = first_zero[i] if first_zero[i] is not None else first_device[i]
+        at = zero_at if zero_at is not None else device_at
         if at is not None:
             device = DEVICE.match(big, at, size)
             if device:
                 scan.device = device.group(2).decode("utf-8", "replace")
-            scan.visible_devices = round(int(devices[i]) / scan.banners) if scan.banners else int(devices[i])
+            scan.visible_devices = round(n_devices / n_banners) if n_banners else n_devices
 
     other = np.flatnonzero((first_byte != 0) & ~candidate & (first_byte != 37))
     if other.size:
@@ -337,7 +373,6 @@ def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None =
         for f in np.flatnonzero(np.diff(other_bounds)).tolist():
             other_lines(scans[f], big, other[other_bounds[f] : other_bounds[f + 1]], starts, ends, int(first_line[f]))
 
-    is_usage = _check(padded, pct_at, third == ord("U"), b"% Usage: ")
     test_at, test_id, test_names = _tests_at(big, padded, pct_at[is_usage], ends[pct[is_usage]])
     header_lines, header_kind, kinds = _headers(big, padded, size, slash, starts, ends, first_byte, cache)
     rows = _blocks(scans, np.flatnonzero(candidate), starts[header_lines], header_kind, kinds, test_at, test_id, test_names,

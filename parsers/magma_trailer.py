@@ -31,6 +31,8 @@ EVENT_NAMES = ('"shell.start"', '"done"', '"shell.task-exit"', '"exception"', "\
 """The eventlog names `_flux_event` reads, as they appear in the JSON text (a backslash may
 escape one of them: such a line is always parsed)."""
 EVENT_BYTES = re.compile(b"|".join(re.escape(name.encode()) for name in EVENT_NAMES + ("\ufffd",)))  # U+FFFD: see the text
+EVENT_TEXT = re.compile("|".join(re.escape(name) for name in EVENT_NAMES))
+"""Whether a decoded eventlog line names one of EVENT_NAMES (one search instead of five)."""
 
 
 def _flux_event(scan: "FileScan", raw: str) -> None:
@@ -71,18 +73,22 @@ def other_lines(scan: "FileScan", data: bytes, lines: np.ndarray, starts: np.nda
             in_log = text.startswith("START OF EVENTLOG")
             continue
         if in_log and text.startswith("{"):
-            if any(name in text for name in EVENT_NAMES):  # most events change nothing: skip their JSON
+            if EVENT_TEXT.search(text):  # most events change nothing: skip their JSON
                 _flux_event(scan, text)
             continue
-        if (epoch := EPOCH.match(text)) is not None:
+        # Each pattern below starts with a known character: try only the ones that can match.
+        head = text[:1]
+        if head == "{":  # JSON outside the eventlog (the jobspec): known, nothing to record
+            continue
+        if head in "SE" and (epoch := EPOCH.match(text)) is not None:
             value = float(epoch.group(2))
             if epoch.group(1) == "Start":
                 scan.start = value if scan.start is None else scan.start
             else:
                 scan.end = value
-        elif (event := EVENT.match(text)) is not None:
+        elif (head == "." or head.isdigit()) and (event := EVENT.match(text)) is not None:  # isdigit: all that `\d` takes
             scan.cancelled = scan.cancelled or event.group(1) == "cancel"
-        elif (exited := FLUX_EXIT.match(text)) is not None:
+        elif head == "f" and (exited := FLUX_EXIT.match(text)) is not None:
             flux_exit = int(exited.group(1))
         elif text.startswith("Assert failed"):
             scan.asserts.append((line_no, text))

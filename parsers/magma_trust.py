@@ -36,10 +36,15 @@ def _categorical(codes: np.ndarray, labels: list[Any]) -> pd.Categorical:
     position: dict[Any, int] = {}
     remap = [position.setdefault(x, len(position)) for x in labels]
     categories = pd.Index(list(position), dtype=object)
-    # The code width pandas would pick anyway, so it keeps the array instead of copying it.
-    width = next(t for t in (np.int8, np.int16, np.int32, np.int64) if len(categories) < np.iinfo(t).max or t is np.int64)
+    width = code_type(len(categories))
     row_codes = np.array(remap, width)[codes] if codes.size else codes.astype(width)
     return _from_codes(row_codes, categories)
+
+
+def code_type(n_categories: int) -> type:
+    """The code width pandas picks for that many categories: codes made in it are kept as
+    they are instead of being copied."""
+    return next(t for t in (np.int8, np.int16, np.int32, np.int64) if n_categories < np.iinfo(t).max or t is np.int64)
 
 
 def _from_codes(codes: np.ndarray, categories: pd.Index) -> pd.Categorical:
@@ -74,30 +79,44 @@ def whole_numbers(values: np.ndarray) -> np.ndarray:
 
 def derived_columns(cols: dict[str, np.ndarray], total: int) -> dict[str, np.ndarray]:
     """What `tidy` derives row by row from the number columns; computed per batch of files
-    (on the reader's threads) and joined, instead of once for all rows."""
+    (on the reader's threads) and joined, instead of once for all rows. The sizes as whole
+    numbers and where they are missing are all `tidy` needs of them (the Int64 columns)."""
     empty = np.full(total, np.nan)
-    m, n, k = (cols.get(c, empty) for c in ("m", "n", "k"))
-    out = {f"whole:{name}": whole_numbers(cols.get(name, empty)) for name in ("batch_count", "m", "n", "k")}
-    packed = packed_sizes(m, n, k)
-    if packed is not None:
-        out["packed_sizes"] = packed
+    out = {}
+    for name in ("batch_count", "m", "n", "k"):
+        values = cols.get(name, empty)
+        missing = np.isnan(values)
+        out[f"missing:{name}"] = missing
+        if missing.any():
+            out[f"whole:{name}"] = whole_numbers(values)
+        else:  # no NaN to replace first
+            with np.errstate(invalid="ignore"):  # rows that are not data rows may hold anything; they are dropped
+                out[f"whole:{name}"] = values.astype(np.int64)
+    # packed_sizes(m, n, k) from those: a missing size is -1 = its whole number (0) - 1.
+    dims = [out[f"whole:{name}"] - out[f"missing:{name}"] for name in ("m", "n", "k")]
+    if max((int(d.max()) for d in dims if d.size), default=0) < (1 << 20):
+        out["packed_sizes"] = ((dims[0] + 1) << 42) | ((dims[1] + 1) << 21) | (dims[2] + 1)
     return out
 
 
-def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray, packed: np.ndarray | None = None) -> tuple[pd.Categorical, np.ndarray]:
+def _problem_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray, packed: np.ndarray | None = None,
+                   numbered: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[pd.Categorical, np.ndarray]:
     """`MxNxK` as printed (missing dimensions left out), ordered by size; and a numeric key.
-    `packed` is `packed_sizes(m, n, k)` when already known."""
-    if packed is None:
+    `packed` is `packed_sizes(m, n, k)` when already known, `numbered` its
+    `pd.factorize(packed, sort=True)` (codes, sorted distinct values)."""
+    if numbered is None and packed is None:
         packed = packed_sizes(m, n, k)
-    if packed is not None:
-        codes, uniq = pd.factorize(packed, sort=True)  # one int per size, sorts like (m, n, k)
+    if numbered is None and packed is not None:
+        numbered = pd.factorize(packed, sort=True)  # one int per size, sorts like (m, n, k)
+    if numbered is not None:
+        codes, uniq = numbered
         triples = np.stack([(uniq >> 42) - 1, ((uniq >> 21) & ((1 << 21) - 1)) - 1, (uniq & ((1 << 21) - 1)) - 1], 1)
     else:  # sizes over a million: slower, exact
         dims = [np.where(np.isnan(d), -1, d).astype(np.int64) for d in (m, n, k)]
         triples, codes = np.unique(np.stack(dims, 1), axis=0, return_inverse=True)
         codes = codes.reshape(-1)
     labels = ["x".join(str(v) for v in row if v >= 0) for row in triples.tolist()]
-    return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object)), codes.astype(np.int64)
+    return _from_codes(codes, pd.Index(labels, dtype=object)), codes
 
 
 def _integers(values: np.ndarray, whole: np.ndarray | None = None) -> pd.arrays.IntegerArray:
@@ -132,15 +151,16 @@ def trust_flags(block_of_row: np.ndarray, key: np.ndarray, blocks: list["Block"]
             rank = pd.Series(time[sub]).groupby(block_of_row[sub]).rank(method="first", ascending=False).to_numpy()
             warm[sub] = rank <= processes[block_of_row[sub]]
 
-    peaks = np.full(len(blocks), np.nan)
-    known: dict[str, Any] = {}
-    for i, (block, device) in enumerate(zip(blocks, device_of_block)):
-        if peak_override:
-            peaks[i] = peak_override
-        else:
-            spec = known[device] if device in known else known.setdefault(device, find_peak(device))
-            tflops = spec.tflops(precision_of(block.test)) if spec else None
-            peaks[i] = tflops * 1000.0 if tflops else np.nan
+    if peak_override:
+        peaks = np.full(len(blocks), float(peak_override))
+    else:
+        known: dict[tuple[str, str], float] = {}  # (device, test): blocks repeat a few of them
+        for block, device in zip(blocks, device_of_block):
+            if (device, block.test) not in known:
+                spec = find_peak(device)
+                tflops = spec.tflops(precision_of(block.test)) if spec else None
+                known[device, block.test] = tflops * 1000.0 if tflops else np.nan
+        peaks = np.array([known[device, block.test] for block, device in zip(blocks, device_of_block)], np.float64)
     row_peak = peaks[block_of_row] if total else np.full(0, np.nan)
     with np.errstate(invalid="ignore"):
         impossible = np.isfinite(row_peak) & (gflops > row_peak)
@@ -152,12 +172,23 @@ def trust_flags(block_of_row: np.ndarray, key: np.ndarray, blocks: list["Block"]
 
 
 def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndarray, block_of_row: np.ndarray,
-         files: list["_File"], blocks: list["Block"], peak_override: float | None, columns: list[str]) -> pd.DataFrame:
-    """The tidy table with context columns and trust flags."""
+         files: list["_File"], blocks: list["Block"], peak_override: float | None, columns: list[str],
+         sizes: np.ndarray | None = None) -> pd.DataFrame:
+    """The tidy table with context columns and trust flags. `sizes`: the distinct
+    `packed_sizes`, sorted, when `cols["size_code"]` numbers the rows by them."""
     total = lines.size
-    empty = np.full(total, np.nan)
+    numbered = (cols["size_code"], sizes) if sizes is not None else None
+    floats = ["gflops", "time_ms", "cpu_gflops", "cpu_time_ms", "ref_gflops", "ref_time_ms", "error"]
+    floats += [name for name in ("m", "n", "k", "batch_count") if f"missing:{name}" not in cols or (name != "batch_count" and numbered is None)]
+    empty = np.full(total, np.nan) if any(name not in cols for name in floats) else np.empty(0)  # one all-NaN column for whatever is missing
     m, n, k = (cols.get(c, empty) for c in ("m", "n", "k"))
-    problem, key = _problem_sizes(m, n, k, cols.get("packed_sizes"))
+    problem, key = _problem_sizes(m, n, k, cols.get("packed_sizes"), numbered)
+
+    def integers(name: str) -> pd.arrays.IntegerArray:
+        if f"missing:{name}" in cols:  # as the batches derived them
+            return pd.arrays.IntegerArray(cols[f"whole:{name}"], cols[f"missing:{name}"])
+        return _integers(cols.get(name, empty), cols.get(f"whole:{name}"))
+
     tests = [b.test for b in blocks]
     device_of_file = [f.scan.device for f in files]
 
@@ -175,13 +206,14 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         return _categorical(file_of_row, values)
 
     nodes = np.array([np.nan if f.context.get("nodes") is None else float(f.context["nodes"]) for f in files])  # type: ignore[arg-type]
+    nodes_of_row = pd.arrays.IntegerArray(whole_numbers(nodes)[file_of_row], np.isnan(nodes)[file_of_row])  # per file, then per row
     frame = pd.DataFrame({
         "test": _categorical(block_of_row, tests),
         "precision": _categorical(block_of_row, [precision_of(t) for t in tests]),
-        "batch_count": _integers(cols.get("batch_count", empty), cols.get("whole:batch_count")),
-        "m": _integers(m, cols.get("whole:m")),
-        "n": _integers(n, cols.get("whole:n")),
-        "k": _integers(k, cols.get("whole:k")),
+        "batch_count": integers("batch_count"),
+        "m": integers("m"),
+        "n": integers("n"),
+        "k": integers("k"),
         "problem_size": problem,
         "gflops": gflops,
         "time_ms": time,
@@ -193,9 +225,9 @@ def tidy(*, cols: dict[str, np.ndarray], lines: np.ndarray, file_of_row: np.ndar
         "status": pd.Categorical.from_codes(status, categories=STATUS),
         "device": file_column(device_of_file),
         "file": file_column([f.label for f in files]),
-        "line": lines.astype(np.int64),
+        "line": lines.astype(np.int64, copy=False),
         "environment": file_column([str(f.context.get("environment", ".")) for f in files]),
-        "nodes": _integers(nodes[file_of_row] if total else empty),
+        "nodes": nodes_of_row,
         "warmup": warm,
         "impossible": impossible,
         "excluded": pd.Categorical.from_codes(excluded, categories=EXCLUDED),
@@ -306,26 +338,38 @@ def file_stats(file_codes: np.ndarray, labels: list[str], failed: np.ndarray, wa
     warm_ms = _group_medians(time_ms, group, warm, n_groups)
     next_ms = _group_medians(time_ms, group, cold & (size_codes == next_code[group]), n_groups)
 
-    first_rows = starts if order is None else order[starts]
-    last_size = size_codes[ends - 1]
+    first_rows = (starts if order is None else order[starts]).tolist()
+    # Python numbers, converted once for all groups (indexing numpy arrays per group is slow).
+    rows_n = (ends - starts).tolist()
+    failed_n, warm_n, bad_n, smallest, largest = (a.tolist() for a in (failed_n, warm_n, bad_n, smallest, largest))
+    failed_line, failed_max, warm_line, warm_ms, bad_line, bad_max, next_ms = (
+        a.tolist() for a in (failed_line, failed_max, warm_line, warm_ms, bad_line, bad_max, next_ms))
+    last_size, warm_code, next_code, has_warm = (a.tolist() for a in (size_codes[ends - 1], warm_code, next_code, has_warm))
+    labels_of: dict[int, Any] = {}
+
+    def label(code: int) -> Any:  # each size is named once
+        if code not in labels_of:
+            labels_of[code] = size_label(code)
+        return labels_of[code]
+
     out: dict[str, dict[str, Any]] = {}
     for g in appearance.tolist():
-        first = int(first_rows[g])
+        first = first_rows[g]
         record: dict[str, Any] = {
-            "rows": int(ends[g] - starts[g]),
-            "failed": int(failed_n[g]), "failed_line": float(failed_line[g]), "failed_max": float(failed_max[g]),
-            "warmup": int(warm_n[g]), "warm_line": float(warm_line[g]), "warm_ms": float(warm_ms[g]),
-            "impossible": int(bad_n[g]), "bad_line": float(bad_line[g]), "bad_max": float(bad_max[g]),
+            "rows": rows_n[g],
+            "failed": failed_n[g], "failed_line": failed_line[g], "failed_max": failed_max[g],
+            "warmup": warm_n[g], "warm_line": warm_line[g], "warm_ms": warm_ms[g],
+            "impossible": bad_n[g], "bad_line": bad_line[g], "bad_max": bad_max[g],
             **first_fields(first),
-            "last_size": size_label(last_size[g]),
-            "smallest_size_rows": int(smallest[g]), "largest_size_rows": int(largest[g]),
-            "warm_size": str(size_label(warm_code[g])) if has_warm[g] else float("nan"),
+            "last_size": label(last_size[g]),
+            "smallest_size_rows": smallest[g], "largest_size_rows": largest[g],
+            "warm_size": str(label(warm_code[g])) if has_warm[g] else float("nan"),
             "next_size": float("nan"), "next_ms": float("nan"),
         }
         if has_warm[g] and next_code[g] < big:
-            record["next_size"] = size_label(next_code[g])
-            record["next_ms"] = float(next_ms[g])
-            if np.isnan(next_ms[g]):  # no number at that size: the first later size that has one
+            record["next_size"] = label(next_code[g])
+            record["next_ms"] = next_ms[g]
+            if next_ms[g] != next_ms[g]:  # NaN: no number at that size; the first later size that has one
                 a, b = int(starts[g]), int(ends[g])
                 mine, times = size_codes[a:b][cold[a:b]], time_ms[a:b][cold[a:b]]
                 for code in np.unique(mine).tolist():
@@ -389,6 +433,7 @@ def row_findings(rows: pd.DataFrame, stats: dict[str, dict[str, Any]], sizes_fai
     if rows.empty:
         return out
     sizes_failed = _failed_sizes(rows) if sizes_failed is None else sizes_failed
+    peaks: dict[str, Any] = {}  # find_peak once per device, not once per file
     for label, row in stats.items():
         where = _where(row)
         if row["failed"]:
@@ -399,7 +444,7 @@ def row_findings(rows: pd.DataFrame, stats: dict[str, dict[str, Any]], sizes_fai
             out.append(Finding("info", "warmup", f"{where}{row['warmup']} warm-up row(s) (first call of each process, size {row['warm_size']}: median {row['warm_ms']:.2f} ms{nxt}): excluded; --keep-warmup keeps them", label, int(row["warm_line"]), int(row["warmup"])))
         if row["impossible"]:
             device, precision = str(row["device"]), str(row["precision"])
-            peak = find_peak(device)
+            peak = peaks[device] if device in peaks else peaks.setdefault(device, find_peak(device))
             peak_gflops = (peak.tflops(precision) or 0) * 1000 if peak else float("nan")
             worst = row["bad_max"]
             ratio = f" = {worst / peak_gflops:.1f}x peak" if peak_gflops else ""

@@ -1,0 +1,80 @@
+"""The MAGMA reader's buffer and file-reading shortcuts give what the plain paths give: a
+scan buffer reused from batch to batch (it keeps stale bytes past each batch's end), and
+files read with one system call instead of through `read_bytes`."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuscope.parsers import magma, magma_scan
+from paths import EXAMPLES
+
+
+def _same_scan(a: tuple[list[magma_scan.FileScan], magma_scan.RowText], b: tuple[list[magma_scan.FileScan], magma_scan.RowText]) -> None:
+    (scans_a, rows_a), (scans_b, rows_b) = a, b
+    assert rows_a.text == rows_b.text
+    for name in ("first", "file", "line", "block"):
+        assert np.array_equal(getattr(rows_a, name), getattr(rows_b, name))
+    for x, y in zip(scans_a, scans_b, strict=True):
+        assert [(k.spec, k.test, k.processes, k.rows) for k in x.blocks] == [(k.spec, k.test, k.processes, k.rows) for k in y.blocks]
+        assert (x.banners, x.device, x.visible_devices, x.version, x.asserts, x.errors, x.unknown, x.start, x.end, x.exit_code,
+                x.cancelled, x.last_line_cut, x.orphan_rows) == (y.banners, y.device, y.visible_devices, y.version, y.asserts,
+                                                                y.errors, y.unknown, y.start, y.end, y.exit_code, y.cancelled,
+                                                                y.last_line_cut, y.orphan_rows)
+
+
+def test_reused_scan_buffer_equals_a_fresh_one() -> None:
+    datas = [p.read_bytes() for p in sorted(EXAMPLES.rglob("*.out"))]
+    assert len(datas) >= 3
+    # Largest batch first, so later batches leave the previous batch's bytes past their end.
+    batches = [datas, datas[1:], datas[-1:], [datas[0][: len(datas[0]) // 3]]]
+    scratch: list[bytearray] = []
+    for batch in batches:
+        _same_scan(magma_scan.scan_many(batch, {}, scratch), magma_scan.scan_many(batch, {}))
+    assert len(scratch) == 1  # one buffer, grown once and then reused
+
+
+def _tree(root: Path) -> Path:
+    source = sorted(EXAMPLES.rglob("*.out"))[0].read_bytes()
+    files = {
+        "plain.out": source,
+        "no-newline.out": source.rstrip(b"\n"),
+        "crlf.out": source.replace(b"\n", b"\r\n"),
+        "packed.out.gz": gzip.compress(source),
+        "empty.out": b"",
+        "blank.out": b"  \n\n",
+        "binary.out": b"% MAGMA \x00\x01",
+        "other.txt": b"not a MAGMA file\n",
+    }
+    for i, (name, data) in enumerate(files.items()):
+        folder = root / "env" / f"size{4 << i}"
+        folder.mkdir(parents=True)
+        (folder / name).write_bytes(data)
+    return root
+
+
+def _same(a: magma.MagmaResult, b: magma.MagmaResult) -> None:
+    pd.testing.assert_frame_equal(a.rows, b.rows, check_exact=True)
+    pd.testing.assert_frame_equal(a.runs, b.runs, check_exact=True)
+    assert [repr(f) for f in a.findings] == [repr(f) for f in b.findings]
+    assert a.files_read == b.files_read
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_plain_file_reads_equal_read_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    root = _tree(tmp_path)
+    monkeypatch.setattr(magma, "_workers", lambda: workers)
+    monkeypatch.setattr(magma, "BATCH_BYTES", 1024)  # several batches: the scan buffer is reused
+    fast = magma.read_tree([root])
+    explicit = [magma.read(p) for p in sorted(root.rglob("*.*"))]
+    monkeypatch.setattr(magma, "_read_plain", lambda path, size: None)  # every file through read_bytes
+    _same(fast, magma.read_tree([root]))
+    for path, (rows, findings) in zip(sorted(root.rglob("*.*")), explicit):
+        slow_rows, slow_findings = magma.read(path)
+        pd.testing.assert_frame_equal(rows, slow_rows, check_exact=True)
+        assert [repr(f) for f in findings] == [repr(f) for f in slow_findings]
