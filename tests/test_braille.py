@@ -72,3 +72,14 @@ def test_any_series_gives_a_full_grid_of_braille_or_blank(series: list[list[floa
     assert grid.owner.shape == (h, w)
     blank = np.array([[c == " " for c in line] for line in grid.chars])
     assert ((grid.owner == -1) == blank).all()
+
+
+def test_plot_bench_runs_and_compares_with_plotext() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "bench" / "plot_bench.py"
+    out = subprocess.run([sys.executable, str(bench), "--seconds", "120", "--repeat", "2"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "gpuscope braille:" in out and "plotext:" in out and "plotext / gpuscope:" in out
