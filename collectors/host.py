@@ -54,6 +54,7 @@ class HostCollector:
             load_avg=self._load_avg(),
             memory=self._memory(),
             cpu_count=len(cores),
+            uptime=procfs.uptime(self._proc),
         )
 
     def _cpu_percent(self) -> dict[int, float]:

@@ -68,7 +68,6 @@ class ProcessCollector:
     def sample(self, pids: Iterable[int] | None = None) -> tuple[ProcessRow, ...]:
         """Read every process (or only `pids`, e.g. a job's) and return rows in pid order."""
         now = self._clock()
-        uptime = self._uptime()
         wanted = self._list_pids() if pids is None else sorted(set(pids))
         previous = self._previous
         seen: dict[int, _Seen] = {}
@@ -76,7 +75,7 @@ class ProcessCollector:
         read = procfs.read_bytes  # looked up per scan: tests swap it
         for pid in wanted:
             try:
-                row = self._read(pid, read, now, uptime, previous, seen)
+                row = self._read(pid, read, now, previous, seen)
             except _GONE:
                 continue
             if row is not None:
@@ -130,7 +129,6 @@ class ProcessCollector:
         pid: int,
         read: Callable[..., bytes],
         now: float,
-        uptime: float | None,
         previous: dict[int, _Seen],
         seen: dict[int, _Seen],
     ) -> ProcessRow | None:
@@ -164,12 +162,18 @@ class ProcessCollector:
         cpu: float | None = None
         if before is not None and before[1][5] == start and now > before[2]:
             cpu = max(ticks - before[1][3], 0) * 100.0 / self.clock_ticks / (now - before[2])
-        seen[pid] = (data, parsed, now)
-        elapsed = max(uptime - start / self.clock_ticks, 0.0) if uptime is not None else 0.0
-        user = self._users.get(uid) or self.user_name(uid)
-        # Positional: a frozen dataclass built from keywords costs a third more, 370 times a second.
-        return ProcessRow(pid, ppid, user, uid, state, cpu, rss * self.page_size, threads, elapsed, command,
-                          cpu_id, ticks / self.clock_ticks)
+        # An idle process (same stat line, same identity, 0 % again) gets last scan's row back:
+        # building 370 frozen rows a second was the largest Python cost of the scan.
+        old = before[3] if before is not None else None
+        if old is not None and before[0] == data and cpu == 0.0 == old.cpu_percent and old.command == command and old.uid == uid:
+            row = old
+        else:
+            user = self._users.get(uid) or self.user_name(uid)
+            # Positional: a frozen dataclass built from keywords costs a third more.
+            row = ProcessRow(pid, ppid, user, uid, state, cpu, rss * self.page_size, threads, start / self.clock_ticks,
+                             command, cpu_id, ticks / self.clock_ticks)
+        seen[pid] = (data, parsed, now, row)
+        return row
 
     def _list_pids(self) -> list[int]:
         try:
@@ -178,24 +182,11 @@ class ProcessCollector:
             return []
         return sorted(int(n) for n in names if n.isdigit() and n.isascii())
 
-    def _uptime(self) -> float | None:
-        """Seconds since boot, from /proc/uptime, else wall time minus `btime` of /proc/stat."""
-        try:
-            return float(procfs.read_text(self._proc + "/uptime").split()[0])
-        except (IndexError, ValueError):
-            pass
-        for line in procfs.read_text(self._proc + "/stat").splitlines():
-            if line.startswith("btime "):
-                try:
-                    return time.time() - int(line.split()[1])
-                except (IndexError, ValueError):
-                    return None
-        return None
 
 
 _Stat = tuple[bytes, int, str, int, int, int, int, "int | None"]
-_Seen = tuple[bytes, _Stat, float]
-"""(stat bytes, their parse, clock of the scan that read them)."""
+_Seen = tuple[bytes, _Stat, float, ProcessRow]
+"""(stat bytes, their parse, clock of the scan that read them, the row made of them)."""
 
 
 def _parse_stat(data: bytes) -> _Stat | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import resource
+import time
 
 _CHUNK = 4096
 """One page: every per-process file the table reads (stat, most cmdlines) fits in one read."""
@@ -63,6 +64,22 @@ def read_text(path: str) -> str:
     except OSError:
         return ""
 
+
+
+def uptime(proc: str) -> float | None:
+    """Seconds since boot, from `proc`/uptime, else wall time minus `btime` of `proc`/stat;
+    None when neither can be read."""
+    try:
+        return float(read_text(proc + "/uptime").split()[0])
+    except (IndexError, ValueError):
+        pass
+    for line in read_text(proc + "/stat").splitlines():
+        if line.startswith("btime "):
+            try:
+                return time.time() - int(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
 
 class HeldFiles:
     """Files kept open between scans and read again from offset 0 (`os.pread`).

@@ -35,6 +35,8 @@ class HostSample:
     load_avg: tuple[float, float, float]
     memory: MemoryUse
     cpu_count: int
+    uptime: float | None = None
+    """Seconds since boot at this reading (/proc/uptime); what process start times count from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +52,16 @@ class ProcessRow:
     """Percent of one core since the previous sample (None on the first sample of a process)."""
     rss: int
     threads: int
-    elapsed: float
+    started: float
+    """Seconds after boot at which the process started (field 22 of /proc/PID/stat): fixed for
+    the process's life, so a row of an idle process can be reused from one refresh to the
+    next. How long it has run is `elapsed(row, host.uptime)`."""
     command: str
     """Command line, cleaned of escape sequences (metrics.safe_text.clean); shown as plain text."""
     cpu_id: int | None = None
     """Core the process last ran on (field 39 of /proc/PID/stat)."""
     cpu_time: float | None = None
-    """User + system CPU seconds used so far (htop's TIME+); `elapsed` is wall time since start."""
+    """User + system CPU seconds used so far (htop's TIME+)."""
     gpu_memory: int | None = None
     gpu_sm_percent: float | None = None
     gpu_indices: tuple[int, ...] = ()
@@ -171,3 +176,9 @@ class Snapshot:
     gpu_status: GpuStatus
     scope: JobScope
     verdicts: tuple[Verdict, ...] = field(default=())
+
+
+def elapsed(row: ProcessRow, uptime: float | None) -> float:
+    """Wall seconds `row`'s process had run at a reading taken `uptime` seconds after boot
+    (0 when the uptime is unknown)."""
+    return max(uptime - row.started, 0.0) if uptime is not None else 0.0

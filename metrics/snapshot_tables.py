@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from gpuscope.metrics import verdicts as judge_mod
-from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
+from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict, elapsed
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.metrics.units import human_bytes
 
@@ -152,7 +152,7 @@ def process_table(snapshot: Snapshot, top: int = TOP_PROCESSES) -> ResultTable:
     )
     data = tuple(
         (p.pid, p.user, p.cpu_percent, _mib(p.rss), _mib(p.gpu_memory), p.gpu_sm_percent,
-         ",".join(map(str, p.gpu_indices)), p.elapsed, p.command)
+         ",".join(map(str, p.gpu_indices)), elapsed(p, snapshot.host.uptime), p.command)
         for p in rows
     )
     return ResultTable(f"Top {len(data)} processes by CPU", cols, data)  # `--table top` picks it by this prefix
@@ -168,6 +168,8 @@ def snapshot_dict(snapshot: Snapshot) -> dict[str, Any]:
     NaN and infinities None. Empty verdicts are filled by `instant_verdicts`."""
     data = _plain(snapshot)
     data["verdicts"] = _plain(instant_verdicts(snapshot))
+    for row, process in zip(data["processes"], snapshot.processes):
+        row["elapsed"] = elapsed(process, snapshot.host.uptime)  # seconds run, next to `started`
     return data
 
 

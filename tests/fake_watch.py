@@ -117,7 +117,7 @@ class FakeSource:
 
         def add(pid: int, ppid: int, user: str, uid: int, cpu: float, rss: int, command: str, **gpu: object) -> None:
             rows.append(ProcessRow(pid, ppid, user, uid, "S" if cpu < 50 else "R", round(cpu, 1), rss, 1 + pid % 7,
-                                   3600.0 + pid * 7.0 + n, command, cpu_id=pid % self.cores, **gpu))  # type: ignore[arg-type]
+                                   float(pid), command, cpu_id=pid % self.cores, cpu_time=3600.0 + pid * 7.0 + n, **gpu))  # type: ignore[arg-type]
 
         add(1, 0, "root", ROOT_UID, 0.0, 12 * MIB, "/sbin/init")
         add(900, 1, "root", ROOT_UID, 0.3, 30 * MIB, "slurmstepd: [4242.batch]")

@@ -59,7 +59,7 @@ def test_normal_process(tree: Path) -> None:
     assert (row.pid, row.ppid, row.state, row.threads, row.cpu_id) == (4242, 1, "R", 9, 5)
     assert row.command == "python3 train.py --epochs 10"
     assert row.rss == 2560 * procs.page_size
-    assert row.elapsed == pytest.approx(UPTIME - 40_000 / procs.clock_ticks)
+    assert row.started == pytest.approx(40_000 / procs.clock_ticks)
     assert row.uid == os.stat(tree / "proc" / "4242").st_uid
     assert row.user == pwd.getpwuid(row.uid).pw_name
     assert row.cpu_percent is None  # first sight
@@ -220,14 +220,32 @@ def _has_user(uid: int) -> bool:
     return True
 
 
-def test_elapsed_falls_back_to_btime_then_zero(tree: Path) -> None:
+def test_uptime_falls_back_to_btime_then_none(tree: Path) -> None:
+    proc = str(tree / "proc")
+    assert procfs.uptime(proc) == UPTIME
     (tree / "proc" / "uptime").unlink()
     (tree / "proc" / "stat").write_text(f"cpu  1 1 1 1\nbtime {int(time.time()) - 500}\n")
-    procs = ProcessCollector(tree)
-    add_process(tree, 5, start=100 * procs.clock_ticks)
-    assert by_pid(procs.sample())[5].elapsed == pytest.approx(400, abs=2)
+    assert procfs.uptime(proc) == pytest.approx(500, abs=2)
     (tree / "proc" / "stat").unlink()
-    assert by_pid(procs.sample())[5].elapsed == 0.0
+    assert procfs.uptime(proc) is None
+
+
+def test_an_idle_process_keeps_its_row_object_a_busy_one_gets_a_new_one(tree: Path) -> None:
+    """Rows are frozen: an idle process's row (same stat, 0 % again) is reused as it is."""
+    now = [100.0]
+    add_process(tree, 40, "idle", utime=5)
+    add_process(tree, 41, "busy", utime=5)
+    collector = ProcessCollector(tree, clock=lambda: now[0])
+    first = by_pid(collector.sample())
+    now[0] += 1.0
+    second = by_pid(collector.sample())
+    assert second[40].cpu_percent == 0.0 and second[40] is not first[40]  # None -> 0 %: new
+    add_process(tree, 41, "busy", utime=105)  # one second of CPU
+    now[0] += 1.0
+    third = by_pid(collector.sample())
+    assert third[40] is second[40]
+    assert third[41] is not second[41] and third[41].cpu_percent == pytest.approx(100.0)
+    assert third[40].started == pytest.approx(5000 / collector.clock_ticks)
 
 
 def test_missing_proc_folder(tmp_path: Path) -> None:
@@ -246,7 +264,7 @@ def test_real_proc_this_process_and_a_busy_child() -> None:
     me = by_pid(procs.sample()).get(os.getpid())
     assert me is not None
     assert (me.ppid, me.uid, me.state) == (os.getppid(), os.geteuid(), "R")
-    assert me.rss > 0 and me.threads >= 1 and me.elapsed > 0
+    assert me.rss > 0 and me.threads >= 1 and me.started > 0
     assert "pytest" in me.command or sys.executable in me.command or "python" in me.command
 
     child = subprocess.Popen([sys.executable, "-c", "while True: pass"])

@@ -14,12 +14,13 @@ import pytest
 
 from fake_watch import OTHER_UID, FakeSource, notes, poll, select_pid, status, table, watch_app
 from gpuscope.metrics.samples import ProcessRow
-from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
+from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal, start_since_boot
 
 
 def _child_row(child: subprocess.Popen[bytes]) -> ProcessRow:
-    """A real child as the table lists it: started just now (elapsed 0), ours."""
-    return ProcessRow(child.pid, os.getpid(), "alice", os.getuid(), "S", 0.0, 1024, 1, 0.0, "sleep 60 (test child)")
+    """A real child as the table lists it: its start time as read from /proc, ours."""
+    started = start_since_boot(child.pid) or 0.0
+    return ProcessRow(child.pid, os.getpid(), "alice", os.getuid(), "S", 0.0, 1024, 1, started, "sleep 60 (test child)")
 
 
 @pytest.mark.parametrize(("keys", "expected"), [((), -signal.SIGTERM), (("2",), -signal.SIGKILL), (("3",), -signal.SIGINT)])
@@ -102,7 +103,7 @@ async def test_readonly_disables_signals_and_says_why() -> None:
         child.wait()
 
 def test_never_signals_process_groups_or_gpuscope_itself() -> None:
-    mine = dict(ppid=1, user="me", uid=os.getuid(), state="S", cpu_percent=0.0, rss=1, threads=1, elapsed=1.0, command="x")
+    mine = dict(ppid=1, user="me", uid=os.getuid(), state="S", cpu_percent=0.0, rss=1, threads=1, started=1.0, command="x")
     for pid in (0, -1):
         text, severity = deliver(ProcessRow(pid, **mine), signal.SIGTERM)  # type: ignore[arg-type]
         assert severity == "warning" and "cannot be signalled" in text
@@ -113,7 +114,7 @@ def test_a_reused_or_made_up_pid_is_not_signalled() -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:
         row = _child_row(child)
-        text, _ = deliver(dataclasses.replace(row, elapsed=3600.0), signal.SIGTERM, seen_at=time.time())
+        text, _ = deliver(dataclasses.replace(row, started=row.started - 3600.0), signal.SIGTERM, seen_at=time.time())
         assert "now another process" in text  # an hour-old process cannot be this fresh pid
         time.sleep(0.1)
         assert child.poll() is None

@@ -28,7 +28,7 @@ SORTS: dict[str, tuple[str, Key, bool]] = {
     "mem": ("MEM", lambda p: float(p.rss), True),
     "gpu_mem": ("GPU MEM", lambda p: -1.0 if p.gpu_memory is None else float(p.gpu_memory), True),
     "pid": ("PID", lambda p: float(p.pid), False),
-    "time": ("TIME+", lambda p: p.cpu_time if p.cpu_time is not None else p.elapsed, True),  # CPU time, as htop's TIME+
+    "time": ("TIME+", lambda p: -1.0 if p.cpu_time is None else p.cpu_time, True),  # CPU time, as htop's TIME+
 }
 """Sort keys in the order `s`/F6 cycles them: (label, key, biggest first)."""
 

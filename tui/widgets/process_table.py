@@ -73,7 +73,7 @@ def cell_texts(p: ProcessRow) -> dict[str, str]:
         "pid": str(p.pid), "user": p.user, "cpu": "n/a" if p.cpu_percent is None else f"{p.cpu_percent:.1f}",
         "mem": size_text(p.rss), "gpu_mem": "" if p.gpu_memory is None else size_text(p.gpu_memory),
         "sm": "" if p.gpu_sm_percent is None else f"{p.gpu_sm_percent:.0f}",
-        "gpus": ",".join(map(str, p.gpu_indices)), "time": elapsed_text(p.cpu_time if p.cpu_time is not None else p.elapsed), "state": p.state,
+        "gpus": ",".join(map(str, p.gpu_indices)), "time": "n/a" if p.cpu_time is None else elapsed_text(p.cpu_time), "state": p.state,
         "command": p.command,
     }
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 from rich.text import Text
 from textual import on
@@ -137,20 +136,13 @@ def start_since_boot(pid: int) -> float | None:
         return None
 
 
-def same_process(row: ProcessRow, seen_at: float) -> bool:
-    """Is `row.pid` still the process the table showed at wall time `seen_at`? Its start time
-    must match (within `START_SLACK_S`): a pid reused meanwhile, or a made-up one in a demo,
-    does not."""
+def same_process(row: ProcessRow) -> bool:
+    """Is `row.pid` still the process the table showed? Its start time must match (within
+    `START_SLACK_S`): a pid reused meanwhile, or a made-up one in a demo, does not."""
     started = start_since_boot(row.pid)
-    try:
-        with open("/proc/uptime", encoding="ascii") as handle:
-            uptime = float(handle.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return True  # no procfs to ask: the ownership check is all there is
     if started is None:
-        return True
-    expected = uptime - (time.time() - seen_at) - row.elapsed
-    return abs(started - expected) <= START_SLACK_S
+        return True  # no procfs to ask: the ownership check is all there is
+    return abs(started - row.started) <= START_SLACK_S
 
 
 def deliver(row: ProcessRow, signum: int, seen_at: float | None = None) -> tuple[str, str]:
@@ -163,7 +155,7 @@ def deliver(row: ProcessRow, signum: int, seen_at: float | None = None) -> tuple
         owner = pid_owner(row.pid)
         if owner is not None and owner != os.getuid():
             return f"PID {row.pid} is no longer your process: nothing sent.", "warning"
-        if seen_at is not None and not same_process(row, seen_at):
+        if seen_at is not None and not same_process(row):
             return f"PID {row.pid} is now another process (started at another time): nothing sent.", "warning"
         os.kill(row.pid, signum)
     except ProcessLookupError:
