@@ -9,6 +9,7 @@ times faster than pandas' groupby quantile on large tables.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,10 +33,11 @@ SEGMENT_SORT_MIN_SIZE = 64
 this many values on average (one Python-level sort call per group)."""
 
 
-def sort_by_group(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sort_by_group(values: np.ndarray, codes: np.ndarray, grouped: "GroupOrder | None" = None) -> tuple[np.ndarray, np.ndarray]:
     """`values` and their group `codes`, sorted by (group, value); the same order as
     `np.lexsort((values, codes))`. The codes come back as 16-bit integers when they fit
-    (they only count groups)."""
+    (they only count groups). `grouped`: `group_order(codes)`, when several value columns
+    of the same rows are sorted (the rows are then ordered by group once, not per column)."""
     small = codes.size and 0 <= codes.min() and codes.max() < 1 << 15
     if small:
         codes = codes.astype(np.int16)  # numpy sorts 16-bit integers by radix
@@ -43,10 +45,27 @@ def sort_by_group(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np
     if zero.any() and np.signbit(values[zero]).any():  # -0.0 == 0.0: keep their order as it was
         return _sort_by_value_then_group(values, codes, "stable")
     if small and not np.isnan(values).any():
-        grouped = _sort_within_groups(values, codes)
-        if grouped is not None:
-            return grouped
+        found = _sort_within_groups(values, codes) if grouped is None else _sort_within_groups(values, codes, grouped)
+        if found is not None:
+            return found
     return _sort_by_value_then_group(values, codes, "quicksort")
+
+
+class GroupOrder(NamedTuple):
+    """Rows ordered by group (a stable sort of their codes): the order, the codes in that
+    order, and where each group after the first starts."""
+
+    order: np.ndarray
+    codes: np.ndarray
+    cuts: np.ndarray
+
+
+def group_order(codes: np.ndarray) -> GroupOrder:
+    """The stable order of 16-bit group `codes` (what `sort_by_group` makes of codes that
+    fit), to share between `sort_by_group` calls on the same rows."""
+    order = np.argsort(codes, kind="stable")  # radix: 16-bit integers
+    codes = codes[order]
+    return GroupOrder(order, codes, np.flatnonzero(codes[1:] != codes[:-1]) + 1)
 
 
 def _sort_by_value_then_group(values: np.ndarray, codes: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -57,16 +76,14 @@ def _sort_by_value_then_group(values: np.ndarray, codes: np.ndarray, kind: str) 
     return values[order[regroup]], small[regroup]
 
 
-def _sort_within_groups(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _sort_within_groups(values: np.ndarray, codes: np.ndarray, grouped: GroupOrder | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """A stable sort by group (radix), then each group's values sorted in place: a plain
     sort of the values is a few times faster than the argsort that a value-first order
     needs. With no NaN and no -0.0 (the caller checks), equal values are equal bit for bit,
     so the result is the same. None when the groups are too many or too small for one
-    sort call each to pay."""
+    sort call each to pay. `grouped`: `group_order(codes)`, when already known."""
     n = values.size
-    order = np.argsort(codes, kind="stable")
-    codes = codes[order]
-    cuts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    order, codes, cuts = group_order(codes) if grouped is None else grouped
     if cuts.size + 1 > SEGMENT_SORT_MAX_GROUPS or (cuts.size + 1) * SEGMENT_SORT_MIN_SIZE > n:
         return None
     values = values[order]

@@ -6,12 +6,11 @@ difference is beyond noise (Mann-Whitney U against the best environment).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics.distribution import STATS, mann_whitney, segment_stats, sort_by_group
+from gpuscope.metrics.distribution import STATS, group_order, mann_whitney, segment_stats, sort_by_group
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.table import Column, ResultTable
 
@@ -22,8 +21,6 @@ ALPHA = 0.05
 MIN_SAMPLES = 5
 POOLED = "all"
 EXCLUSIONS = ["failed", "warmup", "impossible", "not_a_number"]
-PARALLEL_ROWS = 100_000
-"""From this many rows on, the two metrics are summarised on two threads."""
 EXCLUDED_NAMES = ["", "failed", "warm-up", "impossible", "not a number"]
 """The rows' `excluded` values: kept, then the reasons counted in EXCLUSIONS, in that order."""
 SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS if s != "count"] + EXCLUSIONS
@@ -153,17 +150,24 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     for name, labels in (("test", tests), ("environment", envs), ("nodes", node_labels), ("problem_size", sizes)):
         columns[name] = pd.Series(pd.Categorical.from_codes(parts[name], categories=labels)).astype(str)
 
+    def chosen_rows(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return values if mask.all() else values[mask]
+
+    masks = list(finite.values())
+    grouped = shared_codes = None
+    if all(np.array_equal(masks[0], m) for m in masks[1:]):  # usually: a row has both metrics or neither
+        shared_codes = chosen_rows(group_of_row, masks[0])
+        if shared_codes.size and n_groups < 1 << 15:  # codes sort_by_group sorts as 16-bit integers
+            grouped = group_order(shared_codes.astype(np.int16))  # the rows ordered by group once, for both metrics
+
     def box(metric: str) -> dict[str, np.ndarray]:
         mask = finite[metric]
-        if mask.all():
-            return segment_stats(*sort_by_group(metrics[metric], group_of_row), n_groups)
-        return segment_stats(*sort_by_group(metrics[metric][mask], group_of_row[mask]), n_groups)
+        group_codes = shared_codes if grouped is not None else chosen_rows(group_of_row, mask)
+        return segment_stats(*sort_by_group(chosen_rows(metrics[metric], mask), group_codes, grouped), n_groups)
 
-    if len(rows) >= PARALLEL_ROWS and usable_cpus() > 1:  # the sorts run outside the interpreter lock: a thread per metric
-        with ThreadPoolExecutor(len(METRICS)) as pool:
-            boxes = dict(zip(METRICS, pool.map(box, METRICS)))
-    else:
-        boxes = {metric: box(metric) for metric in METRICS}
+    # One thread: the two metrics' sorts are many short numpy calls (one per group), and
+    # on two threads they spend more time handing the interpreter lock over than they gain.
+    boxes = {metric: box(metric) for metric in METRICS}
     for metric, stats in boxes.items():
         if metric == "gflops":
             columns["count"] = stats["count"].astype(np.int64)

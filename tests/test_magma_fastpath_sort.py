@@ -46,3 +46,17 @@ def test_many_small_groups_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
     got_values, got_codes = sort_by_group(values, codes)
     want_values, want_codes = _reference(values, codes)
     assert calls and got_values.tobytes() == want_values.tobytes() and np.array_equal(got_codes, want_codes)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_shared_group_order_matches_lexsort(seed: int) -> None:
+    """Two value columns of the same rows sorted with one `group_order`: each as lexsort orders it."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    codes = rng.integers(0, int(rng.integers(1, 30)), n)
+    grouped = distribution.group_order(codes.astype(np.int16))
+    for values in (np.round(rng.normal(size=n) * 10, 1), rng.exponential(size=n)):
+        got_values, got_codes = sort_by_group(values, codes, grouped)
+        want_values, want_codes = _reference(values, codes)
+        assert got_values.tobytes() == want_values.tobytes()
+        assert np.array_equal(got_codes, want_codes)
