@@ -81,8 +81,9 @@ class ProcessCollector:
             if row is not None:
                 rows.append(row)
         # Only what this scan saw: dead pids do not pile up over a long session.
+        if seen.keys() != previous.keys():  # a process went: close what was held for it
+            self._held.keep_only({f"{self._proc}/{pid}/stat" for pid in seen})
         self._previous = seen
-        self._held.keep_only({f"{self._proc}/{pid}/stat" for pid in seen})
         if pids is None:
             self._identity = {pid: v for pid, v in self._identity.items() if pid in seen}
         return tuple(rows)

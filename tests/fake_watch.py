@@ -14,10 +14,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from contextlib import suppress
 from typing import Any, Sequence
 
-from textual.worker import WorkerCancelled
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import (
@@ -170,14 +168,10 @@ async def poll(pilot: Any, times: int = 1) -> WatchScreen:
     screen = pilot.app.screen
     assert isinstance(screen, WatchScreen)
     for _ in range(times):
-        worker = screen.poll_now()
-        assert worker is not None
-        with suppress(WorkerCancelled):
-            await worker.wait()
-        for _ in range(50):
-            await pilot.pause()
-            if not screen.in_flight:
-                break
+        done = screen.poll_now()
+        assert done is not None
+        await done.wait()  # set once the snapshot is applied on the main thread
+        await pilot.pause()
     return screen
 
 

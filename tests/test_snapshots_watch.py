@@ -8,11 +8,9 @@ review the SVG diff.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import Any, Callable, Sequence
 
 import pytest
-from textual.worker import WorkerCancelled
 
 from fake_watch import FakeSource
 from gpuscope.tui.app import GpuscopeApp
@@ -30,9 +28,7 @@ def _after(keys: Sequence[str] = (), pid: int | None = None) -> Callable[[Any], 
     async def run_before(pilot: Any) -> None:
         screen = pilot.app.screen
         for _ in range(POLLS):
-            worker = screen.poll_now()
-            with suppress(WorkerCancelled):
-                await worker.wait()
+            await screen.poll_now().wait()
             await pilot.pause()
             await pilot.pause()
         if pid is not None:

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import csv
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import Input
-from textual.worker import WorkerCancelled
 
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.screens.export import ExportModal
@@ -20,6 +18,7 @@ from gpuscope.tui.widgets.kernel_bars import ShareBars
 from gpuscope.tui.widgets.kernel_cards import KernelCards
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.widgets.roofline import RooflinePane, RooflinePlot
+from loading_helpers import settled
 from paths import ROOT
 
 SAMPLE = ROOT / "tests" / "data" / "kernels"
@@ -34,13 +33,7 @@ def kernels_app(*paths: Path | str, **options: Any) -> GpuscopeApp:
 
 
 async def settle(app: GpuscopeApp, pilot: Any) -> KernelsScreen:
-    with suppress(WorkerCancelled):
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, KernelsScreen)
-    return screen
+    return await settled(app, pilot, KernelsScreen)
 
 
 def ranking(screen: KernelsScreen) -> list[dict[str, Any]]:

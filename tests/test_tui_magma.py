@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import csv
 import shutil
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Input
-from textual.worker import WorkerCancelled
 
 from gpuscope.parsers.magma import read_tree
 from gpuscope.tui.app import GpuscopeApp
@@ -19,6 +17,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.magma import MagmaScreen
 from gpuscope.tui.widgets.boxplots import BoxPlot, BoxPlotStack
 from gpuscope.tui.widgets.result_table import ResultTableView
+from loading_helpers import settled
 
 
 def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
@@ -27,13 +26,7 @@ def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
 
 
 async def settle(app: GpuscopeApp, pilot: Any) -> MagmaScreen:
-    with suppress(WorkerCancelled):  # superseded exclusive workers
-        await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, MagmaScreen)
-    return screen
+    return await settled(app, pilot, MagmaScreen)
 
 
 def capture_notifications(app: GpuscopeApp) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, Header, Input, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
 from gpuscope.metrics.table import ResultTable
@@ -51,6 +51,7 @@ class KernelsScreen(LoadingScreen):
     """Cards, the kernel ranking, time-share bars and a roofline for one or more profiles."""
 
     INJECTED = "(injected model)"
+    STATE_PREFIX, SWITCH_ID, VIEW_ID = "kernels-", "kernels-switch", "kernels-view"
 
     HELP_TITLE = "Keys: kernel efficiency"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
@@ -88,11 +89,8 @@ class KernelsScreen(LoadingScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="kernels-view", markup=False)
-        with ContentSwitcher(initial="kernels-loading", id="kernels-switch"):
-            yield LoadingIndicator(id="kernels-loading")
-            with Vertical(id="kernels-empty"):
-                yield Static(id="kernels-empty-message", markup=False)
-                yield FindingsPane(id="kernels-empty-findings")
+        with ContentSwitcher(initial="kernels-loading", id=self.SWITCH_ID):
+            yield from self.compose_states()
             with Vertical(id="kernels-body"):
                 yield KernelCards(id="kernel-cards")
                 yield Static(id="kernels-peak", markup=False)
@@ -128,8 +126,8 @@ class KernelsScreen(LoadingScreen):
         self.refresh_bindings()
         if model.empty:
             self.sub_title = f"Kernels · nothing read · {self.paths_text()}"
-            self._show_empty(f"No kernel launches found in {self.paths_text()}.\ngpuscope reads PyProf, Nsight Systems, "
-                             "Nsight Compute, nvprof and PyTorch profiler exports (see Findings below for each file).", model)
+            self.show_empty(f"No kernel launches found in {self.paths_text()}.\ngpuscope reads PyProf, Nsight Systems, "
+                             "Nsight Compute, nvprof and PyTorch profiler exports (see Findings below for each file).", model.findings)
             return
         launches = int(model.rankings["kernel"]["calls"].sum())
         self.sub_title = f"Kernels · {len(model.runs)} profile(s) · {launches:,} launches · {self.paths_text()}"
@@ -144,16 +142,7 @@ class KernelsScreen(LoadingScreen):
 
     def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
         self.sub_title = f"Kernels · could not read {self.paths_text()}"
-        self._show_empty(f"Could not read {self.paths_text()}.\n{message.error}", None)
-
-    def _show_empty(self, text: str, model: KernelsModel | None) -> None:
-        self.query_one("#kernels-view", Static).update(Text("Nothing to show"))
-        self.query_one("#kernels-empty-message", Static).update(Text(text))
-        pane = self.query_one("#kernels-empty-findings", FindingsPane)
-        findings = model.findings if model is not None else ()
-        pane.show(findings)
-        pane.display = bool(findings)
-        self.query_one("#kernels-switch", ContentSwitcher).current = "kernels-empty"
+        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def _show_runs(self, model: KernelsModel) -> None:
         runs = model.runs_table()

@@ -8,11 +8,17 @@ not be built, as `LoadFailed`: never a traceback. Subclasses say how to build th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from rich.text import Text
 from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.widgets import ContentSwitcher, LoadingIndicator, Static
+
+from gpuscope.tui.widgets.findings import FindingsPane
 
 
 class LoadingScreen(Screen[None]):
@@ -34,6 +40,33 @@ class LoadingScreen(Screen[None]):
             self.error = error
 
     paths: list[Any]
+
+    STATE_PREFIX = ""
+    """Prefix of the ids of the states below (`loading`, `empty`, `empty-message`,
+    `empty-findings`); stylesheets and tests use them."""
+    SWITCH_ID = ""
+    """Id of the screen's ContentSwitcher that holds the states and the body."""
+    VIEW_ID = ""
+    """Id of the one-line Static that says what is shown ("Nothing to show" when empty)."""
+
+    def compose_states(self) -> ComposeResult:
+        """The loading indicator and the empty state (a message and the findings that explain
+        it): the first children of the screen's ContentSwitcher, before its body."""
+        prefix = self.STATE_PREFIX
+        yield LoadingIndicator(id=f"{prefix}loading")
+        with Vertical(id=f"{prefix}empty"):
+            yield Static(id=f"{prefix}empty-message", markup=False)
+            yield FindingsPane(id=f"{prefix}empty-findings")
+
+    def show_empty(self, text: str, findings: Sequence[object]) -> None:
+        """Switch to the empty state: `text` says why, `findings` (if any) what was skipped."""
+        prefix = self.STATE_PREFIX
+        self.query_one(f"#{self.VIEW_ID}", Static).update(Text("Nothing to show"))
+        self.query_one(f"#{prefix}empty-message", Static).update(Text(text))
+        pane = self.query_one(f"#{prefix}empty-findings", FindingsPane)
+        pane.show(findings)  # type: ignore[arg-type]
+        pane.display = bool(findings)
+        self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = f"{prefix}empty"
 
     def read_model(self) -> Any:
         """Build the model; runs in the worker thread."""

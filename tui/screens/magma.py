@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, Footer, Header, LoadingIndicator, Static, TabbedContent, TabPane
+from textual.containers import Horizontal
+from textual.widgets import ContentSwitcher, Footer, Header, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
 from gpuscope.parsers.magma import read_tree
@@ -38,6 +38,7 @@ class MagmaScreen(LoadingScreen):
     """Distributions of MAGMA Gflop/s (or ms) per problem size, environment and cluster size."""
 
     INJECTED = "(injected result)"
+    SWITCH_ID, VIEW_ID = "magma-switch", "selection"
 
     HELP_TITLE = "Keys: MAGMA results"
     BINDINGS = [
@@ -78,11 +79,8 @@ class MagmaScreen(LoadingScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="selection", markup=False)
-        with ContentSwitcher(initial="loading", id="magma-switch"):
-            yield LoadingIndicator(id="loading")
-            with Vertical(id="empty"):
-                yield Static(id="empty-message", markup=False)
-                yield FindingsPane(id="empty-findings")
+        with ContentSwitcher(initial="loading", id=self.SWITCH_ID):
+            yield from self.compose_states()
             with Horizontal(id="body"):
                 yield BoxPlotStack(id="plots")
                 with TabbedContent(id="tables"):
@@ -111,7 +109,7 @@ class MagmaScreen(LoadingScreen):
         self.refresh_bindings()
         if model.empty:
             self.sub_title = f"MAGMA · no results · {self.paths_text()}"
-            self._show_empty(
+            self.show_empty(
                 f"No MAGMA results found in {self.paths_text()} ({result.files_read} files read).\n"
                 "gpuscope looks for the output of MAGMA testers (testing_dgemm, testing_dgemm_vbatched, ...):"
                 " a '% MAGMA' banner followed by a results table.",
@@ -125,15 +123,7 @@ class MagmaScreen(LoadingScreen):
 
     def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
         self.sub_title = f"MAGMA · could not read {self.paths_text()}"
-        self._show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
-
-    def _show_empty(self, text: str, findings: Sequence[object]) -> None:
-        self.query_one("#selection", Static).update(Text("Nothing to show"))
-        self.query_one("#empty-message", Static).update(Text(text))
-        pane = self.query_one("#empty-findings", FindingsPane)
-        pane.show(findings)  # type: ignore[arg-type]
-        pane.display = bool(findings)
-        self.query_one("#magma-switch", ContentSwitcher).current = "empty"
+        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def _label_findings_tab(self, count: int) -> None:
         tab = self.query_one("#tables", TabbedContent).get_tab("tab-findings")

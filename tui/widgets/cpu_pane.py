@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from gpuscope.metrics.samples import HostSample
 from gpuscope.tui.widgets.watch_bars import bar, fixed, id_ranges, level_style
-from gpuscope.tui.widgets.quiet_update import set_border_title
+from gpuscope.tui.widgets.quiet_update import same_text, set_border_title
 
 GIB = 1024**3
 
@@ -122,7 +122,7 @@ class CpuRows(Widget):
         if len(old) != len(self._drawn) or width != self._drawn_width:
             self.refresh(layout=len(old) != len(self._drawn))
         else:
-            changed = [Region(0, y, width, 1) for y, (a, b) in enumerate(zip(old, self._drawn)) if not _same(a, b)]
+            changed = [Region(0, y, width, 1) for y, (a, b) in enumerate(zip(old, self._drawn)) if not same_text(a, b)]
             if changed:
                 self.refresh(*changed)
 
@@ -137,7 +137,7 @@ class CpuRows(Widget):
         console, strips = self.app.console, []
         for line in lines:
             cached = self._cache.get(line.plain)
-            if cached is None or not _same(cached[0], line):
+            if cached is None or not same_text(cached[0], line):
                 cached = self._cache[line.plain] = (line, Strip(line.render(console), line.cell_len).apply_style(self._base))
             strips.append(cached[1])
         if len(self._cache) > 4 * len(lines) + 16:
@@ -156,10 +156,6 @@ class CpuRows(Widget):
         if width != self._drawn_width or self._drawn_key is None:
             self._draw(width)
         return self._strips[y] if 0 <= y < len(self._strips) else Strip.blank(width)
-
-
-def _same(a: Text, b: Text) -> bool:
-    return a.plain == b.plain and a.spans == b.spans
 
 
 class CpuPane(VerticalScroll):

@@ -13,7 +13,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 
-def _same(old: Text | None, new: Text) -> bool:
+def same_text(old: Text | None, new: Text) -> bool:
+    """Same characters and same styles (`Text ==` compares the characters only)."""
     return old is not None and old == new and old.spans == new.spans
 
 
@@ -21,7 +22,7 @@ def set_text(widget: Static, text: Text) -> None:
     """Update a Static only when its text changed, and re-run layout only when its number of
     lines did: a full layout every tick was most of the watch screen's idle CPU cost."""
     old = getattr(widget, "_gpuscope_text", None)
-    if _same(old, text):
+    if same_text(old, text):
         return
     lines_changed = old is None or old.plain.count("\n") != text.plain.count("\n")
     widget._gpuscope_text = text  # type: ignore[attr-defined]
@@ -30,7 +31,7 @@ def set_text(widget: Static, text: Text) -> None:
 
 def set_border_title(widget: Widget, title: Text) -> None:
     """Set a border title only when it changed (each new title repaints the whole pane)."""
-    if _same(getattr(widget, "_gpuscope_title", None), title):
+    if same_text(getattr(widget, "_gpuscope_title", None), title):
         return
     widget._gpuscope_title = title  # type: ignore[attr-defined]
     widget.border_title = title

@@ -146,8 +146,9 @@ def same_process(row: ProcessRow) -> bool:
 
 
 def deliver(row: ProcessRow, signum: int, seen_at: float | None = None) -> tuple[str, str]:
-    """Send `signum` to `row.pid` if it is still the user's own process seen at `seen_at`
-    (wall time of the refresh that listed it): (message, severity)."""
+    """Send `signum` to `row.pid` if it is still the user's own process: (message, severity).
+    With `seen_at` (the wall time of the refresh that listed the row, so the row came from
+    /proc), the pid's start time must also still be the row's: a reused pid is refused."""
     name = next((n for n, number, _ in SIGNALS if number == signum), str(signum))
     if (reason := refusal(row)) is not None:
         return f"{reason} Nothing sent.", "warning"
