@@ -304,3 +304,99 @@ def test_command_lines_are_cached_per_process_and_refreshed(tree: Path) -> None:
     add_process(tree, 4242, "other", b"other\0", start=9000)  # pid reused
     now[0] += 1.0
     assert by_pid(collector.sample())[4242].command == "other"
+
+
+# --- schedstat: a process that has not run is not read again ---------------------------------
+
+
+def with_schedstat(root: Path, pid: int | str, text: str) -> None:
+    (root / "proc" / str(pid) / "schedstat").write_text(text)
+
+
+@pytest.fixture
+def sched_tree(tree: Path) -> Path:
+    """A fake /proc whose kernel keeps scheduler statistics (this process has run)."""
+    with_schedstat(tree, "self", "123456 789 10\n")
+    with_schedstat(tree, 1, "5000 0 3\n")
+    return tree
+
+
+def test_without_schedstat_every_stat_is_read(tree: Path) -> None:
+    assert ProcessCollector(tree)._schedstat is False  # the fake tree of the other tests
+    with_schedstat(tree, "self", "0 0 0\n")  # a kernel with scheduler statistics off
+    assert ProcessCollector(tree)._schedstat is False
+
+
+def test_a_process_that_has_not_run_keeps_its_row_until_the_stat_refresh(sched_tree: Path) -> None:
+    from gpuscope.collectors.processes import IDLE_STAT_REFRESH_S
+
+    now = [100.0]
+    add_process(sched_tree, 40, "idle", utime=5, rss=10)
+    with_schedstat(sched_tree, 40, "900 0 2\n")
+    collector = ProcessCollector(sched_tree, clock=lambda: now[0])
+    assert collector._schedstat is True
+    collector.sample()
+    now[0] += 1.0
+    idle = by_pid(collector.sample())[40]
+    assert idle.cpu_percent == 0.0
+    # Its stat changes but its schedstat does not: not read, the row is the same object.
+    add_process(sched_tree, 40, "idle", utime=5, rss=99)
+    now[0] += 1.0
+    assert by_pid(collector.sample())[40] is idle
+    # Until IDLE_STAT_REFRESH_S after the stat was last read: then the new RSS shows.
+    now[0] += IDLE_STAT_REFRESH_S
+    assert by_pid(collector.sample())[40].rss == 99 * collector.page_size
+
+
+def test_a_process_that_ran_is_read_and_its_cpu_covers_only_the_last_interval(sched_tree: Path) -> None:
+    now = [100.0]
+    add_process(sched_tree, 41, "worker", utime=100)
+    with_schedstat(sched_tree, 41, "900 0 2\n")
+    collector = ProcessCollector(sched_tree, clock=lambda: now[0])
+    for _ in range(4):  # idle for three seconds: rows come from the schedstat check
+        collector.sample()
+        now[0] += 1.0
+    add_process(sched_tree, 41, "worker", utime=150)  # then half a core for one second
+    with_schedstat(sched_tree, 41, "500000900 0 9\n")
+    row = by_pid(collector.sample())[41]
+    assert row.cpu_percent == pytest.approx(50.0)  # over 1 s, not over the 4 s since the stat read
+
+
+def test_a_process_with_threads_or_not_run_yet_has_its_stat_read_every_scan(sched_tree: Path) -> None:
+    """schedstat counts the main thread only: its other threads may run while it sleeps."""
+    now = [100.0]
+    add_process(sched_tree, 42, "threaded", utime=100, threads=8)
+    with_schedstat(sched_tree, 42, "900 0 2\n")
+    add_process(sched_tree, 43, "new", utime=0)
+    with_schedstat(sched_tree, 43, "0 0 0\n")
+    collector = ProcessCollector(sched_tree, clock=lambda: now[0])
+    collector.sample()
+    now[0] += 1.0
+    collector.sample()
+    add_process(sched_tree, 42, "threaded", utime=300, threads=8)  # two cores busy, main thread asleep
+    add_process(sched_tree, 43, "new", utime=100)
+    now[0] += 1.0
+    rows = by_pid(collector.sample())
+    assert rows[42].cpu_percent == pytest.approx(200.0)
+    assert rows[43].cpu_percent == pytest.approx(100.0)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs a Linux /proc with schedstat")
+def test_real_proc_a_process_busy_in_a_thread_while_its_main_thread_sleeps() -> None:
+    code = "import threading\ndef spin():\n    while True: pass\nt = threading.Thread(target=spin); t.start(); t.join()"
+    child = subprocess.Popen([sys.executable, "-c", code])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        procs = ProcessCollector()
+        assert procs._schedstat is True
+        time.sleep(0.3)
+        rows = []
+        for _ in range(4):  # the sleeper's row comes from the schedstat check by the third
+            rows.append(by_pid(procs.sample([child.pid, sleeper.pid])))
+            time.sleep(0.3)
+        assert rows[-1][child.pid].cpu_percent > 50, rows[-1]
+        assert rows[-1][sleeper.pid].cpu_percent == 0.0 and rows[-1][sleeper.pid] is rows[-2][sleeper.pid]
+    finally:
+        for proc in (child, sleeper):
+            proc.kill()
+            proc.wait()
