@@ -10,6 +10,7 @@ Keys only re-cut data already on the main thread, so they repaint at once mid-po
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from functools import partial
@@ -21,7 +22,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
 
 from gpuscope.metrics.history import History
@@ -109,7 +109,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         """None until `p` is pressed: plots then follow the terminal size."""
         self.in_flight = False
         self.applied_at: float | None = None
-        self._timer: Timer | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self._poller: Poller[Snapshot] = Poller(self.source.poll, self._deliver)
         self._done: PollDone | None = None
         self._plotted_at = float("-inf")
@@ -161,10 +161,13 @@ class WatchScreen(ProcessKeys, Screen[None]):
 
     def _arm(self) -> None:
         if self._timer is not None:
-            self._timer.stop()
+            self._timer.cancel()
             self._timer = None
         if self.auto and not self.paused and not self.in_flight:
-            self._timer = self.set_timer(self.interval, self._tick)
+            # The event loop's own timer: Textual's set_timer makes a Timer, an asyncio task
+            # and a callback message for each call (and reads the callback's signature each
+            # time), a share of every idle refresh this does not need.
+            self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)
 
     def _tick(self) -> None:
         self._timer = None
@@ -203,6 +206,9 @@ class WatchScreen(ProcessKeys, Screen[None]):
         gc.freeze()
 
     def on_unmount(self) -> None:
+        if self._timer is not None:  # not one of Textual's timers, which stop with the screen
+            self._timer.cancel()
+            self._timer = None
         self._poller.close()
         if self.freeze_gc:
             gc.unfreeze()  # what this screen held can be collected again
