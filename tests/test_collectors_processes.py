@@ -400,3 +400,47 @@ def test_real_proc_a_process_busy_in_a_thread_while_its_main_thread_sleeps() -> 
         for proc in (child, sleeper):
             proc.kill()
             proc.wait()
+
+
+# --- /proc is listed again only when a pid was handed out --------------------------------------
+
+
+def set_last_pid(root: Path, last: int) -> None:
+    (root / "proc" / "loadavg").write_text(f"0.10 0.20 0.30 1/120 {last}\n")
+
+
+def test_proc_is_listed_again_when_a_pid_was_handed_out_or_after_a_while(tree: Path) -> None:
+    from gpuscope.collectors.processes import LIST_REFRESH_S
+
+    now = [100.0]
+    set_last_pid(tree, 500)
+    add_process(tree, 40)
+    collector = ProcessCollector(tree, clock=lambda: now[0])
+    assert [r.pid for r in collector.sample()] == [1, 40]
+    add_process(tree, 41)  # a folder appears, but the kernel's last pid says nothing started
+    now[0] += 1.0
+    assert [r.pid for r in collector.sample()] == [1, 40]
+    collector.sample([40])  # a scope's scan in between does not shrink the list
+    now[0] += 1.0
+    assert [r.pid for r in collector.sample()] == [1, 40]
+    set_last_pid(tree, 501)
+    now[0] += 1.0
+    assert [r.pid for r in collector.sample()] == [1, 40, 41]
+    add_process(tree, 42)
+    now[0] += LIST_REFRESH_S
+    assert [r.pid for r in collector.sample()] == [1, 40, 41, 42]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="needs a Linux /proc")
+def test_real_proc_a_new_process_is_seen_at_the_next_scan_and_an_exited_one_goes() -> None:
+    """Exiting hands out no pid: the list is reused, and the exited process's held
+    schedstat fails (ESRCH), so it drops out (a fake /proc's deleted file would not fail)."""
+    procs = ProcessCollector()
+    procs.sample()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert child.pid in by_pid(procs.sample())
+    finally:
+        child.kill()
+        child.wait()
+    assert child.pid not in by_pid(procs.sample())

@@ -33,10 +33,12 @@ def test_reused_scan_buffer_equals_a_fresh_one() -> None:
     assert len(datas) >= 3
     # Largest batch first, so later batches leave the previous batch's bytes past their end.
     batches = [datas, datas[1:], datas[-1:], [datas[0][: len(datas[0]) // 3]]]
-    scratch: list[bytearray] = []
+    reused = magma_scan.FileBuffer()
+    buffers = set()
     for batch in batches:
-        _same_scan(magma_scan.scan_many(batch, {}, scratch), magma_scan.scan_many(batch, {}))
-    assert len(scratch) == 1  # one buffer, grown once and then reused
+        _same_scan(magma_scan.scan_many(batch, {}, reused), magma_scan.scan_many(batch, {}))
+        buffers.add(id(reused.buffer))
+    assert len(buffers) == 1  # one buffer, grown once and then reused
 
 
 def _tree(root: Path) -> Path:
@@ -72,7 +74,7 @@ def test_plain_file_reads_equal_read_bytes(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(magma, "BATCH_BYTES", 1024)  # several batches: the scan buffer is reused
     fast = magma.read_tree([root])
     explicit = [magma.read(p) for p in sorted(root.rglob("*.*"))]
-    monkeypatch.setattr(magma, "_read_plain", lambda path, size: None)  # every file through read_bytes
+    monkeypatch.setattr(magma, "_read_plain", lambda path, size, into: None)  # every file through read_bytes
     _same(fast, magma.read_tree([root]))
     for path, (rows, findings) in zip(sorted(root.rglob("*.*")), explicit):
         slow_rows, slow_findings = magma.read(path)
