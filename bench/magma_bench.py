@@ -9,7 +9,8 @@
        baseline_seed.py (the seed study's own parser, same groupby), and
    (b) gpuscope's stage, `read_tree([tree])` + `summarize(result.rows)`;
    and (c) the whole command `gpuscope magma TREE --format text` as a subprocess;
-3. prints medians, the ratio (a)/(b) against the >= 5x target and (c) against < 2 s.
+3. prints medians, the ratio of the faster baseline in (a) to (b) against the >= 5x target,
+   and (c) against < 2 s.
 
 It reports and exits 0; `--check` exits 1 when a target is missed. A row-count mismatch
 between baseline and gpuscope exits 2: the timings would not compare like with like.
@@ -170,14 +171,16 @@ def bench(args, tree: Path) -> int:
 
     base_s, ours_s = statistics.median(times["baseline"]), statistics.median(times["gpuscope"])
     seed_s = statistics.median(times["seed"])
-    ratio = base_s / ours_s  # judged against the faster baseline: the stricter of the two
+    # Judged against the faster of the two baselines (either one may be, run to run): the
+    # stricter reading of the target.
+    ratio = min(base_s, seed_s) / ours_s
     failed = ratio < TARGET_RATIO
     print()
     print(f"magma bench: {n_files} files, {n_bytes / 1e6:.1f} MB, {n_rows:,} rows")
-    print(f"baseline (regex line loop + pandas groupby)  median {base_s:.2f} s")
+    print(f"baseline (regex line loop + pandas groupby)  median {base_s:.2f} s   ratio to gpuscope {base_s / ours_s:.1f}x")
     print(f"seed 000's parser + the same groupby         median {seed_s:.2f} s   ratio to gpuscope {seed_s / ours_s:.1f}x")
     print(f"gpuscope read_tree + summarize               median {ours_s:.2f} s   "
-          f"ratio {ratio:.1f}x  target >={TARGET_RATIO:g}x  {verdict(not failed)}")
+          f"ratio to the faster baseline {ratio:.1f}x  target >={TARGET_RATIO:g}x  {verdict(not failed)}")
     if "cli" in times:
         cli_s = statistics.median(times["cli"])
         cli_ok = cli_s < TARGET_CLI_S and not any(cli_codes)  # a failed run is no result
