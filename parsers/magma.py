@@ -8,9 +8,9 @@ Formats: shared/research/formats-scaling.md §1 (gemm, gemm_batched, gemm_vbatch
 testers, banners 1.5-2.10, interleaved ranks, Flux trailers, Start/End time lines). Rows are
 kept even when they cannot be trusted; the `excluded` column says why statistics skip them.
 
-How: files are read a few MB at a time, and each batch is scanned (magma_scan), tokenised
-(magma_rows) and flagged (magma_trust) on one of a few threads; the batches are then joined
-into one table. Whatever a batch cannot decide alone (a tester whose rows need the general
+How: files are read a few MB at a time, straight into one buffer per thread, and each batch
+is scanned (magma_scan), tokenised (magma_rows) and flagged (magma_trust) on one of a few
+threads; the batches are then joined into one table. Whatever a batch cannot decide alone (a tester whose rows need the general
 readers, lines that are not data rows, one label under two roots) is redone for all files at
 once, the slower way, with the same result.
 """
@@ -18,6 +18,7 @@ once, the slower way, with the same result.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_header import HeaderSpec
 from gpuscope.parsers.magma_rows import FAILED, NO_STATUS, map_columns, numeric_rows, read_numeric, split_rows, tokenize
-from gpuscope.parsers.magma_scan import FileScan, RowText, join_lines, scan_many
+from gpuscope.parsers.magma_scan import FileBuffer, FileScan, RowText, join_lines, scan_buffer
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.textfile import MAX_BYTES, SNIFF_BYTES, decode, read_bytes
 
@@ -60,7 +61,6 @@ class _File:
     context: dict[str, object]
     scan: FileScan
     findings: list[Finding]
-    data: bytes = b""
 
 
 def _walk(root: Path) -> Iterable[Path]:
@@ -110,46 +110,71 @@ def _context(label: str, pattern: PathPattern | None, contexts: dict[str, dict[s
     return None if found is None else dict(found)
 
 
-def _read_plain(path: Path, size: int) -> bytes | None:
-    """The bytes of a plain text file of the size stat gave, in one system call (no file
-    object); None for whatever `read_bytes` must judge: gzip, empty, binary, huge, changed
-    since stat, unreadable."""
+_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+"""A byte that `bytes.isspace` does not take as whitespace."""
+
+
+def _read_plain(path: Path, size: int, into: FileBuffer) -> int | None:
+    """Read a plain text file of the size stat gave straight into `into` at its end, in one
+    system call that runs without the interpreter lock (no bytes object to make, page-fault
+    and copy again later); returns its length, or None for whatever `read_bytes` must judge:
+    gzip, empty, binary, huge, changed since stat, unreadable."""
     if not 0 < size <= MAX_BYTES:
         return None
+    room = into.room(size + 1)  # one byte more: a file that grew since stat reads longer
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
-            data = os.read(fd, size + 1)
+            length = os.readv(fd, [room])
         finally:
             os.close(fd)
     except OSError:
         return None
-    if len(data) != size or data[:2] == b"\x1f\x8b" or data.isspace() or data.find(b"\x00", 0, SNIFF_BYTES) >= 0:
+    big, at = into.buffer, into.end
+    # The checks `read_bytes` makes, on the buffer (bytearray methods take bounds: no copy).
+    if (length != size or big[at : at + 2] == b"\x1f\x8b" or _NOT_SPACE.search(big, at, at + size) is None
+            or big.find(b"\x00", at, at + min(size, SNIFF_BYTES)) >= 0):
         return None
-    return data
+    return size
 
 
-def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None,
+def _is_ascii(big: bytearray, start: int, end: int) -> bool:
+    """`big[start:end].isascii()` without copying the bytes (numpy scans them off the
+    interpreter lock)."""
+    return end <= start or int(np.frombuffer(big, np.uint8, end - start, start).max()) < 128
+
+
+def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, into: FileBuffer,
           contexts: dict[str, dict[str, object] | None] | None = None, size: int = -1) -> _File | Finding | None:
-    """Scan one file; None for a non-MAGMA file met while walking a folder (counted, not listed).
-    `size`: the file's size from stat, when known (a plain file is then read more cheaply)."""
+    """Read one file into `into` (committed there when it is a MAGMA output); None for a
+    non-MAGMA file met while walking a folder (counted, not listed). `size`: the file's size
+    from stat, when known (a plain file is then read straight into the buffer)."""
     label = _label(root, path)
-    plain = _read_plain(path, size)
-    data, problems = (plain, []) if plain is not None else read_bytes(path, label)
-    if data is None:
-        return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
-    if not explicit and not (any(data.find(m, 0, 4 * SNIFF_BYTES) >= 0 for m in MARKERS) or any(m in data for m in MARKERS)):
+    length = _read_plain(path, size, into)
+    if length is None:  # the general path: gzip, a file that changed size, ... or an error
+        data, problems = read_bytes(path, label)
+        if data is None:
+            return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
+        length = len(data)
+        into.room(length)[:] = data
+    big, at = into.buffer, into.end
+    end = at + length
+    if not explicit and not (any(big.find(m, at, min(end, at + 4 * SNIFF_BYTES)) >= 0 for m in MARKERS)
+                             or any(big.find(m, at, end) >= 0 for m in MARKERS)):
         return None
     problems = []
-    if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
-        text, problems = decode(data, label)
-        if problems:
+    if not _is_ascii(big, at, end):  # ASCII is valid UTF-8: only other bytes need decoding
+        text, problems = decode(bytes(big[at:end]), label)
+        if problems:  # not UTF-8: the file is scanned as its decoded text
             data = text.encode("utf-8")
+            length = len(data)
+            into.room(length)[:] = data
     context = _context(label, pattern, contexts)
     if context is None:
         problems.append(Finding("warning", "path", f"path does not match --path-pattern {pattern.text!r}; environment unknown", label))  # type: ignore[union-attr]
         context = {"environment": ".", "nodes": None}
-    return _File(label, context, FileScan(), problems, data)
+    into.commit(length)
+    return _File(label, context, FileScan(), problems)
 
 
 def read_tree(
@@ -215,10 +240,11 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
 
 
 def _read_under(root: Path, path: Path) -> MagmaResult:
-    loaded = _load(root, path, True, None)
+    into = FileBuffer()
+    loaded = _load(root, path, True, None, into)
     if not isinstance(loaded, _File):
         return _result(_assemble([], [], None)[0], [], [loaded] if loaded else [])
-    rows, known = _assemble([loaded], [_scan_batch([loaded], {}, None)], None)
+    rows, known = _assemble([loaded], [_scan_batch([loaded], into, {}, None)], None)
     return _result(rows, [loaded], list(loaded.findings), known)
 
 
@@ -258,12 +284,12 @@ class _Batch:
     size_codes: np.ndarray | None = None
 
 
-def _scan_batch(files: list[_File], cache: dict, peak_override: float | None, scratch: list[bytearray] | None = None) -> _Batch:
-    """Scan, tokenise, map and flag the rows of some loaded files (row file numbers are local
-    to them). `scratch`: see `scan_many`."""
-    scans, rows = scan_many([f.data for f in files], cache, scratch)
+def _scan_batch(files: list[_File], joined: FileBuffer, cache: dict, peak_override: float | None) -> _Batch:
+    """Scan, tokenise, map and flag the rows of some loaded files, whose bytes `joined` holds
+    (row file numbers are local to them)."""
+    scans, rows = scan_buffer(joined, cache)
     for f, found in zip(files, scans):
-        f.scan, f.data = found, b""  # the bytes are not needed any more: free them
+        f.scan = found
     tokens = split_rows(rows.text, rows.first)
     batch = _Batch(rows, {}, np.zeros(rows.size, bool), {})
     if not rows.size:
@@ -369,13 +395,15 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
             plan.append([])
     cache: dict = {}
     contexts: dict = {}
-    scratch = threading.local()  # per thread: the buffer its batches' bytes are joined in
+    scratch = threading.local()  # per thread: the buffer its batches' files are read into
 
     def work(chunk: list[tuple[Path, Path, bool, int]]) -> tuple[list[_File | Finding | None], _Batch]:
-        loaded = [_load(root, path, explicit, pattern, contexts, size) for root, path, explicit, size in chunk]
-        if not hasattr(scratch, "buffer"):
-            scratch.buffer = []  # filled by scan_many, then reused by this thread's next batches
-        return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], cache, peak_override, scratch.buffer)
+        if not hasattr(scratch, "files"):
+            scratch.files = FileBuffer()  # reused by this thread's next batches
+        into = scratch.files
+        into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
+        loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
+        return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], into, cache, peak_override)
 
     plan = [chunk for chunk in plan if chunk]
     workers = min(workers, len(plan))

@@ -1,5 +1,6 @@
-"""Provides `scan_many()` / `scan()`: classify every line of MAGMA outputs without a Python
-loop per line.
+"""Provides `scan_buffer()` / `scan_many()` / `scan()`: classify every line of MAGMA outputs
+without a Python loop per line. The files of a batch lie one after another in one
+`FileBuffer` (the reader reads them straight into it).
 
 Lines are classified with numpy by their first bytes only (an integer then a blank = candidate
 data row, `%` = banner/header, anything else = trailer or stray output). Data rows are cut out
@@ -297,48 +298,91 @@ def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> l
     return [int(at) if ok else None for at, ok in zip(offsets[np.minimum(first, offsets.size - 1)].tolist(), found.tolist())]
 
 
-def _joined(parts: list[bytes], size: int, scratch: list[bytearray] | None) -> bytes | bytearray:
-    """The files one after another, then PAD. With `scratch` (a list of at most one buffer),
-    into a buffer kept from call to call: a fresh string of a few MB costs a page fault per
-    4 KB, more than copying the bytes does."""
-    if scratch is None:
-        return b"".join(parts + [PAD])
-    if not scratch or len(scratch[0]) < size + len(PAD):
-        scratch[:] = [bytearray((size + len(PAD)) * 5 // 4)]  # some room to spare: batches vary in size
-    big = scratch[0]
-    view, at = memoryview(big), 0
-    for part in parts + [PAD]:
-        view[at : at + len(part)] = part
-        at += len(part)
-    return big
+class FileBuffer:
+    """Files one after another in one buffer, each ending with a newline (one is added where
+    a file lacks it), then `PAD`: the layout `scan_buffer` reads.
+
+    A reader writes each file's bytes at `end` (into `room(n)`, e.g. straight from the file
+    with `os.readv`, which runs off the interpreter lock: no bytes object per file to make
+    and then copy in again while holding it) and then `commit`s them; a file it rejects is
+    simply not committed and the next one overwrites it. The same buffer is reused from
+    batch to batch (`clear`): a fresh one of a few MB costs a page fault per 4 KB, more than
+    the bytes cost to read. Bytes past `end` are stale and never read."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.end = 0
+        self.starts: list[int] = []
+        self.cut: list[bool] = []
+        """Per file: it did not end with a newline (one was added after it)."""
+
+    def clear(self, capacity: int = 0) -> None:
+        """Forget the files (keeping the buffer) and make room for `capacity` bytes."""
+        self.end = 0
+        self.starts, self.cut = [], []
+        self.room(capacity)
+
+    def room(self, n: int) -> memoryview:
+        """A view of the `n` bytes at `end`, where the next file goes; the buffer grows (keeping
+        what is committed) when it has no room for them, a newline and `PAD`."""
+        need = self.end + n + 1 + len(PAD)
+        if len(self.buffer) < need:
+            grown = bytearray(need * 5 // 4)  # some room to spare: batches vary in size
+            grown[: self.end] = memoryview(self.buffer)[: self.end]
+            self.buffer = grown
+        return memoryview(self.buffer)[self.end : self.end + n]
+
+    def commit(self, length: int) -> None:
+        """The `length` bytes at `end` are the next file."""
+        at = self.end + length
+        cut = length == 0 or self.buffer[at - 1] != 10
+        self.starts.append(self.end)
+        self.cut.append(cut)
+        if cut and length:
+            self.buffer[at] = 10
+            at += 1
+        self.end = at
+
+    def append(self, data: bytes) -> None:
+        """Copy a whole file in."""
+        self.room(len(data))[:] = data
+        self.commit(len(data))
 
 
 def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None = None,
-              scratch: list[bytearray] | None = None) -> tuple[list[FileScan], RowText]:
+              buffer: FileBuffer | None = None) -> tuple[list[FileScan], RowText]:
+    """`scan_buffer` for files given as byte strings; `buffer`, when given, is cleared and
+    reused to hold them."""
+    files = FileBuffer() if buffer is None else buffer
+    files.clear(sum(len(d) for d in datas) + len(datas))
+    for data in datas:
+        files.append(data)
+    return scan_buffer(files, cache)
+
+
+def scan_buffer(files: FileBuffer, cache: dict[bytes, HeaderSpec | None] | None = None) -> tuple[list[FileScan], RowText]:
     """Scan several files with one set of numpy passes; returns their scans and all their
     data rows (file after file) for one call of the tokeniser.
 
     Each scan's `row_lines` are 1-based line numbers in its own file and `row_block` its rows'
     blocks; `row_bytes` stays empty because the rows live in the shared `RowText`. `cache`
-    keeps parsed header lines between calls; `scratch` (an empty list at first), a buffer
-    for the files' bytes from one call to the next on the same thread.
+    keeps parsed header lines between calls.
     """
-    scans = [FileScan() for _ in datas]
-    if not datas:
+    n = len(files.starts)
+    scans = [FileScan() for _ in range(n)]
+    if not n:
         return scans, RowText()
     cache = {} if cache is None else cache
-    parts = [d if d.endswith(b"\n") or not d else d + b"\n" for d in datas]
-    sizes = np.array([len(d) for d in parts], np.int64)
-    size = int(sizes.sum())
-    big = _joined(parts, size, scratch)
-    file_start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    size = files.end
+    files.room(len(PAD))[:] = PAD  # windows that start near the end stay in bounds
+    big = files.buffer
+    file_start = np.array(files.starts, np.int64)
     padded = np.frombuffer(big, np.uint8)
     buf = padded[:size]
     starts, ends, slash = _line_index(buf, size)
     line_file = np.searchsorted(file_start, starts, side="right") - 1
     first_line = np.searchsorted(starts, file_start)  # index of each file's first line
     first_col, candidate, first_byte = _classify(padded, size, starts, ends)
-    n = len(datas)
 
     pct = np.flatnonzero(first_byte == 37)
     pct_at = starts[pct] + first_col[pct]
@@ -386,7 +430,7 @@ def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None =
         scan.row_lines = rows.line[a:b]
         scan.row_block = rows.block[a:b]
         last_line = (first_line[f + 1] if f + 1 < n else starts.size) - 1
-        if not datas[f].endswith(b"\n") and lines[b - 1] == last_line:
+        if files.cut[f] and lines[b - 1] == last_line:
             scan.last_line_cut = True
     # One byte string of all rows; each row's first non-blank byte, for the tokeniser.
     if lines.size:

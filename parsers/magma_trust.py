@@ -37,7 +37,10 @@ def _categorical(codes: np.ndarray, labels: list[Any]) -> pd.Categorical:
     remap = [position.setdefault(x, len(position)) for x in labels]
     categories = pd.Index(list(position), dtype=object)
     width = code_type(len(categories))
-    row_codes = np.array(remap, width)[codes] if codes.size else codes.astype(width)
+    if not codes.size or remap == list(range(len(remap))):  # distinct labels (one per file): no lookup needed
+        row_codes = codes.astype(width)
+    else:
+        row_codes = np.array(remap, width)[codes]
     return _from_codes(row_codes, categories)
 
 

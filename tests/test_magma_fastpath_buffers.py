@@ -47,11 +47,13 @@ def _tree(root: Path) -> Path:
         "plain.out": source,
         "no-newline.out": source.rstrip(b"\n"),
         "crlf.out": source.replace(b"\n", b"\r\n"),
-        "packed.out.gz": gzip.compress(source),
+        "packed.out.gz": gzip.compress(source * 40),  # decompressed, larger than the other files together
         "empty.out": b"",
         "blank.out": b"  \n\n",
         "binary.out": b"% MAGMA \x00\x01",
         "other.txt": b"not a MAGMA file\n",
+        "utf8.out": source + "% note: naïve – ü\n".encode(),  # not ASCII, valid UTF-8: kept as it is
+        "latin1.out": source + "% note: naïve\n".encode("latin-1"),  # not UTF-8: decoded with replacement
     }
     for i, (name, data) in enumerate(files.items()):
         folder = root / "env" / f"size{4 << i}"
@@ -68,11 +70,16 @@ def _same(a: magma.MagmaResult, b: magma.MagmaResult) -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_plain_file_reads_equal_read_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+@pytest.mark.parametrize("batch_bytes", [1024, magma.BATCH_BYTES])
+def test_plain_file_reads_equal_read_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, batch_bytes: int) -> None:
+    """Files read straight into the scan buffer give what `read_bytes` gives; with several
+    batches the buffer is reused, with one the gzip file (larger than stat said) grows it
+    after plain files were read into it."""
     root = _tree(tmp_path)
     monkeypatch.setattr(magma, "_workers", lambda: workers)
-    monkeypatch.setattr(magma, "BATCH_BYTES", 1024)  # several batches: the scan buffer is reused
+    monkeypatch.setattr(magma, "BATCH_BYTES", batch_bytes)
     fast = magma.read_tree([root])
+    assert [f.kind for f in fast.findings if f.kind == "encoding"] == ["encoding"]  # the Latin-1 file
     explicit = [magma.read(p) for p in sorted(root.rglob("*.*"))]
     monkeypatch.setattr(magma, "_read_plain", lambda path, size, into: None)  # every file through read_bytes
     _same(fast, magma.read_tree([root]))
@@ -80,3 +87,30 @@ def test_plain_file_reads_equal_read_bytes(tmp_path: Path, monkeypatch: pytest.M
         slow_rows, slow_findings = magma.read(path)
         pd.testing.assert_frame_equal(rows, slow_rows, check_exact=True)
         assert [repr(f) for f in findings] == [repr(f) for f in slow_findings]
+
+
+def test_file_buffer_keeps_committed_files_when_it_grows() -> None:
+    files = magma_scan.FileBuffer()
+    files.clear(4)
+    files.append(b"% a\n")
+    files.room(3)[:] = b"xyz"  # read, then rejected: not committed, overwritten by the next file
+    files.append(b"% b")  # no newline at the end: one is added
+    files.append(b"% c\n" * 1000)  # past the room made: the buffer grows
+    assert files.starts == [0, 4, 8] and files.cut == [False, True, False]
+    assert bytes(files.buffer[: files.end]) == b"% a\n% b\n" + b"% c\n" * 1000
+
+
+@pytest.mark.parametrize("change", [-7, 5, 10_000])
+def test_a_file_whose_size_changed_since_stat_is_read_as_read_bytes_reads_it(tmp_path: Path, change: int) -> None:
+    """Stat's size is only a hint: a file that grew or shrank since is read by `read_bytes`
+    (the general path), with the same result as a file read without one."""
+    path = _tree(tmp_path) / "env" / "size4" / "plain.out"
+    stale, fresh = magma_scan.FileBuffer(), magma_scan.FileBuffer()
+    stale.append(b"% an earlier file\n")  # the file goes after another one
+    fresh.append(b"% an earlier file\n")
+    a = magma._load(tmp_path, path, False, None, stale, None, max(1, path.stat().st_size + change))
+    b = magma._load(tmp_path, path, False, None, fresh, None)
+    assert isinstance(a, magma._File) and isinstance(b, magma._File)
+    assert (a.label, a.context, a.findings) == (b.label, b.context, b.findings)
+    assert (stale.starts, stale.cut, bytes(stale.buffer[: stale.end])) == (fresh.starts, fresh.cut, bytes(fresh.buffer[: fresh.end]))
+    assert bytes(stale.buffer[stale.starts[1] : stale.end]) == path.read_bytes()
