@@ -94,9 +94,26 @@ class ProcessCollector:
         seen: dict[int, _Seen] = {}
         rows: list[ProcessRow] = []
         read = procfs.read_bytes  # looked up per scan: tests swap it
+        held = self._held.read
         for pid in wanted:
+            before = previous.get(pid)
+            if before is not None and now < before.quiet_until:
+                # A single-threaded process that was idle at the last scan: if its schedstat
+                # has not changed either, it has not run since, and its row stays as it is
+                # without its stat being read (most processes, every scan: kept lean).
+                try:
+                    sched: bytes | None = held(before.sched_path)
+                except OSError:
+                    sched = None  # gone, most likely: the full read says so
+                if sched == before.sched:
+                    before.clock = now  # a later CPU % covers only the time after this scan
+                    seen[pid] = before
+                    rows.append(before.row)
+                    continue
+            else:
+                sched = self._sched(f"{self._proc}/{pid}/schedstat") if self._schedstat else None
             try:
-                row = self._read(pid, read, now, previous, seen)
+                row = self._read(pid, read, now, before, sched, seen)
             except _GONE:
                 continue
             if row is not None:
@@ -176,24 +193,19 @@ class ProcessCollector:
         pid: int,
         read: Callable[..., bytes],
         now: float,
-        previous: dict[int, _Seen],
+        before: _Seen | None,
+        sched: bytes | None,
         seen: dict[int, _Seen],
     ) -> ProcessRow | None:
+        """Read the process's stat (and owner and command line when due) into its row;
+        `before`: what the last scan knew of it, `sched`: its schedstat now (None: none to go by)."""
         base = f"{self._proc}/{pid}"
-        before = previous.get(pid)
-        sched = self._sched(base) if self._schedstat else None
-        if (before is not None and sched is not None and sched == before[4] and before[1][4] == 1
-                and before[3].cpu_percent == 0.0 and now - before[5] < IDLE_STAT_REFRESH_S):
-            # Has not run since the last scan and was idle then too: the same row, its stat
-            # unread. The clock moves on, so a later CPU % covers only the time after this scan.
-            seen[pid] = (before[0], before[1], now, before[3], sched, before[5])
-            return before[3]
         # A process read every scan keeps its stat open; one that mostly sleeps has it opened
         # when it runs, so the held descriptors stay about one per process.
-        data = (self._held.read if sched is None or (before is not None and before[1][4] > 1) else read)(base + "/stat")
+        data = (self._held.read if sched is None or (before is not None and before.parsed[4] > 1) else read)(base + "/stat")
         # Most processes sleep: their stat line is byte for byte what the last scan read, so
         # its parse is reused (a third of the per-process cost on a node of idle daemons).
-        parsed = before[1] if before is not None and before[0] == data else _parse_stat(data)
+        parsed = before.parsed if before is not None and before.stat == data else _parse_stat(data)
         if parsed is None:
             return None
         comm, ppid, state, ticks, threads, start, rss, cpu_id = parsed
@@ -216,26 +228,29 @@ class ProcessCollector:
             self._identity[pid] = (start, uid, command, now, data)
 
         cpu: float | None = None
-        if before is not None and before[1][5] == start and now > before[2]:
-            cpu = max(ticks - before[1][3], 0) * 100.0 / self.clock_ticks / (now - before[2])
+        if before is not None and before.parsed[5] == start and now > before.clock:
+            cpu = max(ticks - before.parsed[3], 0) * 100.0 / self.clock_ticks / (now - before.clock)
         # An idle process (same stat line, same identity, 0 % again) gets last scan's row back:
         # building 370 frozen rows a second was the largest Python cost of the scan.
-        old = before[3] if before is not None else None
-        if old is not None and before[0] == data and cpu == 0.0 == old.cpu_percent and old.command == command and old.uid == uid:
+        old = before.row if before is not None else None
+        if old is not None and before.stat == data and cpu == 0.0 == old.cpu_percent and old.command == command and old.uid == uid:  # type: ignore[union-attr]
             row = old
         else:
             user = self._users.get(uid) or self.user_name(uid)
             # Positional: a frozen dataclass built from keywords costs a third more.
             row = ProcessRow(pid, ppid, user, uid, state, cpu, rss * self.page_size, threads, start / self.clock_ticks,
                              command, cpu_id, ticks / self.clock_ticks)
-        seen[pid] = (data, parsed, now, row, sched, now)
+        # Its stat need not be read again while its schedstat stays the same, if it has one
+        # thread (schedstat counts the main thread only) and was idle, until IDLE_STAT_REFRESH_S.
+        quiet = sched is not None and threads == 1 and cpu == 0.0
+        seen[pid] = _Seen(data, parsed, now, row, sched, base + "/schedstat", now + IDLE_STAT_REFRESH_S if quiet else _NEVER)
         return row
 
-    def _sched(self, base: str) -> bytes | None:
-        """The process's schedstat line, or None when there is none to compare (then its
-        stat is read): gone (the stat read will say so), or not run yet (`0 0 0`)."""
+    def _sched(self, path: str) -> bytes | None:
+        """The process's schedstat line (at `path`), or None when there is none to compare
+        (then its stat is read): gone (the stat read will say so), or not run yet (`0 0 0`)."""
         try:
-            data = self._held.read(base + "/schedstat")
+            data = self._held.read(path)
         except OSError:
             return None
         return None if data.startswith(b"0 0 ") else data
@@ -260,9 +275,27 @@ def _schedstat_works(proc: str) -> bool:
 
 
 _Stat = tuple[bytes, int, str, int, int, int, int, "int | None"]
-_Seen = tuple[bytes, _Stat, float, ProcessRow, "bytes | None", float]
-"""(stat bytes, their parse, clock of the scan that saw the process, the row made of them,
-schedstat bytes then, clock of the scan that read the stat)."""
+_NEVER = float("-inf")
+
+
+class _Seen:
+    """What a scan knew of a process. Kept from scan to scan and updated in place by the
+    scans that skip its stat (no new object per process per second)."""
+
+    __slots__ = ("stat", "parsed", "clock", "row", "sched", "sched_path", "quiet_until")
+
+    def __init__(self, stat: bytes, parsed: _Stat, clock: float, row: ProcessRow, sched: bytes | None,
+                 sched_path: str, quiet_until: float) -> None:
+        self.stat = stat
+        self.parsed = parsed
+        self.clock = clock
+        """Clock of the last scan that saw the process (CPU % is over the time since)."""
+        self.row = row
+        self.sched = sched
+        """Its schedstat when its stat was read; None: it has none to go by."""
+        self.sched_path = sched_path
+        self.quiet_until = quiet_until
+        """Until this clock, an unchanged schedstat means the row stands (see `sample`)."""
 
 
 def _parse_stat(data: bytes) -> _Stat | None:
