@@ -97,12 +97,13 @@ class ProcessCollector:
         held = self._held.read
         for pid in wanted:
             before = previous.get(pid)
+            sched_path = before.sched_path if before is not None else f"{self._proc}/{pid}/schedstat"
             if before is not None and now < before.quiet_until:
                 # A single-threaded process that was idle at the last scan: if its schedstat
                 # has not changed either, it has not run since, and its row stays as it is
                 # without its stat being read (most processes, every scan: kept lean).
                 try:
-                    sched: bytes | None = held(before.sched_path)
+                    sched: bytes | None = held(sched_path)
                 except OSError:
                     sched = None  # gone, most likely: the full read says so
                 if sched == before.sched:
@@ -111,9 +112,9 @@ class ProcessCollector:
                     rows.append(before.row)
                     continue
             else:
-                sched = self._sched(f"{self._proc}/{pid}/schedstat") if self._schedstat else None
+                sched = self._sched(sched_path) if self._schedstat else None
             try:
-                row = self._read(pid, read, now, before, sched, seen)
+                row = self._read(pid, read, now, before, sched, sched_path, seen)
             except _GONE:
                 continue
             if row is not None:
@@ -195,10 +196,12 @@ class ProcessCollector:
         now: float,
         before: _Seen | None,
         sched: bytes | None,
+        sched_path: str,
         seen: dict[int, _Seen],
     ) -> ProcessRow | None:
         """Read the process's stat (and owner and command line when due) into its row;
-        `before`: what the last scan knew of it, `sched`: its schedstat now (None: none to go by)."""
+        `before`: what the last scan knew of it, `sched`: its schedstat now (None: none to go
+        by), read from `sched_path`."""
         base = f"{self._proc}/{pid}"
         # A process read every scan keeps its stat open; one that mostly sleeps has it opened
         # when it runs, so the held descriptors stay about one per process.
@@ -243,7 +246,7 @@ class ProcessCollector:
         # Its stat need not be read again while its schedstat stays the same, if it has one
         # thread (schedstat counts the main thread only) and was idle, until IDLE_STAT_REFRESH_S.
         quiet = sched is not None and threads == 1 and cpu == 0.0
-        seen[pid] = _Seen(data, parsed, now, row, sched, base + "/schedstat", now + IDLE_STAT_REFRESH_S if quiet else _NEVER)
+        seen[pid] = _Seen(data, parsed, now, row, sched, sched_path, now + IDLE_STAT_REFRESH_S if quiet else _NEVER)
         return row
 
     def _sched(self, path: str) -> bytes | None:
@@ -261,7 +264,6 @@ class ProcessCollector:
         except OSError:
             return []
         return sorted(int(n) for n in names if n.isdigit() and n.isascii())
-
 
 
 def _schedstat_works(proc: str) -> bool:

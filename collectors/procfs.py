@@ -65,7 +65,6 @@ def read_text(path: str) -> str:
         return ""
 
 
-
 def uptime(proc: str) -> float | None:
     """Seconds since boot, from `proc`/uptime, else wall time minus `btime` of `proc`/stat;
     None when neither can be read."""
@@ -81,16 +80,18 @@ def uptime(proc: str) -> float | None:
                 return None
     return None
 
+
 class HeldFiles:
     """Files kept open between scans and read again from offset 0 (`os.pread`).
 
     A procfs file regenerates its content at each read from offset 0, so the process table
     keeps the file it reads of each process every second (`schedstat`, or `stat`) open
     instead of opening and closing it: with 370 processes that is 740 fewer system calls
-    (path lookups) per refresh, about 0.9 ms of kernel time. Once the process has exited, even if its pid was reused, the held
-    descriptor fails with ESRCH: it is closed and the path opened afresh, through
-    `read_bytes`, as the first read of every file is (so tests that hook it see every new
-    process). At most `limit` files are held, half the soft descriptor limit by default.
+    (path lookups) per refresh, about 0.9 ms of kernel time. Once the process has exited,
+    even if its pid was reused, the held descriptor fails with ESRCH: it is closed and the
+    path opened afresh, through `read_bytes`, as the first read of every file is (so tests
+    that hook it see every new process). At most `limit` files are held, half the soft
+    descriptor limit by default.
     """
 
     def __init__(self, limit: int | None = None) -> None:

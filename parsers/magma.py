@@ -10,9 +10,9 @@ kept even when they cannot be trusted; the `excluded` column says why statistics
 
 How: files are read a few MB at a time, straight into one buffer per thread, and each batch
 is scanned (magma_scan), tokenised (magma_rows) and flagged (magma_trust) on one of a few
-threads; the batches are then joined into one table. Whatever a batch cannot decide alone (a tester whose rows need the general
-readers, lines that are not data rows, one label under two roots) is redone for all files at
-once, the slower way, with the same result.
+threads; the batches are then joined into one table. Whatever a batch cannot decide alone
+(a tester whose rows need the general readers, lines that are not data rows, one label under
+two roots) is redone for all files at once, the slower way, with the same result.
 """
 
 from __future__ import annotations
@@ -155,8 +155,7 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, i
         data, problems = read_bytes(path, label)
         if data is None:
             return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
-        length = len(data)
-        into.room(length)[:] = data
+        length = into.write(data)
     big, at = into.buffer, into.end
     end = at + length
     if not explicit and not (any(big.find(m, at, min(end, at + 4 * SNIFF_BYTES)) >= 0 for m in MARKERS)
@@ -166,9 +165,7 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, i
     if not _is_ascii(big, at, end):  # ASCII is valid UTF-8: only other bytes need decoding
         text, problems = decode(bytes(big[at:end]), label)
         if problems:  # not UTF-8: the file is scanned as its decoded text
-            data = text.encode("utf-8")
-            length = len(data)
-            into.room(length)[:] = data
+            length = into.write(text.encode("utf-8"))
     context = _context(label, pattern, contexts)
     if context is None:
         problems.append(Finding("warning", "path", f"path does not match --path-pattern {pattern.text!r}; environment unknown", label))  # type: ignore[union-attr]

@@ -343,10 +343,14 @@ class FileBuffer:
             at += 1
         self.end = at
 
+    def write(self, data: bytes) -> int:
+        """Copy `data` to `end`, not yet committed; returns its length."""
+        self.room(len(data))[:] = data
+        return len(data)
+
     def append(self, data: bytes) -> None:
         """Copy a whole file in."""
-        self.room(len(data))[:] = data
-        self.commit(len(data))
+        self.commit(self.write(data))
 
 
 def scan_many(datas: list[bytes], cache: dict[bytes, HeaderSpec | None] | None = None,

@@ -69,6 +69,11 @@ def packed_sizes(m: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray | No
     None when a size is 2**20 or more and does not fit."""
     with np.errstate(invalid="ignore"):  # rows that are not data rows may hold anything; they are dropped
         dims = [np.where(np.isnan(d), -1, d).astype(np.int64) for d in (m, n, k)]
+    return _pack(dims)
+
+
+def _pack(dims: list[np.ndarray]) -> np.ndarray | None:
+    """`packed_sizes` of (m, n, k) already as int64 with -1 for a missing size."""
     if max((int(d.max()) for d in dims if d.size), default=0) >= (1 << 20):
         return None
     return ((dims[0] + 1) << 42) | ((dims[1] + 1) << 21) | (dims[2] + 1)
@@ -96,9 +101,9 @@ def derived_columns(cols: dict[str, np.ndarray], total: int) -> dict[str, np.nda
             with np.errstate(invalid="ignore"):  # rows that are not data rows may hold anything; they are dropped
                 out[f"whole:{name}"] = values.astype(np.int64)
     # packed_sizes(m, n, k) from those: a missing size is -1 = its whole number (0) - 1.
-    dims = [out[f"whole:{name}"] - out[f"missing:{name}"] for name in ("m", "n", "k")]
-    if max((int(d.max()) for d in dims if d.size), default=0) < (1 << 20):
-        out["packed_sizes"] = ((dims[0] + 1) << 42) | ((dims[1] + 1) << 21) | (dims[2] + 1)
+    packed = _pack([out[f"whole:{name}"] - out[f"missing:{name}"] for name in ("m", "n", "k")])
+    if packed is not None:
+        out["packed_sizes"] = packed
     return out
 
 

@@ -159,10 +159,13 @@ class WatchScreen(ProcessKeys, Screen[None]):
         """From the poll thread: the result goes to the main thread as a message."""
         self.post_message(self.Polled(snapshot, error))
 
-    def _arm(self) -> None:
+    def _disarm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def _arm(self) -> None:
+        self._disarm()
         if self.auto and not self.paused and not self.in_flight:
             # The event loop's own timer: Textual's set_timer makes a Timer, an asyncio task
             # and a callback message for each call (and reads the callback's signature each
@@ -206,9 +209,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         gc.freeze()
 
     def on_unmount(self) -> None:
-        if self._timer is not None:  # not one of Textual's timers, which stop with the screen
-            self._timer.cancel()
-            self._timer = None
+        self._disarm()  # not one of Textual's timers, which stop with the screen
         self._poller.close()
         if self.freeze_gc:
             gc.unfreeze()  # what this screen held can be collected again
