@@ -105,8 +105,11 @@ def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.
     newlines, slashes = [], []
     for lo in range(0, size, CHUNK):
         part = buf[lo : min(lo + CHUNK, size)]
-        newlines.append(np.flatnonzero(part == 10) + lo)
-        slashes.append(np.flatnonzero(part == 47) + lo)
+        hits = np.flatnonzero((part == 10) | (part == 47))  # one pass finds both, then split
+        newline = part[hits] == 10
+        hits += lo
+        newlines.append(hits[newline])
+        slashes.append(hits[~newline])
     nl = np.concatenate(newlines) if newlines else np.empty(0, np.int64)
     slash = np.concatenate(slashes) if slashes else np.empty(0, np.int64)
     starts = np.empty(nl.size + 1, np.int64)
