@@ -92,7 +92,7 @@ class RowText:
         return int(self.first.size)
 
 
-CHUNK = 1 << 20
+CHUNK = 1 << 22
 """Bytes per step of a pass over the text. Steps this small keep the temporaries small
 enough for the allocator to reuse (one step over a whole batch makes fresh arrays whose
 every page faults, which costs more than the comparisons themselves); steps this large
