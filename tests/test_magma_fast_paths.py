@@ -121,3 +121,26 @@ def test_summary_of_plain_string_columns_matches_categories() -> None:
     theirs = magma_stats.summarize(plain).sort_values(keys, ignore_index=True)
     pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
     assert not math.isnan(ours["gflops_median"].max())
+
+
+def _plain_token_bounds(text: bytes, skip: int) -> list[int]:
+    """Token edges from byte `skip` on, one byte at a time (separators: blank, newline, parentheses)."""
+    edges, inside = [], False
+    for i in range(skip, len(text)):
+        token_byte = text[i] not in magma_rows.SEPARATORS
+        if token_byte != inside:
+            edges.append(i)
+            inside = token_byte
+    return edges + [len(text)] if inside else edges
+
+
+@SETTINGS
+@given(st.text(alphabet=" \n\t()7.-", max_size=60), st.integers(0, 60), st.sampled_from([1, 2, 3, 7, magma_scan.CHUNK]))
+def test_token_bounds_equal_a_byte_by_byte_scan(monkeypatch: pytest.MonkeyPatch, text: str, skip: int, chunk: int) -> None:
+    """Whatever comes before `skip` (a blank, a tab, nothing), however the text ends and
+    however many steps the scan takes, the edges are those a plain loop finds."""
+    data = text.encode()
+    skip = min(skip, max(0, len(data) - 1))
+    monkeypatch.setattr(magma_rows, "CHUNK", chunk)
+    found = magma_rows._token_bounds(np.frombuffer(data, np.uint8), skip)
+    assert found.tolist() == _plain_token_bounds(data, skip)
