@@ -246,9 +246,6 @@ def _read_under(root: Path, path: Path) -> MagmaResult:
     return _result(rows, [loaded], list(loaded.findings), known)
 
 
-_SPARE: list[FileBuffer] = []
-_SPARE_LOCK = threading.Lock()
-"""Batch buffers of earlier reads, for the next one (as many as there are workers)."""
 PARALLEL_ROWS = 100_000
 """From this many rows on, the batches' columns are joined on several threads."""
 BATCH_BYTES = 6 * 1024 * 1024
@@ -397,13 +394,10 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
     cache: dict = {}
     contexts: dict = {}
     scratch = threading.local()  # per thread: the buffer its batches' files are read into
-    taken: list[FileBuffer] = []
 
     def work(chunk: list[tuple[Path, Path, bool, int]]) -> tuple[list[_File | Finding | None], _Batch]:
         if not hasattr(scratch, "files"):
-            with _SPARE_LOCK:  # reused by this thread's next batches, and by the next read
-                scratch.files = _SPARE.pop() if _SPARE else FileBuffer()
-                taken.append(scratch.files)
+            scratch.files = FileBuffer()  # reused by this thread's next batches
         into = scratch.files
         into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
         loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
@@ -411,19 +405,9 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
 
     plan = [chunk for chunk in plan if chunk]
     workers = min(workers, len(plan))
-    try:
-        if workers <= 1:
-            yield from map(work, plan)
-        else:
-            yield from _run_batches(work, plan, workers)
-    finally:
-        with _SPARE_LOCK:  # the buffers stay for the next read: a fresh one costs a page fault per 4 KB
-            _SPARE.extend(taken)
-            del _SPARE[_workers():]
-
-
-def _run_batches(work, plan: list, workers: int) -> Iterable[tuple[list[_File | Finding | None], _Batch]]:
-    """`map(work, plan)` on `workers` threads, in order."""
+    if workers <= 1:
+        yield from map(work, plan)
+        return
     pool = ThreadPoolExecutor(workers, thread_name_prefix="magma-read")
     gate = threading.Event()
     try:

@@ -114,23 +114,3 @@ def test_a_file_whose_size_changed_since_stat_is_read_as_read_bytes_reads_it(tmp
     assert (a.label, a.context, a.findings) == (b.label, b.context, b.findings)
     assert (stale.starts, stale.cut, bytes(stale.buffer[: stale.end])) == (fresh.starts, fresh.cut, bytes(fresh.buffer[: fresh.end]))
     assert bytes(stale.buffer[stale.starts[1] : stale.end]) == path.read_bytes()
-
-
-@pytest.mark.parametrize("workers", [1, 2])
-def test_buffers_kept_between_reads_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
-    """A read reuses the batch buffers an earlier read left (full of that read's bytes past
-    the new batches' ends) and gives what a read with fresh buffers gives; no more buffers
-    are kept than there are workers."""
-    monkeypatch.setattr(magma, "_workers", lambda: workers)
-    monkeypatch.setattr(magma, "BATCH_BYTES", 4096)  # several batches per read
-    big, small = _tree(tmp_path / "big"), tmp_path / "small"
-    (small / "env" / "size8").mkdir(parents=True)
-    source = sorted(EXAMPLES.rglob("*.out"))[0].read_bytes()
-    (small / "env" / "size8" / "short.out").write_bytes(source[: len(source) // 4])
-    monkeypatch.setattr(magma, "_SPARE", [])
-    fresh = magma.read_tree([small])
-    magma.read_tree([big])  # leaves its buffers, grown for larger batches
-    kept = list(magma._SPARE)
-    assert 1 <= len(kept) <= workers
-    _same(fresh, magma.read_tree([small]))
-    assert {id(b) for b in magma._SPARE} == {id(b) for b in kept}  # the same buffers, taken and given back
