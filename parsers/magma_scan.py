@@ -92,7 +92,7 @@ class RowText:
         return int(self.first.size)
 
 
-CHUNK = 1 << 22
+CHUNK = 1 << 20
 """Bytes per step of a pass over the text. Steps this small keep the temporaries small
 enough for the allocator to reuse (one step over a whole batch makes fresh arrays whose
 every page faults, which costs more than the comparisons themselves); steps this large
@@ -105,11 +105,8 @@ def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.
     newlines, slashes = [], []
     for lo in range(0, size, CHUNK):
         part = buf[lo : min(lo + CHUNK, size)]
-        hits = np.flatnonzero((part == 10) | (part == 47))  # one pass finds both, then split
-        newline = part[hits] == 10
-        hits += lo
-        newlines.append(hits[newline])
-        slashes.append(hits[~newline])
+        newlines.append(np.flatnonzero(part == 10) + lo)
+        slashes.append(np.flatnonzero(part == 47) + lo)
     nl = np.concatenate(newlines) if newlines else np.empty(0, np.int64)
     slash = np.concatenate(slashes) if slashes else np.empty(0, np.int64)
     starts = np.empty(nl.size + 1, np.int64)
