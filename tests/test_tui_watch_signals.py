@@ -114,11 +114,11 @@ def test_a_reused_or_made_up_pid_is_not_signalled() -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:
         row = _child_row(child)
-        text, _ = deliver(dataclasses.replace(row, started=row.started - 3600.0), signal.SIGTERM, seen_at=time.time())
+        text, _ = deliver(dataclasses.replace(row, started=row.started - 3600.0), signal.SIGTERM, listed=True)
         assert "now another process" in text  # an hour-old process cannot be this fresh pid
         time.sleep(0.1)
         assert child.poll() is None
-        text, _ = deliver(row, signal.SIGTERM, seen_at=time.time())
+        text, _ = deliver(row, signal.SIGTERM, listed=True)
         assert text.startswith("Sent TERM") and child.wait(timeout=5) == -signal.SIGTERM
     finally:
         if child.poll() is None:

@@ -88,8 +88,8 @@ class KernelsScreen(LoadingScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="kernels-view", markup=False)
-        with ContentSwitcher(initial="kernels-loading", id=self.SWITCH_ID):
+        yield Static(id=self.VIEW_ID, markup=False)
+        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
             yield from self.compose_states()
             with Vertical(id="kernels-body"):
                 yield KernelCards(id="kernel-cards")
@@ -112,7 +112,7 @@ class KernelsScreen(LoadingScreen):
     def on_mount(self) -> None:
         self.query_one("#kernels-filter", Input).display = False
         self.sub_title = f"Kernels · loading {self.paths_text()}"
-        self.query_one("#kernels-view", Static).update(Text(f"Reading {self.paths_text()} ..."))
+        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(f"Reading {self.paths_text()} ..."))
         self.load()
 
     def read_model(self) -> KernelsModel:
@@ -137,7 +137,7 @@ class KernelsScreen(LoadingScreen):
         self.query_one("#kernels-findings", FindingsPane).show(model.findings)
         self.query_one("#kernels-tables", TabbedContent).get_tab("tab-findings").label = Text(f"Findings ({len(model.findings)})")
         self._show_runs(model)
-        self.query_one("#kernels-switch", ContentSwitcher).current = "kernels-body"
+        self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "kernels-body"
         self.apply(self.view)
 
     def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
@@ -169,7 +169,7 @@ class KernelsScreen(LoadingScreen):
         everything = model.rows(replace(view, sort="time", top=0))
         self.query_one(ShareBars).show(everything, GROUP_TITLES[view.group].lower())
         self.query_one(RooflinePane).show(everything, model.peak)
-        self.query_one("#kernels-view", Static).update(self._view_text(view, len(model.rows(view))))
+        self.query_one(f"#{self.VIEW_ID}", Static).update(self._view_text(view, len(model.rows(view))))
 
     def _view_text(self, view: KernelView, shown: int) -> Text:
         assert self.model is not None

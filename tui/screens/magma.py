@@ -78,8 +78,8 @@ class MagmaScreen(LoadingScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="selection", markup=False)
-        with ContentSwitcher(initial="loading", id=self.SWITCH_ID):
+        yield Static(id=self.VIEW_ID, markup=False)
+        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
             yield from self.compose_states()
             with Horizontal(id="body"):
                 yield BoxPlotStack(id="plots")
@@ -94,7 +94,7 @@ class MagmaScreen(LoadingScreen):
 
     def on_mount(self) -> None:
         self.sub_title = f"MAGMA · loading {self.paths_text()}"
-        self.query_one("#selection", Static).update(Text(f"Reading {self.paths_text()} ..."))
+        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(f"Reading {self.paths_text()} ..."))
         self.load()
 
     def read_model(self) -> MagmaModel:
@@ -118,7 +118,7 @@ class MagmaScreen(LoadingScreen):
             return
         self.query_one("#findings-pane", FindingsPane).show(result.findings)
         self._label_findings_tab(len(result.findings))
-        self.query_one("#magma-switch", ContentSwitcher).current = "body"
+        self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "body"
         await self.select(model.first_selection())
 
     def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
@@ -136,7 +136,7 @@ class MagmaScreen(LoadingScreen):
             return
         self.selection = selection
         summary = model.summary(selection)
-        self.query_one("#selection", Static).update(self._selection_text(selection, summary.empty))
+        self.query_one(f"#{self.VIEW_ID}", Static).update(self._selection_text(selection, summary.empty))
         # Test and nodes are the same on every row of a selection and stated in the bar above.
         self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED)
         self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=STATED)

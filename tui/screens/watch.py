@@ -331,5 +331,5 @@ class WatchScreen(ProcessKeys, Screen[None]):
     def send_signal(self, row: ProcessRow, signum: int | None) -> None:
         """After confirmation (None: cancelled): `watch_dialogs.deliver` checks and sends."""
         if signum is not None:
-            text, severity = deliver(row, signum, self.applied_at)
+            text, severity = deliver(row, signum, listed=self.applied_at is not None)
             self.notify(text, severity=severity, markup=False)  # type: ignore[arg-type]

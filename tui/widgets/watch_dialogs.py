@@ -145,10 +145,10 @@ def same_process(row: ProcessRow) -> bool:
     return abs(started - row.started) <= START_SLACK_S
 
 
-def deliver(row: ProcessRow, signum: int, seen_at: float | None = None) -> tuple[str, str]:
+def deliver(row: ProcessRow, signum: int, listed: bool = False) -> tuple[str, str]:
     """Send `signum` to `row.pid` if it is still the user's own process: (message, severity).
-    With `seen_at` (the wall time of the refresh that listed the row, so the row came from
-    /proc), the pid's start time must also still be the row's: a reused pid is refused."""
+    With `listed` (the row came from a refresh of the table), the pid's start time must also
+    still be the row's: a reused pid is refused."""
     name = next((n for n, number, _ in SIGNALS if number == signum), str(signum))
     if (reason := refusal(row)) is not None:
         return f"{reason} Nothing sent.", "warning"
@@ -156,7 +156,7 @@ def deliver(row: ProcessRow, signum: int, seen_at: float | None = None) -> tuple
         owner = pid_owner(row.pid)
         if owner is not None and owner != os.getuid():
             return f"PID {row.pid} is no longer your process: nothing sent.", "warning"
-        if seen_at is not None and not same_process(row):
+        if listed and not same_process(row):
             return f"PID {row.pid} is now another process (started at another time): nothing sent.", "warning"
         os.kill(row.pid, signum)
     except ProcessLookupError:
