@@ -95,34 +95,35 @@ def _sort_within_groups(values: np.ndarray, codes: np.ndarray, grouped: GroupOrd
 def segment_stats(values: np.ndarray, codes: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
     """Box statistics of `values` sorted by (group, value) (`sort_by_group`), for groups
     0..n_groups-1; a group without values gets count 0 and NaN."""
-    counts = np.bincount(codes, minlength=n_groups)
+    counts = np.zeros(n_groups, np.intp)
     out = {"count": counts}
     for name in STATS[1:]:
         out[name] = np.full(n_groups, np.nan)
-    present = np.flatnonzero(counts)
-    if not present.size:
+    if not codes.size:
         return out
-    n = counts[present]
-    starts = np.concatenate(([0], np.cumsum(n)[:-1]))
+    # The codes are sorted: each present group is one run of them (no bincount, which
+    # would first widen every code).
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    present = codes[starts].astype(np.intp)
+    n = np.diff(np.append(starts, codes.size))
+    counts[present] = n
     q1 = _quantile(values, starts, n, 0.25)
     q3 = _quantile(values, starts, n, 0.75)
     iqr = q3 - q1
     sums = np.add.reduceat(values, starts)
     mean = sums / n
-    # Per-group numbers are spread over their values through one scratch array, reused:
-    # each fresh array of this size costs page faults that outweigh the arithmetic.
-    local = np.repeat(np.arange(present.size), n)  # each value's group among the present ones
-    spread = np.take(q1 - 1.5 * iqr, local)
+    # Per-group numbers are spread over their values by repeating each n times.
+    spread = np.repeat(q1 - 1.5 * iqr, n)
     outside = ~(values >= spread)  # not `<`: a NaN value is outside too
     np.copyto(spread, values)
     spread[outside] = np.inf
     whisker_lo = np.minimum.reduceat(spread, starts)
-    np.take(q3 + 1.5 * iqr, local, out=spread)
+    spread = np.repeat(q3 + 1.5 * iqr, n)
     outside = ~(values <= spread)
     np.copyto(spread, values)
     spread[outside] = -np.inf
     whisker_hi = np.maximum.reduceat(spread, starts)
-    np.take(mean, local, out=spread)
+    spread = np.repeat(mean, n)
     np.subtract(values, spread, out=spread)
     spread *= spread
     squares = np.add.reduceat(spread, starts)

@@ -148,7 +148,8 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     for name, labels in (("nodes", node_labels), ("environment", envs), ("problem_size", sizes), ("test", tests)):
         uniq, parts[name] = np.divmod(uniq, len(labels))
     for name, labels in (("test", tests), ("environment", envs), ("nodes", node_labels), ("problem_size", sizes)):
-        columns[name] = pd.Series(pd.Categorical.from_codes(parts[name], categories=labels)).astype(str)
+        names = np.array([str(label) for label in labels], dtype=object)  # few labels: str() each once
+        columns[name] = pd.Series(names[parts[name]], dtype=str)
 
     def chosen_rows(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return values if mask.all() else values[mask]
