@@ -254,6 +254,13 @@ costs a fixed number of numpy calls, and each call hands the interpreter lock be
 reader's threads."""
 
 
+SPARE_BUFFER_BYTES = 4 * BATCH_BYTES
+_SPARE_BUFFERS: list[FileBuffer] = []
+"""Batch buffers kept for the next batch and the next read (list.pop and append are atomic):
+a fresh buffer of a few MB costs a page fault per 4 KB, more than reading the bytes into it
+(a file too big for a batch gets a buffer of its own, not kept)."""
+
+
 @dataclass
 class _Batch:
     """A few MB of files, scanned, tokenised and mapped: `cols` holds the tidy columns of the
@@ -392,15 +399,16 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
             plan.append([])
     cache: dict = {}
     contexts: dict = {}
-    scratch = threading.local()  # per thread: the buffer its batches' files are read into
 
     def work(chunk: list[tuple[Path, Path, bool, int]]) -> tuple[list[_File | Finding | None], _Batch]:
-        if not hasattr(scratch, "files"):
-            scratch.files = FileBuffer()  # reused by this thread's next batches
-        into = scratch.files
-        into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
-        loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
-        return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], into, cache, peak_override)
+        into = _SPARE_BUFFERS.pop() if _SPARE_BUFFERS else FileBuffer()
+        try:
+            into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
+            loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
+            return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], into, cache, peak_override)
+        finally:
+            if len(into.buffer) <= SPARE_BUFFER_BYTES:
+                _SPARE_BUFFERS.append(into)
 
     plan = [chunk for chunk in plan if chunk]
     workers = min(workers, len(plan))

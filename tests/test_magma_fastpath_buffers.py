@@ -114,3 +114,25 @@ def test_a_file_whose_size_changed_since_stat_is_read_as_read_bytes_reads_it(tmp
     assert (a.label, a.context, a.findings) == (b.label, b.context, b.findings)
     assert (stale.starts, stale.cut, bytes(stale.buffer[: stale.end])) == (fresh.starts, fresh.cut, bytes(fresh.buffer[: fresh.end]))
     assert bytes(stale.buffer[stale.starts[1] : stale.end]) == path.read_bytes()
+
+
+def test_buffers_kept_between_reads_give_what_fresh_ones_give(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch buffers are kept for the next read: a read after a larger one (whose bytes stay
+    past each new batch's end) gives what a read with fresh buffers gives, and a buffer grown
+    past SPARE_BUFFER_BYTES (a file too big for a batch) is not kept."""
+    big, small = _tree(tmp_path / "big"), tmp_path / "small"
+    (small / "env" / "size2").mkdir(parents=True)
+    (small / "env" / "size2" / "one.out").write_bytes(sorted(EXAMPLES.rglob("*.out"))[-1].read_bytes())
+    monkeypatch.setattr(magma, "_workers", lambda: 2)
+    monkeypatch.setattr(magma, "BATCH_BYTES", 1024)
+    monkeypatch.setattr(magma, "SPARE_BUFFER_BYTES", 1 << 40)
+    monkeypatch.setattr(magma, "_SPARE_BUFFERS", [])
+    magma.read_tree([big])
+    kept = list(magma._SPARE_BUFFERS)
+    assert kept and all(b.end > 0 for b in kept)  # stale bytes from the big tree
+    after = magma.read_tree([small])
+    monkeypatch.setattr(magma, "_SPARE_BUFFERS", [])
+    _same(after, magma.read_tree([small]))
+    monkeypatch.setattr(magma, "SPARE_BUFFER_BYTES", 0)
+    magma.read_tree([small])
+    assert magma._SPARE_BUFFERS == []
