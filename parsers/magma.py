@@ -8,11 +8,12 @@ Formats: shared/research/formats-scaling.md §1 (gemm, gemm_batched, gemm_vbatch
 testers, banners 1.5-2.10, interleaved ranks, Flux trailers, Start/End time lines). Rows are
 kept even when they cannot be trusted; the `excluded` column says why statistics skip them.
 
-How: files are read a few MB at a time, straight into one buffer per thread, and each batch
-is scanned (magma_scan), tokenised (magma_rows) and flagged (magma_trust) on one of a few
-threads; the batches are then joined into one table. Whatever a batch cannot decide alone
-(a tester whose rows need the general readers, lines that are not data rows, one label under
-two roots) is redone for all files at once, the slower way, with the same result.
+How: files are read a few MB at a time, straight into a batch buffer (kept for the next batch
+and the next read), and each batch is scanned (magma_scan), tokenised (magma_rows) and flagged
+(magma_trust) on one of a few threads; the batches are then joined into one table. Whatever
+a batch cannot decide alone (a tester whose rows need the general readers, lines that are not
+data rows, one label under two roots) is redone for all files at once, the slower way, with
+the same result.
 """
 
 from __future__ import annotations
@@ -257,8 +258,8 @@ reader's threads."""
 SPARE_BUFFER_BYTES = 4 * BATCH_BYTES
 _SPARE_BUFFERS: list[FileBuffer] = []
 """Batch buffers kept for the next batch and the next read (list.pop and append are atomic):
-a fresh buffer of a few MB costs a page fault per 4 KB, more than reading the bytes into it
-(a file too big for a batch gets a buffer of its own, not kept)."""
+a fresh buffer of a few MB costs a page fault per 4 KB, more than reading the bytes into it.
+A buffer grown past SPARE_BUFFER_BYTES (for one huge file) is dropped, not kept."""
 
 
 @dataclass
@@ -401,7 +402,10 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
     contexts: dict = {}
 
     def work(chunk: list[tuple[Path, Path, bool, int]]) -> tuple[list[_File | Finding | None], _Batch]:
-        into = _SPARE_BUFFERS.pop() if _SPARE_BUFFERS else FileBuffer()
+        try:
+            into = _SPARE_BUFFERS.pop()  # one call: two threads never get the same buffer
+        except IndexError:
+            into = FileBuffer()
         try:
             into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
             loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
