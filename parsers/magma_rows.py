@@ -27,6 +27,11 @@ from pandas.api.types import is_numeric_dtype
 from gpuscope.parsers.magma_header import HeaderSpec
 from gpuscope.parsers.magma_scan import CHUNK
 
+try:  # the C tokeniser is an optional build (no compiler: the numpy path alone)
+    from gpuscope.parsers import _magma_tokens
+except ImportError:
+    _magma_tokens = None
+
 WIDTH = 16
 """Tokens per row: MAGMA rows have at most 13. A longer line makes the fast reader fail, and
 that file alone is then read by the slow one (which keeps the first 16 tokens)."""
@@ -156,9 +161,34 @@ def split_rows(text: bytes, first: np.ndarray) -> RowTokens:
     """Tokens of newline-terminated rows; row i starts (at its first non-blank byte, a digit)
     at `first[i]` and runs to the next row's first byte.
 
-    Tokens are found with numpy (where token bytes start and stop) and read as floats by one
-    Arrow cast over the text itself: `---` is NaN, `ok` and `failed` are OK_CODE and
-    FAILED_CODE, anything else that is not a number marks its row bad."""
+    `---` is NaN, `ok` and `failed` are OK_CODE and FAILED_CODE, anything else that is not a
+    number marks its row bad. The C tokeniser (_magma_tokens.c, built when a compiler is
+    there) reads the usual rows in one pass; whatever it leaves to this module, and every
+    batch when it was not built, is read by `split_rows_numpy`, with the same result."""
+    n = first.size
+    if n == 0:
+        return RowTokens.empty()
+    if _magma_tokens is not None:
+        found = _split_rows_c(text, first)
+        if found is not None:
+            return found
+    return split_rows_numpy(text, first)
+
+
+def _split_rows_c(text: bytes, first: np.ndarray) -> RowTokens | None:
+    """`split_rows` by the C tokeniser, or None when it leaves the batch to numpy."""
+    first = np.ascontiguousarray(first, np.int64)
+    values = np.empty(len(text) // 2 + 1)  # a token and the separator after it: at least 2 bytes
+    start, count = np.empty(first.size, np.int64), np.empty(first.size, np.int64)
+    found = _magma_tokens.split_rows(text, first, values, start, count)
+    if found < 0:
+        return None
+    return RowTokens(values[:found], start, count, np.zeros(first.size, bool))
+
+
+def split_rows_numpy(text: bytes, first: np.ndarray) -> RowTokens:
+    """`split_rows` with numpy and Arrow: numpy finds where token bytes start and stop, and one
+    Arrow cast over the text itself reads them as floats."""
     n = first.size
     if n == 0:
         return RowTokens.empty()

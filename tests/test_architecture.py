@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuscope.parsers import magma_rows
+
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("tui", "collectors", "parsers", "metrics")
 
@@ -52,3 +54,5 @@ def test_wheel_contains_every_module_and_stylesheet(tmp_path: Path) -> None:
     assert expected and not expected - names, sorted(expected - names)
     assert not any(n.startswith(("gpuscope/tests", "gpuscope/bench", "tests/", "bench/")) for n in names)
     assert any(n.endswith("entry_points.txt") for n in names)
+    if magma_rows._magma_tokens is not None:  # built here, so the wheel has it too
+        assert any(n.startswith("gpuscope/parsers/_magma_tokens.") for n in names), sorted(names)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gpuscope.metrics import magma_stats
 from gpuscope.parsers import magma, magma_rows, magma_scan
-from paths import EXAMPLES
+from paths import EXAMPLES, SHARED_MAGMA
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 TOKENS = st.sampled_from(["300", "32", "0.00", "776.35", "1e5", "+4", "-3", ".5", "7.", "nan", "-nan", "NaN", "inf", "2.12e-17",
@@ -144,3 +144,57 @@ def test_token_bounds_equal_a_byte_by_byte_scan(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(magma_rows, "CHUNK", chunk)
     found = magma_rows._token_bounds(np.frombuffer(data, np.uint8), skip)
     assert found.tolist() == _plain_token_bounds(data, skip)
+
+
+C_TOKENS = pytest.mark.skipif(magma_rows._magma_tokens is None, reason="the C tokeniser was not built here (no compiler)")
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.floats(min_value=0, max_value=1e6).map(lambda x: f"{x:.2f}"),
+    st.floats(min_value=0, max_value=1e6).map(lambda x: f"{x:.2e}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.17g}"),
+    st.from_regex(r"\A[+-]?(\d{0,22}\.?\d{0,22}|\.\d{1,5})([eE][+-]?\d{1,3})?\Z"),  # any decimal form, valid or not
+)
+
+
+def _same_tokens(a: magma_rows.RowTokens, b: magma_rows.RowTokens) -> None:
+    """Bit for bit: -0.0 and the NaN of `---` included."""
+    assert np.array_equal(a.start, b.start) and np.array_equal(a.count, b.count) and np.array_equal(a.bad, b.bad)
+    assert np.array_equal(np.asarray(a.values).view(np.int64), np.asarray(b.values).view(np.int64))
+
+
+@C_TOKENS
+@SETTINGS
+@given(st.lists(st.lists(st.one_of(TOKENS, NUMBERS), min_size=1, max_size=8), min_size=1, max_size=20))
+def test_c_tokens_equal_the_numpy_path(rows: list[list[str]]) -> None:
+    """Whatever rows the C tokeniser reads, it reads as numpy and Arrow do, bit for bit; any
+    row it cannot vouch for sends the batch back to them."""
+    text, first = _rows_text(rows)
+    found = magma_rows._split_rows_c(text, first)
+    if found is not None:
+        _same_tokens(found, magma_rows.split_rows_numpy(text, first))
+
+
+@C_TOKENS
+@settings(max_examples=300, deadline=None)
+@given(NUMBERS)
+def test_c_numbers_equal_arrows_cast(token: str) -> None:
+    """A number the C tokeniser reads has Arrow's value (the correctly rounded one)."""
+    text, first = _rows_text([[token]])
+    found = magma_rows._split_rows_c(text, first)
+    if found is not None:
+        _same_tokens(found, magma_rows.split_rows_numpy(text, first))
+
+
+@C_TOKENS
+def test_c_tokens_read_the_real_files_as_numpy_does() -> None:
+    """Every batch of the real outputs (examples/, and ../shared/data/magma when present) is
+    read by the C tokeniser, with numpy's result."""
+    paths = sorted(EXAMPLES.rglob("*.out"))
+    paths += sorted(p for p in SHARED_MAGMA.rglob("*") if p.is_file()) if SHARED_MAGMA.is_dir() else []
+    for path in paths:
+        _, rows = magma_scan.scan_many([path.read_bytes()])
+        if not rows.size:
+            continue
+        found = magma_rows._split_rows_c(rows.text, rows.first)
+        assert found is not None, path
+        _same_tokens(found, magma_rows.split_rows_numpy(rows.text, rows.first))

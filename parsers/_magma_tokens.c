@@ -1,0 +1,141 @@
+/* The MAGMA data-row tokeniser in C: the same tokens and values as magma_rows.split_rows'
+ * numpy path, in one pass over the row text without the interpreter lock.
+ *
+ * It only answers where its answer is provably the numpy path's answer:
+ *   - tokens are runs of bytes between blanks, newlines and parentheses (SEPARATORS);
+ *   - `---` is NaN, `ok` and `failed` are the status codes;
+ *   - a decimal number ([+-] digits [. digits] [e [+-] digits], the forms Arrow's cast takes)
+ *     whose significant digits fit in 53 bits and whose power of ten is within 22 is read
+ *     with one exact multiplication or division of doubles (Clinger's fast path): that is
+ *     the correctly rounded value, which is what Arrow's cast gives too.
+ * Anything else (a word, a tab, `nan`, a 20-digit mantissa, a row that does not start on a
+ * token) makes it return -2, and the caller reads the batch with the numpy path, which
+ * decides such rows. This is an optional build: without a compiler the numpy path is used.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define OK_CODE (-7777777.0)
+#define FAILED_CODE (-8888888.0)
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline int is_separator(unsigned char c) { return c == ' ' || c == '\n' || c == '(' || c == ')'; }
+
+static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+/* 1 and the value when `s[0:len]` is a number the fast path reads exactly, else 0. */
+static int read_number(const unsigned char *s, Py_ssize_t len, double *out) {
+    Py_ssize_t i = 0;
+    int negative = 0, digits = 0, seen = 0, exponent = 0;
+    uint64_t mantissa = 0;
+    if (i < len && (s[i] == '+' || s[i] == '-')) {
+        negative = s[i] == '-';
+        i++;
+    }
+    for (; i < len && is_digit(s[i]); i++, seen = 1) {
+        if (mantissa || s[i] != '0') {
+            if (++digits > 19) return 0; /* more than fits exactly: let the numpy path read it */
+            mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+        }
+    }
+    if (i < len && s[i] == '.') {
+        for (i++; i < len && is_digit(s[i]); i++, seen = 1) {
+            if (mantissa || s[i] != '0') {
+                if (++digits > 19) return 0;
+                mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+            }
+            exponent--;
+        }
+    }
+    if (!seen) return 0;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        int negative_exponent = 0, exponent_digits = 0, value = 0;
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) {
+            negative_exponent = s[i] == '-';
+            i++;
+        }
+        for (; i < len && is_digit(s[i]); i++, exponent_digits++) {
+            if (value < 100000) value = value * 10 + (s[i] - '0');
+        }
+        if (!exponent_digits) return 0;
+        exponent += negative_exponent ? -value : value;
+    }
+    if (i != len) return 0;
+    if (mantissa == 0) { /* any zero: no rounding, only the sign */
+        *out = negative ? -0.0 : 0.0;
+        return 1;
+    }
+    if (mantissa >= ((uint64_t)1 << 53) || exponent > 22 || exponent < -22) return 0;
+    double value = (double)mantissa;
+    value = exponent >= 0 ? value * POW10[exponent] : value / POW10[-exponent];
+    *out = negative ? -value : value;
+    return 1;
+}
+
+/* Tokens of rows; row i starts at first[i] and runs to first[i + 1] (the text's end for the
+   last). Returns the number of tokens, -1 when `capacity` is too small, -2 when the numpy
+   path must decide. */
+static Py_ssize_t split(const unsigned char *text, Py_ssize_t size, const int64_t *first, Py_ssize_t rows,
+                        double *values, Py_ssize_t capacity, int64_t *start, int64_t *count) {
+    Py_ssize_t k = 0;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        Py_ssize_t at = (Py_ssize_t)first[r], end = r + 1 < rows ? (Py_ssize_t)first[r + 1] : size;
+        if (at < 0 || at >= size || end > size || end < at || is_separator(text[at])) return -2;
+        start[r] = k;
+        while (at < end) {
+            while (at < end && is_separator(text[at])) at++;
+            if (at >= end) break;
+            Py_ssize_t a = at;
+            while (at < end && !is_separator(text[at])) at++;
+            Py_ssize_t len = at - a;
+            const unsigned char *t = text + a;
+            double value;
+            if (k >= capacity) return -1;
+            if (len == 3 && t[0] == '-' && t[1] == '-' && t[2] == '-') value = NAN;
+            else if (len == 2 && t[0] == 'o' && t[1] == 'k') value = OK_CODE;
+            else if (len == 6 && memcmp(t, "failed", 6) == 0) value = FAILED_CODE;
+            else if (!read_number(t, len, &value)) return -2;
+            values[k++] = value;
+        }
+        count[r] = k - start[r];
+    }
+    return k;
+}
+
+static PyObject *split_rows(PyObject *self, PyObject *args) {
+    Py_buffer text, first, values, start, count;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*w*", &text, &first, &values, &start, &count)) return NULL;
+    Py_ssize_t rows = first.len / (Py_ssize_t)sizeof(int64_t), found = -3;
+    if (first.itemsize == 8 && start.len >= first.len && count.len >= first.len && values.itemsize == 8) {
+        Py_BEGIN_ALLOW_THREADS
+        found = split((const unsigned char *)text.buf, text.len, (const int64_t *)first.buf, rows, (double *)values.buf,
+                      values.len / (Py_ssize_t)sizeof(double), (int64_t *)start.buf, (int64_t *)count.buf);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&text);
+    PyBuffer_Release(&first);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&count);
+    if (found == -3) {
+        PyErr_SetString(PyExc_ValueError, "split_rows: first, start and count must be int64 arrays of one length, values float64");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(found);
+}
+
+static PyMethodDef methods[] = {
+    {"split_rows", split_rows, METH_VARARGS,
+     "split_rows(text, first, values, start, count) -> tokens, -1 (values too short) or -2 (use the numpy path)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_magma_tokens", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__magma_tokens(void) { return PyModule_Create(&module); }
