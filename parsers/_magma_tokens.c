@@ -130,9 +130,141 @@ static PyObject *split_rows(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(found);
 }
 
+
+/* ---- Lines: magma_scan._line_index and magma_scan._classify in one pass ---- */
+
+#define LEAD 16 /* magma_scan.LEAD: bytes looked at per line */
+
+static inline int is_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\r'; } /* magma_scan._blank */
+
+static inline int is_space(unsigned char c) { /* bytes.isspace: what bytes.lstrip strips */
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c';
+}
+
+/* Newlines and slashes in buf[0:size]. */
+static void count_bytes(const unsigned char *buf, Py_ssize_t size, Py_ssize_t *newlines, Py_ssize_t *slashes) {
+    Py_ssize_t n = 0, s = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        n += buf[i] == '\n';
+        s += buf[i] == '/';
+    }
+    *newlines = n;
+    *slashes = s;
+}
+
+/* One line, as _classify sees it: the first non-blank column and byte among its first LEAD bytes
+   (`padded` holds at least LEAD bytes after the text), and whether it starts with an integer
+   followed by a blank, a newline or the window's end. */
+static void classify(const unsigned char *padded, int64_t start, int64_t end, int64_t *first_col, uint8_t *first_byte,
+                     uint8_t *candidate) {
+    int64_t width = end - start;
+    unsigned char c0 = width > 0 ? padded[start] : 0;
+    *first_col = 0;
+    *first_byte = c0;
+    *candidate = 0;
+    if (!(is_blank(c0) || is_digit(c0))) return;
+    const unsigned char *lead = padded + start;
+    int col = 0;
+    while (col < LEAD && is_blank(lead[col])) col++;
+    unsigned char byte = col < LEAD ? lead[col] : lead[0];
+    int any_nonblank = col < LEAD && !is_blank(byte) && byte != '\n';
+    if (!any_nonblank) {
+        if (width > LEAD) { /* more than LEAD blanks: decided on the text, as bytes.lstrip does */
+            int64_t i = start;
+            while (i < end && is_space(padded[i])) i++;
+            *first_col = i - start;
+            *first_byte = i < end ? padded[i] : 0;
+        } else {
+            *first_col = LEAD;
+            *first_byte = 0;
+        }
+        return;
+    }
+    /* Where the leading integer stops: the first digit followed by a non-digit, or LEAD. */
+    int stop = LEAD;
+    for (int j = 0; j < LEAD - 1; j++) {
+        if (is_digit(lead[j]) && !is_digit(lead[j + 1])) {
+            stop = j + 1;
+            break;
+        }
+    }
+    unsigned char stop_byte = lead[stop < LEAD - 1 ? stop : LEAD - 1];
+    int ends_ok = is_blank(stop_byte) || stop_byte == '\n' || stop == LEAD || stop >= width;
+    *first_col = col;
+    *first_byte = byte;
+    *candidate = is_digit(byte) && ends_ok;
+}
+
+static void scan(const unsigned char *padded, Py_ssize_t size, int64_t *starts, int64_t *ends, Py_ssize_t lines,
+                 int64_t *slash, int64_t *first_col, uint8_t *first_byte, uint8_t *candidate) {
+    Py_ssize_t line = 0, k = 0;
+    int64_t start = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        if (padded[i] == '/') slash[k++] = i;
+        else if (padded[i] == '\n') {
+            starts[line] = start;
+            ends[line++] = i;
+            start = i + 1;
+        }
+    }
+    if (line < lines) { /* a last line without a newline */
+        starts[line] = start;
+        ends[line] = size;
+    }
+    for (Py_ssize_t j = 0; j < lines; j++) classify(padded, starts[j], ends[j], first_col + j, first_byte + j, candidate + j);
+}
+
+static PyObject *count_lines(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t size, newlines = 0, slashes = 0;
+    if (!PyArg_ParseTuple(args, "y*n", &buf, &size)) return NULL;
+    if (size < 0 || size > buf.len) size = -1;
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        count_bytes((const unsigned char *)buf.buf, size, &newlines, &slashes);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&buf);
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "count_lines: size out of the buffer");
+        return NULL;
+    }
+    return Py_BuildValue("nn", newlines, slashes);
+}
+
+static PyObject *scan_lines(PyObject *self, PyObject *args) {
+    Py_buffer buf, starts, ends, slash, first_col, first_byte, candidate;
+    Py_ssize_t size, lines;
+    if (!PyArg_ParseTuple(args, "y*nnw*w*w*w*w*w*", &buf, &size, &lines, &starts, &ends, &slash, &first_col, &first_byte, &candidate))
+        return NULL;
+    int ok = size >= 0 && size + LEAD <= buf.len && lines >= 0 && starts.len >= lines * 8 && ends.len >= lines * 8 &&
+             first_col.len >= lines * 8 && first_byte.len >= lines && candidate.len >= lines;
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        scan((const unsigned char *)buf.buf, size, (int64_t *)starts.buf, (int64_t *)ends.buf, lines, (int64_t *)slash.buf,
+             (int64_t *)first_col.buf, (uint8_t *)first_byte.buf, (uint8_t *)candidate.buf);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&slash);
+    PyBuffer_Release(&first_col);
+    PyBuffer_Release(&first_byte);
+    PyBuffer_Release(&candidate);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "scan_lines: arrays too short for the lines, or no padding after the text");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS,
      "split_rows(text, first, values, start, count) -> tokens, -1 (values too short) or -2 (use the numpy path)"},
+    {"count_lines", count_lines, METH_VARARGS, "count_lines(buf, size) -> (newlines, slashes) in buf[:size]"},
+    {"scan_lines", scan_lines, METH_VARARGS,
+     "scan_lines(buf, size, lines, starts, ends, slash, first_col, first_byte, candidate): magma_scan's line index and classes"},
     {NULL, NULL, 0, NULL},
 };
 

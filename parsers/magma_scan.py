@@ -23,6 +23,11 @@ from numpy.lib.stride_tricks import as_strided
 from gpuscope.parsers.magma_header import HeaderSpec, parse_header
 from gpuscope.parsers.magma_trailer import other_lines
 
+try:  # the C scanner is an optional build (no compiler: numpy alone, same result)
+    from gpuscope.parsers import _magma_tokens
+except ImportError:
+    _magma_tokens = None
+
 DEVICE = re.compile(rb"% device (\d+): (.+?), ([\d.]+) MHz clock")
 VERSION = re.compile(rb"% MAGMA (\d+\.\d+\.\d+)")
 USAGE = re.compile(rb"% Usage: (\S+)")
@@ -118,6 +123,20 @@ def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.
     if starts[-1] >= size:  # the file ends with a newline: no last, empty line
         starts, ends = starts[:-1], ends[:-1]
     return starts, ends, slash
+
+
+def _lines(big: bytes | bytearray, padded: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    """`_line_index` and `_classify` of the text: by the C scanner in one pass when it was
+    built (_magma_tokens.c, the same arrays), else by numpy."""
+    if _magma_tokens is None:
+        starts, ends, slash = _line_index(padded[:size], size)
+        return (starts, ends, slash, *_classify(padded, size, starts, ends))
+    newlines, slashes = _magma_tokens.count_lines(big, size)
+    lines = newlines + (1 if size and big[size - 1] != 10 else 0)
+    starts, ends, first_col = np.empty(lines, np.int64), np.empty(lines, np.int64), np.empty(lines, np.int64)
+    slash, first_byte, candidate = np.empty(slashes, np.int64), np.empty(lines, np.uint8), np.empty(lines, bool)
+    _magma_tokens.scan_lines(big, size, lines, starts, ends, slash, first_col, first_byte, candidate)
+    return starts, ends, slash, first_col, candidate, first_byte
 
 
 def _blank(b: np.ndarray) -> np.ndarray:
@@ -382,11 +401,9 @@ def scan_buffer(files: FileBuffer, cache: dict[bytes, HeaderSpec | None] | None 
     big = files.buffer
     file_start = np.array(files.starts, np.int64)
     padded = np.frombuffer(big, np.uint8)
-    buf = padded[:size]
-    starts, ends, slash = _line_index(buf, size)
+    starts, ends, slash, first_col, candidate, first_byte = _lines(big, padded, size)
     line_file = np.searchsorted(file_start, starts, side="right") - 1
     first_line = np.searchsorted(starts, file_start)  # index of each file's first line
-    first_col, candidate, first_byte = _classify(padded, size, starts, ends)
 
     pct = np.flatnonzero(first_byte == 37)
     pct_at = starts[pct] + first_col[pct]

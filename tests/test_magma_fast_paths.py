@@ -198,3 +198,39 @@ def test_c_tokens_read_the_real_files_as_numpy_does() -> None:
         found = magma_rows._split_rows_c(rows.text, rows.first)
         assert found is not None, path
         _same_tokens(found, magma_rows.split_rows_numpy(rows.text, rows.first))
+
+
+LINE_BYTES = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"%", b"/", b"7", b"12", b"x", b".", b"-", b"(",
+                                        b" " * 20, b"\t" * 17, b"% MAGMA 2.8.0", b"  1088  1088", b"8.411s: job"]), max_size=60)
+
+
+def _lines_both(data: bytes) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    files = magma_scan.FileBuffer()
+    files.clear(len(data) + 1)
+    files.append(data)
+    files.room(len(magma_scan.PAD))[:] = magma_scan.PAD
+    padded = np.frombuffer(files.buffer, np.uint8)
+    c = magma_scan._lines(files.buffer, padded, files.end)
+    starts, ends, slash = magma_scan._line_index(padded[: files.end], files.end)
+    return c, (starts, ends, slash, *magma_scan._classify(padded, files.end, starts, ends))
+
+
+@C_TOKENS
+@SETTINGS
+@given(LINE_BYTES)
+def test_c_lines_equal_numpys_line_index_and_classes(parts: list[bytes]) -> None:
+    """The C scanner's lines, slashes, first columns, first bytes and row candidates are
+    numpy's, for any mix of blanks, tabs, CR, long indents and half-rows."""
+    c, numpy_path = _lines_both(b"".join(parts))
+    for a, b in zip(c, numpy_path, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@C_TOKENS
+def test_c_lines_read_the_real_files_as_numpy_does() -> None:
+    paths = sorted(EXAMPLES.rglob("*.out"))
+    paths += sorted(p for p in SHARED_MAGMA.rglob("*") if p.is_file()) if SHARED_MAGMA.is_dir() else []
+    for path in paths:
+        c, numpy_path = _lines_both(path.read_bytes())
+        for a, b in zip(c, numpy_path, strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b), path
