@@ -141,15 +141,21 @@ static inline int is_space(unsigned char c) { /* bytes.isspace: what bytes.lstri
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c';
 }
 
+/* How often `c` occurs in buf[0:size] (memchr: the C library's vectorised search). */
+static Py_ssize_t count_byte(const unsigned char *buf, Py_ssize_t size, unsigned char c) {
+    Py_ssize_t n = 0;
+    const unsigned char *at = buf, *end = buf + size;
+    while (at < end && (at = memchr(at, c, (size_t)(end - at))) != NULL) {
+        n++;
+        at++;
+    }
+    return n;
+}
+
 /* Newlines and slashes in buf[0:size]. */
 static void count_bytes(const unsigned char *buf, Py_ssize_t size, Py_ssize_t *newlines, Py_ssize_t *slashes) {
-    Py_ssize_t n = 0, s = 0;
-    for (Py_ssize_t i = 0; i < size; i++) {
-        n += buf[i] == '\n';
-        s += buf[i] == '/';
-    }
-    *newlines = n;
-    *slashes = s;
+    *newlines = count_byte(buf, size, '\n');
+    *slashes = count_byte(buf, size, '/');
 }
 
 /* One line, as _classify sees it: the first non-blank column and byte among its first LEAD bytes
@@ -197,15 +203,15 @@ static void classify(const unsigned char *padded, int64_t start, int64_t end, in
 
 static void scan(const unsigned char *padded, Py_ssize_t size, int64_t *starts, int64_t *ends, Py_ssize_t lines,
                  int64_t *slash, int64_t *first_col, uint8_t *first_byte, uint8_t *candidate) {
+    const unsigned char *at = padded, *end = padded + size;
     Py_ssize_t line = 0, k = 0;
+    while (at < end && (at = memchr(at, '/', (size_t)(end - at))) != NULL) slash[k++] = at++ - padded;
     int64_t start = 0;
-    for (Py_ssize_t i = 0; i < size; i++) {
-        if (padded[i] == '/') slash[k++] = i;
-        else if (padded[i] == '\n') {
-            starts[line] = start;
-            ends[line++] = i;
-            start = i + 1;
-        }
+    at = padded;
+    while (at < end && (at = memchr(at, '\n', (size_t)(end - at))) != NULL) {
+        starts[line] = start;
+        ends[line++] = at - padded;
+        start = ++at - padded;
     }
     if (line < lines) { /* a last line without a newline */
         starts[line] = start;
