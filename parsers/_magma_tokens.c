@@ -1,7 +1,7 @@
-/* The MAGMA data-row tokeniser in C: the same tokens and values as magma_rows.split_rows'
- * numpy path, in one pass over the row text without the interpreter lock.
+/* The MAGMA reader's two hot loops in C, each run without the interpreter lock:
  *
- * It only answers where its answer is provably the numpy path's answer:
+ * split_rows: the data-row tokeniser, the same tokens and values as magma_rows.split_rows_numpy.
+ * It only answers where its answer is provably numpy's:
  *   - tokens are runs of bytes between blanks, newlines and parentheses (SEPARATORS);
  *   - `---` is NaN, `ok` and `failed` are the status codes;
  *   - a decimal number ([+-] digits [. digits] [e [+-] digits], the forms Arrow's cast takes)
@@ -9,8 +9,12 @@
  *     with one exact multiplication or division of doubles (Clinger's fast path): that is
  *     the correctly rounded value, which is what Arrow's cast gives too.
  * Anything else (a word, a tab, `nan`, a 20-digit mantissa, a row that does not start on a
- * token) makes it return -2, and the caller reads the batch with the numpy path, which
- * decides such rows. This is an optional build: without a compiler the numpy path is used.
+ * token) makes it return -2, and the caller reads the batch with numpy, which decides such rows.
+ *
+ * count_lines / scan_lines: magma_scan._line_index and magma_scan._classify in one pass (the
+ * numpy functions are the specification; tests compare the arrays).
+ *
+ * This is an optional build (pyproject.toml): without a compiler numpy does all of it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -25,12 +25,7 @@ from numpy.lib.stride_tricks import as_strided
 from pandas.api.types import is_numeric_dtype
 
 from gpuscope.parsers.magma_header import HeaderSpec
-from gpuscope.parsers.magma_scan import CHUNK
-
-try:  # the C tokeniser is an optional build (no compiler: the numpy path alone)
-    from gpuscope.parsers import _magma_tokens
-except ImportError:
-    _magma_tokens = None
+from gpuscope.parsers.magma_scan import CHUNK, _magma_tokens  # the C part, or None where it was not built
 
 WIDTH = 16
 """Tokens per row: MAGMA rows have at most 13. A longer line makes the fast reader fail, and

@@ -23,7 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 from gpuscope.parsers.magma_header import HeaderSpec, parse_header
 from gpuscope.parsers.magma_trailer import other_lines
 
-try:  # the C scanner is an optional build (no compiler: numpy alone, same result)
+try:  # the C scanner and tokeniser: an optional build (no compiler: numpy alone, same result)
     from gpuscope.parsers import _magma_tokens
 except ImportError:
     _magma_tokens = None
