@@ -156,12 +156,6 @@ static Py_ssize_t count_byte(const unsigned char *buf, Py_ssize_t size, unsigned
     return n;
 }
 
-/* Newlines and slashes in buf[0:size]. */
-static void count_bytes(const unsigned char *buf, Py_ssize_t size, Py_ssize_t *newlines, Py_ssize_t *slashes) {
-    *newlines = count_byte(buf, size, '\n');
-    *slashes = count_byte(buf, size, '/');
-}
-
 /* One line, as _classify sees it: the first non-blank column and byte among its first LEAD bytes
    (`padded` holds at least LEAD bytes after the text), and whether it starts with an integer
    followed by a blank, a newline or the window's end. */
@@ -231,7 +225,8 @@ static PyObject *count_lines(PyObject *self, PyObject *args) {
     if (size < 0 || size > buf.len) size = -1;
     else {
         Py_BEGIN_ALLOW_THREADS
-        count_bytes((const unsigned char *)buf.buf, size, &newlines, &slashes);
+        newlines = count_byte((const unsigned char *)buf.buf, size, '\n');
+        slashes = count_byte((const unsigned char *)buf.buf, size, '/');
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&buf);

@@ -1,8 +1,9 @@
 """Provides the tokeniser and column mapping for MAGMA data rows, vectorised over all files.
 
-The usual path: numpy finds where the tokens of a batch of rows start and end (blanks, newlines
-and parentheses separate them) and Arrow reads them as floats in one cast over the text itself
-(`---` = NaN, `ok` and `failed` as codes). A tester whose rows all have the same number of
+The usual path: the C tokeniser (_magma_tokens.c, an optional build) reads a batch of rows in
+one pass; without it, or for a batch it cannot vouch for, numpy finds where the tokens start and
+end (blanks, newlines and parentheses separate them) and Arrow reads them as floats in one cast
+over the text itself (`---` = NaN, `ok` and `failed` as codes). A tester whose rows all have the same number of
 numeric tokens is then a plain float matrix (`numeric_rows`). Anything else (a stray word, a
 row with another token count, tabs) sends that tester's rows to the general readers below,
 which give the same frame: numpy's `loadtxt` for all-numeric rows, pandas' C reader, and a

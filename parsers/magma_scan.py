@@ -2,8 +2,9 @@
 without a Python loop per line. The files of a batch lie one after another in one
 `FileBuffer` (the reader reads them straight into it).
 
-Lines are classified with numpy by their first bytes only (an integer then a blank = candidate
-data row, `%` = banner/header, anything else = trailer or stray output). Data rows are cut out
+Lines are classified by their first bytes only (an integer then a blank = candidate data row,
+`%` = banner/header, anything else = trailer or stray output), by the C scanner
+(_magma_tokens.c, an optional build) or, without it, by numpy (`_line_index`, `_classify`). Data rows are cut out
 as one byte string for a single vectorised tokeniser later; banner counts come from prefix
 checks, column headers from the positions of `Gflop/s`; the few other lines (Flux trailer,
 Start/End time, errors) go to magma_trailer.py. Ranks repeat the same banner, so header and

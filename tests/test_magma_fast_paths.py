@@ -156,10 +156,22 @@ NUMBERS = st.one_of(
 )
 
 
-def _same_tokens(a: magma_rows.RowTokens, b: magma_rows.RowTokens) -> None:
-    """Bit for bit: -0.0 and the NaN of `---` included."""
+def _c_tokens_as_numpy(text: bytes, first: np.ndarray) -> bool:
+    """Whether the C tokeniser read the rows; when it did, its tokens are numpy's bit for bit
+    (-0.0 and the NaN of `---` included)."""
+    a = magma_rows._split_rows_c(text, first)
+    if a is None:
+        return False
+    b = magma_rows.split_rows_numpy(text, first)
     assert np.array_equal(a.start, b.start) and np.array_equal(a.count, b.count) and np.array_equal(a.bad, b.bad)
     assert np.array_equal(np.asarray(a.values).view(np.int64), np.asarray(b.values).view(np.int64))
+    return True
+
+
+def _real_outputs() -> list[Path]:
+    """examples/, and ../shared/data/magma when present."""
+    paths = sorted(EXAMPLES.rglob("*.out"))
+    return paths + (sorted(p for p in SHARED_MAGMA.rglob("*") if p.is_file()) if SHARED_MAGMA.is_dir() else [])
 
 
 @C_TOKENS
@@ -168,10 +180,7 @@ def _same_tokens(a: magma_rows.RowTokens, b: magma_rows.RowTokens) -> None:
 def test_c_tokens_equal_the_numpy_path(rows: list[list[str]]) -> None:
     """Whatever rows the C tokeniser reads, it reads as numpy and Arrow do, bit for bit; any
     row it cannot vouch for sends the batch back to them."""
-    text, first = _rows_text(rows)
-    found = magma_rows._split_rows_c(text, first)
-    if found is not None:
-        _same_tokens(found, magma_rows.split_rows_numpy(text, first))
+    _c_tokens_as_numpy(*_rows_text(rows))
 
 
 @C_TOKENS
@@ -179,25 +188,16 @@ def test_c_tokens_equal_the_numpy_path(rows: list[list[str]]) -> None:
 @given(NUMBERS)
 def test_c_numbers_equal_arrows_cast(token: str) -> None:
     """A number the C tokeniser reads has Arrow's value (the correctly rounded one)."""
-    text, first = _rows_text([[token]])
-    found = magma_rows._split_rows_c(text, first)
-    if found is not None:
-        _same_tokens(found, magma_rows.split_rows_numpy(text, first))
+    _c_tokens_as_numpy(*_rows_text([[token]]))
 
 
 @C_TOKENS
 def test_c_tokens_read_the_real_files_as_numpy_does() -> None:
     """Every batch of the real outputs (examples/, and ../shared/data/magma when present) is
     read by the C tokeniser, with numpy's result."""
-    paths = sorted(EXAMPLES.rglob("*.out"))
-    paths += sorted(p for p in SHARED_MAGMA.rglob("*") if p.is_file()) if SHARED_MAGMA.is_dir() else []
-    for path in paths:
+    for path in _real_outputs():
         _, rows = magma_scan.scan_many([path.read_bytes()])
-        if not rows.size:
-            continue
-        found = magma_rows._split_rows_c(rows.text, rows.first)
-        assert found is not None, path
-        _same_tokens(found, magma_rows.split_rows_numpy(rows.text, rows.first))
+        assert not rows.size or _c_tokens_as_numpy(rows.text, rows.first), path
 
 
 LINE_BYTES = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"%", b"/", b"7", b"12", b"x", b".", b"-", b"(",
@@ -228,9 +228,7 @@ def test_c_lines_equal_numpys_line_index_and_classes(parts: list[bytes]) -> None
 
 @C_TOKENS
 def test_c_lines_read_the_real_files_as_numpy_does() -> None:
-    paths = sorted(EXAMPLES.rglob("*.out"))
-    paths += sorted(p for p in SHARED_MAGMA.rglob("*") if p.is_file()) if SHARED_MAGMA.is_dir() else []
-    for path in paths:
+    for path in _real_outputs():
         c, numpy_path = _lines_both(path.read_bytes())
         for a, b in zip(c, numpy_path, strict=True):
             assert a.dtype == b.dtype and np.array_equal(a, b), path
