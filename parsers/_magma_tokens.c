@@ -28,84 +28,92 @@
 static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-static inline int is_separator(unsigned char c) { return c == ' ' || c == '\n' || c == '(' || c == ')'; }
+static const unsigned char SEPARATOR[256] = {[' '] = 1, ['\n'] = 1, ['('] = 1, [')'] = 1};
 
 static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-/* 1 and the value when `s[0:len]` is a number the fast path reads exactly, else 0. */
-static int read_number(const unsigned char *s, Py_ssize_t len, double *out) {
-    Py_ssize_t i = 0;
-    int negative = 0, digits = 0, seen = 0, exponent = 0;
+/* The number at `s` (a token's first byte), read in the same pass that finds where the token
+   ends: where it ends when the whole token is a number the fast path reads exactly, with its
+   value in `out`; else NULL (a word, or a number for the numpy path). A separator must follow
+   the token before the row's end (split checks that each row ends with one), so the loops need
+   no bounds. */
+static inline const unsigned char *read_number(const unsigned char *s, double *out) {
+    const unsigned char *p = s;
+    int negative = 0, digits = 0, exponent = 0, seen;
     uint64_t mantissa = 0;
-    if (i < len && (s[i] == '+' || s[i] == '-')) {
-        negative = s[i] == '-';
-        i++;
+    if (*p == '+' || *p == '-') negative = *p++ == '-';
+    const unsigned char *integer = p;
+    while (*p == '0') p++; /* leading zeros are no significant digits */
+    for (; is_digit(*p); p++) {
+        if (++digits > 19) return NULL; /* more than fits exactly: let the numpy path read it */
+        mantissa = mantissa * 10 + (uint64_t)(*p - '0');
     }
-    for (; i < len && is_digit(s[i]); i++, seen = 1) {
-        if (mantissa || s[i] != '0') {
-            if (++digits > 19) return 0; /* more than fits exactly: let the numpy path read it */
-            mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+    seen = p > integer;
+    if (*p == '.') {
+        const unsigned char *fraction = ++p;
+        if (!mantissa)
+            while (*p == '0') p++; /* 0.000123: zeros before the first significant digit */
+        for (; is_digit(*p); p++) {
+            if (++digits > 19) return NULL;
+            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
         }
+        exponent -= (int)(p - fraction);
+        seen |= p > fraction;
     }
-    if (i < len && s[i] == '.') {
-        for (i++; i < len && is_digit(s[i]); i++, seen = 1) {
-            if (mantissa || s[i] != '0') {
-                if (++digits > 19) return 0;
-                mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
-            }
-            exponent--;
+    if (!seen) return NULL;
+    if (*p == 'e' || *p == 'E') {
+        int negative_exponent = 0, value = 0;
+        if (*++p == '+' || *p == '-') negative_exponent = *p++ == '-';
+        const unsigned char *exponent_digits = p;
+        for (; is_digit(*p); p++) {
+            if (value < 100000) value = value * 10 + (*p - '0');
         }
-    }
-    if (!seen) return 0;
-    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        int negative_exponent = 0, exponent_digits = 0, value = 0;
-        i++;
-        if (i < len && (s[i] == '+' || s[i] == '-')) {
-            negative_exponent = s[i] == '-';
-            i++;
-        }
-        for (; i < len && is_digit(s[i]); i++, exponent_digits++) {
-            if (value < 100000) value = value * 10 + (s[i] - '0');
-        }
-        if (!exponent_digits) return 0;
+        if (p == exponent_digits) return NULL;
         exponent += negative_exponent ? -value : value;
     }
-    if (i != len) return 0;
+    if (!SEPARATOR[*p]) return NULL; /* more bytes in the token: not a number */
     if (mantissa == 0) { /* any zero: no rounding, only the sign */
         *out = negative ? -0.0 : 0.0;
-        return 1;
+        return p;
     }
-    if (mantissa >= ((uint64_t)1 << 53) || exponent > 22 || exponent < -22) return 0;
+    if (mantissa >= ((uint64_t)1 << 53) || exponent > 22 || exponent < -22) return NULL;
     double value = (double)mantissa;
     value = exponent >= 0 ? value * POW10[exponent] : value / POW10[-exponent];
     *out = negative ? -value : value;
-    return 1;
+    return p;
 }
 
 /* Tokens of rows; row i starts at first[i] and runs to first[i + 1] (the text's end for the
    last). Returns the number of tokens, -1 when `capacity` is too small, -2 when the numpy
-   path must decide. */
+   path must decide. One pass: a token is read as a number while its end is found, and only a
+   token that is not one (`---`, `ok`, `failed`, or something for numpy) is looked at again. */
 static Py_ssize_t split(const unsigned char *text, Py_ssize_t size, const int64_t *first, Py_ssize_t rows,
                         double *values, Py_ssize_t capacity, int64_t *start, int64_t *count) {
     Py_ssize_t k = 0;
     for (Py_ssize_t r = 0; r < rows; r++) {
         Py_ssize_t at = (Py_ssize_t)first[r], end = r + 1 < rows ? (Py_ssize_t)first[r + 1] : size;
-        if (at < 0 || at >= size || end > size || end < at || is_separator(text[at])) return -2;
+        /* A row must start on a token and end with a separator (rows are newline-terminated),
+           so no token runs past its row's end. */
+        if (at < 0 || at >= size || end > size || end <= at || SEPARATOR[text[at]] || !SEPARATOR[text[end - 1]]) return -2;
         start[r] = k;
-        while (at < end) {
-            while (at < end && is_separator(text[at])) at++;
-            if (at >= end) break;
-            Py_ssize_t a = at;
-            while (at < end && !is_separator(text[at])) at++;
-            Py_ssize_t len = at - a;
-            const unsigned char *t = text + a;
-            double value;
+        const unsigned char *p = text + at, *stop = text + end;
+        while (p < stop) {
+            if (SEPARATOR[*p]) {
+                p++;
+                continue;
+            }
             if (k >= capacity) return -1;
-            if (len == 3 && t[0] == '-' && t[1] == '-' && t[2] == '-') value = NAN;
-            else if (len == 2 && t[0] == 'o' && t[1] == 'k') value = OK_CODE;
-            else if (len == 6 && memcmp(t, "failed", 6) == 0) value = FAILED_CODE;
-            else if (!read_number(t, len, &value)) return -2;
-            values[k++] = value;
+            const unsigned char *after = read_number(p, values + k);
+            if (after == NULL) { /* a word: the whole token decides */
+                for (after = p; !SEPARATOR[*after]; after++) {}
+                Py_ssize_t len = after - p;
+                if (len == 3 && p[0] == '-' && p[1] == '-' && p[2] == '-') values[k] = NAN;
+                else if (len == 2 && p[0] == 'o' && p[1] == 'k') values[k] = OK_CODE;
+                else if (len == 6 && memcmp(p, "failed", 6) == 0) values[k] = FAILED_CODE;
+                else return -2;
+            }
+            k++;
+            p = after;
         }
         count[r] = k - start[r];
     }
