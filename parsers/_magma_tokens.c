@@ -83,21 +83,21 @@ static inline const unsigned char *read_number(const unsigned char *s, double *o
     return p;
 }
 
-/* Tokens of rows; row i starts at first[i] and runs to first[i + 1] (the text's end for the
-   last). Returns the number of tokens, -1 when `capacity` is too small, -2 when the numpy
-   path must decide. One pass: a token is read as a number while its end is found, and only a
-   token that is not one (`---`, `ok`, `failed`, or something for numpy) is looked at again. */
-static Py_ssize_t split(const unsigned char *text, Py_ssize_t size, const int64_t *first, Py_ssize_t rows,
+/* Tokens of rows; row i runs from first[i] to stop[i]. Returns the number of tokens, -1 when
+   `capacity` is too small, -2 when the numpy path must decide. One pass: a token is read as a
+   number while its end is found, and only a token that is not one (`---`, `ok`, `failed`, or
+   something for numpy) is looked at again. */
+static Py_ssize_t split(const unsigned char *text, Py_ssize_t size, const int64_t *first, const int64_t *stop, Py_ssize_t rows,
                         double *values, Py_ssize_t capacity, int64_t *start, int64_t *count) {
     Py_ssize_t k = 0;
     for (Py_ssize_t r = 0; r < rows; r++) {
-        Py_ssize_t at = (Py_ssize_t)first[r], end = r + 1 < rows ? (Py_ssize_t)first[r + 1] : size;
+        Py_ssize_t at = (Py_ssize_t)first[r], end = (Py_ssize_t)stop[r];
         /* A row must start on a token and end with a separator (rows are newline-terminated),
            so no token runs past its row's end. */
         if (at < 0 || at >= size || end > size || end <= at || SEPARATOR[text[at]] || !SEPARATOR[text[end - 1]]) return -2;
         start[r] = k;
-        const unsigned char *p = text + at, *stop = text + end;
-        while (p < stop) {
+        const unsigned char *p = text + at, *row_end = text + end;
+        while (p < row_end) {
             if (SEPARATOR[*p]) {
                 p++;
                 continue;
@@ -121,22 +121,24 @@ static Py_ssize_t split(const unsigned char *text, Py_ssize_t size, const int64_
 }
 
 static PyObject *split_rows(PyObject *self, PyObject *args) {
-    Py_buffer text, first, values, start, count;
-    if (!PyArg_ParseTuple(args, "y*y*w*w*w*", &text, &first, &values, &start, &count)) return NULL;
+    Py_buffer text, first, stop, values, start, count;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*w*", &text, &first, &stop, &values, &start, &count)) return NULL;
     Py_ssize_t rows = first.len / (Py_ssize_t)sizeof(int64_t), found = -3;
-    if (first.itemsize == 8 && start.len >= first.len && count.len >= first.len && values.itemsize == 8) {
+    if (first.itemsize == 8 && stop.itemsize == 8 && stop.len == first.len && start.len >= first.len && count.len >= first.len &&
+        values.itemsize == 8) {
         Py_BEGIN_ALLOW_THREADS
-        found = split((const unsigned char *)text.buf, text.len, (const int64_t *)first.buf, rows, (double *)values.buf,
-                      values.len / (Py_ssize_t)sizeof(double), (int64_t *)start.buf, (int64_t *)count.buf);
+        found = split((const unsigned char *)text.buf, text.len, (const int64_t *)first.buf, (const int64_t *)stop.buf, rows,
+                      (double *)values.buf, values.len / (Py_ssize_t)sizeof(double), (int64_t *)start.buf, (int64_t *)count.buf);
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&text);
     PyBuffer_Release(&first);
+    PyBuffer_Release(&stop);
     PyBuffer_Release(&values);
     PyBuffer_Release(&start);
     PyBuffer_Release(&count);
     if (found == -3) {
-        PyErr_SetString(PyExc_ValueError, "split_rows: first, start and count must be int64 arrays of one length, values float64");
+        PyErr_SetString(PyExc_ValueError, "split_rows: first, stop, start and count must be int64 arrays of one length, values float64");
         return NULL;
     }
     return PyLong_FromSsize_t(found);
@@ -274,7 +276,7 @@ static PyObject *scan_lines(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS,
-     "split_rows(text, first, values, start, count) -> tokens, -1 (values too short) or -2 (use the numpy path)"},
+     "split_rows(text, first, stop, values, start, count) -> tokens, -1 (values too short) or -2 (use the numpy path)"},
     {"count_lines", count_lines, METH_VARARGS, "count_lines(buf, size) -> (newlines, slashes) in buf[:size]"},
     {"scan_lines", scan_lines, METH_VARARGS,
      "scan_lines(buf, size, lines, starts, ends, slash, first_col, first_byte, candidate): magma_scan's line index and classes"},

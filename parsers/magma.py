@@ -34,7 +34,7 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_header import HeaderSpec
 from gpuscope.parsers.magma_rows import FAILED, NO_STATUS, map_columns, numeric_rows, read_numeric, split_rows, tokenize
-from gpuscope.parsers.magma_scan import FileBuffer, FileScan, RowText, join_lines, scan_buffer
+from gpuscope.parsers.magma_scan import FileBuffer, FileScan, RowText, scan_buffer
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.textfile import MAX_BYTES, SNIFF_BYTES, decode, read_bytes
 
@@ -212,6 +212,7 @@ def read_tree(
     for f in files:
         f.context["environment"] = rename.get(str(f.context.get("environment", ".")), f.context.get("environment"))
     rows, known = _assemble(files, batches, peak_override)
+    _spare(b.buffer for b in batches if b.buffer is not None)  # no row is read from them any more
     for f in files:
         findings.extend(f.findings)
     return _result(rows, files, findings, known)
@@ -256,17 +257,31 @@ reader's threads."""
 
 
 SPARE_BUFFER_BYTES = 4 * BATCH_BYTES
+SPARE_BYTES = 64 * 1024 * 1024
 _SPARE_BUFFERS: list[FileBuffer] = []
-"""Batch buffers kept for the next batch and the next read (list.pop and append are atomic):
-a fresh buffer of a few MB costs a page fault per 4 KB, more than reading the bytes into it.
-A buffer grown past SPARE_BUFFER_BYTES (for one huge file) is dropped, not kept."""
+"""Batch buffers kept for the next read (list.pop and append are atomic): a fresh buffer of a
+few MB costs a page fault per 4 KB, more than reading the bytes into it. A read keeps each
+batch's buffer until it is done (the rows are tokenised, and may be read again, where they
+lie in it), then hands them back here: up to SPARE_BYTES in all, and none grown past
+SPARE_BUFFER_BYTES (for one huge file)."""
+
+
+def _spare(buffers: Iterable[FileBuffer]) -> None:
+    """Keep some finished batches' buffers for the next read."""
+    kept = sum(len(b.buffer) for b in _SPARE_BUFFERS)
+    for buffer in buffers:
+        size = len(buffer.buffer)
+        if size <= SPARE_BUFFER_BYTES and kept + size <= SPARE_BYTES:
+            _SPARE_BUFFERS.append(buffer)
+            kept += size
 
 
 @dataclass
 class _Batch:
     """A few MB of files, scanned, tokenised and mapped: `cols` holds the tidy columns of the
     rows whose header kind reads as a plain number matrix here (`valid` marks them). The
-    tokens are not kept: a kind that needs the general readers is read from `rows.text`."""
+    tokens are not kept: a kind that needs the general readers is read from the rows' text,
+    which lies in `buffer` (kept until the whole read is done)."""
 
     rows: RowText
     cols: dict[str, np.ndarray]
@@ -274,6 +289,8 @@ class _Batch:
     widths: dict[HeaderSpec, int | None]
     """Tokens per row of each header kind in this batch; None: irregular, read by the general readers."""
     first_row: int = 0
+    buffer: FileBuffer | None = None
+    """The read's buffer that holds the batch's files, rows included (handed back when the read is done)."""
     derived: dict[str, np.ndarray] = field(default_factory=dict)
     """`magma_trust.derived_columns` of `cols`."""
     flags: dict[str, np.ndarray] | None = None
@@ -295,7 +312,7 @@ def _scan_batch(files: list[_File], joined: FileBuffer, cache: dict, peak_overri
     scans, rows = scan_buffer(joined, cache)
     for f, found in zip(files, scans):
         f.scan = found
-    tokens = split_rows(rows.text, rows.first)
+    tokens = split_rows(rows.source, rows.first, rows.stop)
     batch = _Batch(rows, {}, np.zeros(rows.size, bool), {})
     if not rows.size:
         return batch
@@ -406,13 +423,11 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
             into = _SPARE_BUFFERS.pop()  # one call: two threads never get the same buffer
         except IndexError:
             into = FileBuffer()
-        try:
-            into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
-            loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
-            return loaded, _scan_batch([x for x in loaded if isinstance(x, _File)], into, cache, peak_override)
-        finally:
-            if len(into.buffer) <= SPARE_BUFFER_BYTES:
-                _SPARE_BUFFERS.append(into)
+        into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
+        loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
+        batch = _scan_batch([x for x in loaded if isinstance(x, _File)], into, cache, peak_override)
+        batch.buffer = into  # its rows lie in it: kept until the read is done
+        return loaded, batch
 
     plan = [chunk for chunk in plan if chunk]
     workers = min(workers, len(plan))
@@ -438,10 +453,7 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
 
 def _row_text(batch: _Batch, rows: np.ndarray) -> bytes:
     """The raw text of some of a batch's rows (for the general readers)."""
-    text = batch.rows.text
-    ends = np.flatnonzero(np.frombuffer(text, np.uint8) == 10)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    return join_lines(text, rows, starts, ends)
+    return batch.rows.joined(rows)[0]
 
 
 def _join(parts: dict[str, list[np.ndarray]], total: int) -> dict[str, np.ndarray]:

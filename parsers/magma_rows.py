@@ -153,9 +153,11 @@ def _cast(strings: pa.Array) -> np.ndarray:
     return values if values is not None and values.flags.writeable else result.to_numpy(zero_copy_only=False).copy()
 
 
-def split_rows(text: bytes, first: np.ndarray) -> RowTokens:
+def split_rows(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray | None = None) -> RowTokens:
     """Tokens of newline-terminated rows; row i starts (at its first non-blank byte, a digit)
-    at `first[i]` and runs to the next row's first byte.
+    at `first[i]` and ends at `stop[i]`, just past its newline (None: at the next row's first
+    byte, the text's end for the last). With `stop`, other lines may lie between the rows:
+    the reader's batch buffer is read as it is, without copying the rows out.
 
     `---` is NaN, `ok` and `failed` are OK_CODE and FAILED_CODE, anything else that is not a
     number marks its row bad. The C tokeniser (_magma_tokens.c, built when a compiler is
@@ -164,19 +166,25 @@ def split_rows(text: bytes, first: np.ndarray) -> RowTokens:
     n = first.size
     if n == 0:
         return RowTokens.empty()
+    first = np.ascontiguousarray(first, np.int64)
+    stop = np.append(first[1:], len(text)) if stop is None else np.ascontiguousarray(stop, np.int64)
     if _magma_tokens is not None:
-        found = _split_rows_c(text, first)
+        found = _split_rows_c(text, first, stop)
         if found is not None:
             return found
-    return split_rows_numpy(text, first)
+    if stop[-1] != len(text) or not np.array_equal(stop[:-1], first[1:]):  # other lines between or after the rows
+        view = memoryview(text)
+        length = stop - first
+        text = b"".join([view[a:b] for a, b in zip(first.tolist(), stop.tolist())])
+        first = np.cumsum(length) - length
+    return split_rows_numpy(bytes(text), first)
 
 
-def _split_rows_c(text: bytes, first: np.ndarray) -> RowTokens | None:
+def _split_rows_c(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray) -> RowTokens | None:
     """`split_rows` by the C tokeniser, or None when it leaves the batch to numpy."""
-    first = np.ascontiguousarray(first, np.int64)
-    values = np.empty(len(text) // 2 + 1)  # a token and the separator after it: at least 2 bytes
+    values = np.empty(int((stop - first).sum()) // 2 + 1)  # a token and the separator after it: at least 2 bytes
     start, count = np.empty(first.size, np.int64), np.empty(first.size, np.int64)
-    found = _magma_tokens.split_rows(text, first, values, start, count)
+    found = _magma_tokens.split_rows(text, first, stop, values, start, count)
     if found < 0:
         return None
     return RowTokens(values[:found], start, count, np.zeros(first.size, bool))

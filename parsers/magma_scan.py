@@ -81,10 +81,14 @@ class FileScan:
 
 @dataclass
 class RowText:
-    """The data rows of a batch of files, for the tokeniser: `text` holds them one after
-    another, newline-terminated; row i starts (at its first non-blank byte) at `first[i]`."""
+    """The data rows of a batch of files, where they lie: row i is `source[begin[i]:stop[i]]`
+    (its newline included) and starts, at its first non-blank byte, at `first[i]`. `source` is
+    the batch's buffer itself, not a copy of the rows (other lines lie between them): the
+    reader keeps that buffer until it is done with the rows."""
 
-    text: bytes = b""
+    source: bytes | bytearray = b""
+    begin: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    stop: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     first: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     file: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     """Index of each row's file in the batch."""
@@ -96,6 +100,19 @@ class RowText:
     @property
     def size(self) -> int:
         return int(self.first.size)
+
+    def joined(self, rows: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
+        """The text of all rows (or of the given rows, in that order) one after another, and
+        where each row's first non-blank byte lies in it. Rows that follow each other in
+        `source` are copied as one slice."""
+        begin, stop, first = (self.begin, self.stop, self.first) if rows is None else (self.begin[rows], self.stop[rows], self.first[rows])
+        if not begin.size:
+            return b"", np.empty(0, np.int64)
+        cut = np.flatnonzero(stop[:-1] != begin[1:]) + 1
+        a, b = begin[np.concatenate(([0], cut))], stop[np.concatenate((cut - 1, [begin.size - 1]))]
+        view = memoryview(self.source)  # slices of a view are not copied before the join copies them
+        length = stop - begin
+        return b"".join([view[x:y] for x, y in zip(a.tolist(), b.tolist())]), np.cumsum(length) - length + (first - begin)
 
 
 CHUNK = 1 << 20
@@ -295,19 +312,6 @@ def _tests_at(big: bytes | bytearray, padded: np.ndarray, usage: np.ndarray, usa
     return usage[keep], name_of[keep], list(names)
 
 
-def join_lines(data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
-    """The given lines, newline-terminated. Rows come in runs of consecutive lines, so this
-    joins a few slices per file rather than one per row."""
-    if not lines.size:
-        return b""
-    breaks = np.flatnonzero(np.diff(lines) != 1) + 1
-    first = np.concatenate(([0], breaks))
-    last = np.concatenate((breaks - 1, [lines.size - 1]))
-    parts = [data[a : b + 1] for a, b in zip(starts[lines[first]].tolist(), ends[lines[last]].tolist())]
-    joined = b"".join(parts)
-    return joined if joined.endswith(b"\n") else joined + b"\n"
-
-
 def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> list[int | None]:
     """For each file, the first of the given (sorted) offsets that lies in it, or None.
     `file_of` is sorted too (offsets come file after file)."""
@@ -454,16 +458,11 @@ def scan_buffer(files: FileBuffer, cache: dict[bytes, HeaderSpec | None] | None 
         last_line = (first_line[f + 1] if f + 1 < n else starts.size) - 1
         if files.cut[f] and lines[b - 1] == last_line:
             scan.last_line_cut = True
-    # One byte string of all rows; each row's first non-blank byte, for the tokeniser.
-    if lines.size:
-        breaks = np.flatnonzero(np.diff(lines) != 1) + 1
-        run_first = np.concatenate(([0], breaks))
-        run_last = np.concatenate((breaks - 1, [lines.size - 1]))
-        a, b = starts[lines[run_first]], ends[lines[run_last]] + 1
-        view = memoryview(big)  # slices of a view are not copied before the join copies them
-        rows.text = b"".join([view[x:y] for x, y in zip(a.tolist(), b.tolist())])
-        length = ends[lines] + 1 - starts[lines]
-        rows.first = np.cumsum(length) - length + first_col[lines]
+    # Where each row lies in the buffer, for the tokeniser (which reads them there).
+    rows.source = big
+    rows.begin = starts[lines]
+    rows.stop = ends[lines] + 1  # every line of the buffer ends with a newline
+    rows.first = rows.begin + first_col[lines]
     return scans, rows
 
 
@@ -526,5 +525,5 @@ def _blocks(scans: list[FileScan], rows: np.ndarray, header_at: np.ndarray, head
 def scan(data: bytes) -> FileScan:
     """One file (tests and notebooks); `row_bytes` holds its data rows."""
     scans, rows = scan_many([data])
-    scans[0].row_bytes = rows.text
+    scans[0].row_bytes = rows.joined()[0]
     return scans[0]

@@ -66,9 +66,13 @@ def test_batched_scan_equals_one_file_at_a_time() -> None:
         assert np.array_equal(one.row_lines, found.row_lines) and np.array_equal(one.row_block, found.row_block)
         assert (one.banners, one.device, one.version, one.start, one.end, one.exit_code, one.cancelled) == (
             found.banners, found.device, found.version, found.start, found.end, found.exit_code, found.cancelled)
-    assert rows.text == b"".join(one.row_bytes for one in alone)
-    text = np.frombuffer(rows.text, np.uint8)
-    assert rows.size == rows.text.count(b"\n") and np.all((text[rows.first] >= 48) & (text[rows.first] <= 57))
+    joined, first = rows.joined()
+    assert joined == b"".join(one.row_bytes for one in alone)
+    text = np.frombuffer(joined, np.uint8)
+    assert rows.size == joined.count(b"\n") and np.all((text[first] >= 48) & (text[first] <= 57))
+    # Where the rows lie in the batch's buffer: the same bytes.
+    assert all(bytes(rows.source[a:b]) == line + b"\n" for a, b, line in zip(rows.begin.tolist(), rows.stop.tolist(), joined.split(b"\n")))
+    assert np.array_equal(rows.first - rows.begin, first - (np.cumsum(rows.stop - rows.begin) - (rows.stop - rows.begin)))
 
 
 def _assert_same(a: magma.MagmaResult, b: magma.MagmaResult) -> None:
@@ -156,10 +160,14 @@ NUMBERS = st.one_of(
 )
 
 
-def _c_tokens_as_numpy(text: bytes, first: np.ndarray) -> bool:
+def _c_tokens_as_numpy(text: bytes, first: np.ndarray, rows: magma_scan.RowText | None = None) -> bool:
     """Whether the C tokeniser read the rows; when it did, its tokens are numpy's bit for bit
-    (-0.0 and the NaN of `---` included)."""
-    a = magma_rows._split_rows_c(text, first)
+    (-0.0 and the NaN of `---` included). With `rows`, the C tokeniser reads them where they
+    lie in the batch buffer (as the reader does), numpy reads `text` (their joined text)."""
+    if rows is None:
+        a = magma_rows._split_rows_c(text, first, np.append(first[1:], len(text)))
+    else:
+        a = magma_rows._split_rows_c(rows.source, rows.first, rows.stop)
     if a is None:
         return False
     b = magma_rows.split_rows_numpy(text, first)
@@ -197,7 +205,7 @@ def test_c_tokens_read_the_real_files_as_numpy_does() -> None:
     read by the C tokeniser, with numpy's result."""
     for path in _real_outputs():
         _, rows = magma_scan.scan_many([path.read_bytes()])
-        assert not rows.size or _c_tokens_as_numpy(rows.text, rows.first), path
+        assert not rows.size or _c_tokens_as_numpy(*rows.joined(), rows), path
 
 
 LINE_BYTES = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"%", b"/", b"7", b"12", b"x", b".", b"-", b"(",
