@@ -11,8 +11,9 @@
  * Anything else (a word, a tab, `nan`, a 20-digit mantissa, a row that does not start on a
  * token) makes it return -2, and the caller reads the batch with numpy, which decides such rows.
  *
- * count_lines / scan_lines: magma_scan._line_index and magma_scan._classify in one pass (the
- * numpy functions are the specification; tests compare the arrays).
+ * count_lines / scan_lines: magma_scan._scan_lines_numpy's tables (data rows, other lines,
+ * usage lines, column headers, per-file banner and device counts) in one pass over the lines
+ * (the numpy function is the specification; tests compare the tables).
  *
  * This is an optional build (pyproject.toml): without a compiler numpy does all of it.
  */
@@ -209,34 +210,115 @@ static void classify(const unsigned char *padded, int64_t start, int64_t end, in
     *candidate = is_digit(byte) && ends_ok;
 }
 
-static void scan(const unsigned char *padded, Py_ssize_t size, int64_t *starts, int64_t *ends, Py_ssize_t lines,
-                 int64_t *slash, int64_t *first_col, uint8_t *first_byte, uint8_t *candidate) {
-    const unsigned char *at = padded, *end = padded + size;
-    Py_ssize_t line = 0, k = 0;
-    while (at < end && (at = memchr(at, '/', (size_t)(end - at))) != NULL) slash[k++] = at++ - padded;
+#define WINDOW 192 /* magma_scan.WINDOW: equal lines longer than this are parsed again, as numpy does */
+
+static int starts_with(const unsigned char *at, const char *prefix) { return memcmp(at, prefix, strlen(prefix)) == 0; }
+
+/* Whether the line names `Gflop/s` (a column header does). */
+static int names_gflops(const unsigned char *line, Py_ssize_t width) {
+    const unsigned char *at = line, *end = line + width;
+    while (end - at >= 7 && (at = memchr(at, 'G', (size_t)(end - at - 6))) != NULL) {
+        if (memcmp(at, "Gflop/s", 7) == 0) return 1;
+        at++;
+    }
+    return 0;
+}
+
+/* Lines of one kind (usage, header), in a (5, capacity) table: line, start, end, file, run. */
+typedef struct {
+    int64_t *col;
+    Py_ssize_t capacity, count;
+} Runs;
+
+static void add_run(Runs *t, const unsigned char *padded, int64_t line, int64_t start, int64_t end, int64_t file) {
+    int64_t *c = t->col, cap = t->capacity, i = t->count++;
+    int64_t run = i;
+    if (i > 0) { /* equal to the line before it (magma_scan._distinct): the same run */
+        int64_t prev_start = c[cap + i - 1], prev_end = c[2 * cap + i - 1];
+        if (end - start == prev_end - prev_start && end - start <= WINDOW &&
+            memcmp(padded + start, padded + prev_start, (size_t)(end - start)) == 0)
+            run = c[4 * cap + i - 1];
+    }
+    c[i] = line;
+    c[cap + i] = start;
+    c[2 * cap + i] = end;
+    c[3 * cap + i] = file;
+    c[4 * cap + i] = run;
+}
+
+/* magma_scan._scan_lines_numpy in one pass over the lines (see there for the tables). */
+static void scan(const unsigned char *padded, Py_ssize_t size, const int64_t *file_start, Py_ssize_t n_files, Py_ssize_t capacity,
+                 int64_t *files, int64_t *rows, Py_ssize_t *n_rows, int64_t *other, Py_ssize_t *n_other, Runs *usage, Runs *header) {
+    int64_t *first_line = files, *banners = files + n_files, *devices = files + 2 * n_files, *first_banner = files + 3 * n_files,
+            *first_zero = files + 4 * n_files, *first_device = files + 5 * n_files;
+    for (Py_ssize_t f = 0; f < n_files; f++) {
+        banners[f] = devices[f] = 0;
+        first_banner[f] = first_zero[f] = first_device[f] = -1;
+    }
+    Py_ssize_t line = 0, next_file = 0, r = 0, o = 0;
     int64_t start = 0;
-    at = padded;
-    while (at < end && (at = memchr(at, '\n', (size_t)(end - at))) != NULL) {
-        starts[line] = start;
-        ends[line++] = at - padded;
-        start = ++at - padded;
+    while (start < size) {
+        const unsigned char *nl = memchr(padded + start, '\n', (size_t)(size - start));
+        int64_t end = nl ? nl - padded : size;
+        /* The file of the line: the last one that starts at or before it; a file's first
+           line is the first one at or after its start. */
+        while (next_file < n_files && file_start[next_file] <= start) first_line[next_file++] = line;
+        int64_t file = next_file - 1;
+        int64_t first_col;
+        uint8_t first_byte, candidate;
+        classify(padded, start, end, &first_col, &first_byte, &candidate);
+        if (candidate) {
+            rows[r] = line;
+            rows[capacity + r] = start;
+            rows[2 * capacity + r] = start + first_col;
+            rows[3 * capacity + r] = end + 1;
+            rows[4 * capacity + r] = file;
+            r++;
+        } else if (first_byte == '%') {
+            const unsigned char *at = padded + start + first_col; /* `padded` has WINDOW bytes after the text */
+            if (starts_with(at, "% MAGMA ")) {
+                if (file >= 0 && banners[file]++ == 0) first_banner[file] = at - padded;
+            } else if (starts_with(at, "% device ")) {
+                if (file >= 0) {
+                    if (devices[file]++ == 0) first_device[file] = at - padded;
+                    if (first_zero[file] < 0 && starts_with(at, "% device 0: ")) first_zero[file] = at - padded;
+                }
+            } else if (starts_with(at, "% Usage: ")) {
+                add_run(usage, padded, line, at - padded, end, file);
+            }
+        } else if (first_byte != 0) {
+            other[o] = line;
+            other[capacity + o] = start;
+            other[2 * capacity + o] = end;
+            other[3 * capacity + o] = file;
+            o++;
+        }
+        if (first_byte != 0 && !candidate) { /* a header: `%` first (after any whitespace), and `Gflop/s` */
+            int is_pct = first_byte == '%';
+            if (!is_pct) {
+                int64_t i = start;
+                while (i < end && is_space(padded[i])) i++;
+                is_pct = i < end && padded[i] == '%';
+            }
+            if (is_pct && names_gflops(padded + start, end - start)) add_run(header, padded, line, start, end, file);
+        }
+        line++;
+        start = end + 1;
     }
-    if (line < lines) { /* a last line without a newline */
-        starts[line] = start;
-        ends[line] = size;
-    }
-    for (Py_ssize_t j = 0; j < lines; j++) classify(padded, starts[j], ends[j], first_col + j, first_byte + j, candidate + j);
+    while (next_file < n_files) first_line[next_file++] = line;
+    *n_rows = r;
+    *n_other = o;
 }
 
 static PyObject *count_lines(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    Py_ssize_t size, newlines = 0, slashes = 0;
+    Py_ssize_t size, lines = 0;
     if (!PyArg_ParseTuple(args, "y*n", &buf, &size)) return NULL;
     if (size < 0 || size > buf.len) size = -1;
     else {
+        const unsigned char *text = buf.buf;
         Py_BEGIN_ALLOW_THREADS
-        newlines = count_byte((const unsigned char *)buf.buf, size, '\n');
-        slashes = count_byte((const unsigned char *)buf.buf, size, '/');
+        lines = count_byte(text, size, '\n') + (size && text[size - 1] != '\n'); /* a last line without a newline */
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&buf);
@@ -244,42 +326,45 @@ static PyObject *count_lines(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "count_lines: size out of the buffer");
         return NULL;
     }
-    return Py_BuildValue("nn", newlines, slashes);
+    return PyLong_FromSsize_t(lines);
 }
 
 static PyObject *scan_lines(PyObject *self, PyObject *args) {
-    Py_buffer buf, starts, ends, slash, first_col, first_byte, candidate;
-    Py_ssize_t size, lines;
-    if (!PyArg_ParseTuple(args, "y*nnw*w*w*w*w*w*", &buf, &size, &lines, &starts, &ends, &slash, &first_col, &first_byte, &candidate))
+    Py_buffer buf, file_start, files, rows, other, usage, header;
+    Py_ssize_t size, lines, n_rows = 0, n_other = 0;
+    if (!PyArg_ParseTuple(args, "y*ny*nw*w*w*w*w*", &buf, &size, &file_start, &lines, &files, &rows, &other, &usage, &header))
         return NULL;
-    int ok = size >= 0 && size + LEAD <= buf.len && lines >= 0 && starts.len >= lines * 8 && ends.len >= lines * 8 &&
-             first_col.len >= lines * 8 && first_byte.len >= lines && candidate.len >= lines;
+    Py_ssize_t n_files = file_start.len / 8;
+    Runs usage_runs = {(int64_t *)usage.buf, lines, 0}, header_runs = {(int64_t *)header.buf, lines, 0};
+    int ok = size >= 0 && size + WINDOW <= buf.len && lines >= 0 && file_start.itemsize == 8 && files.len >= 6 * n_files * 8 &&
+             rows.len >= 5 * lines * 8 && other.len >= 4 * lines * 8 && usage.len >= 5 * lines * 8 && header.len >= 5 * lines * 8;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS
-        scan((const unsigned char *)buf.buf, size, (int64_t *)starts.buf, (int64_t *)ends.buf, lines, (int64_t *)slash.buf,
-             (int64_t *)first_col.buf, (uint8_t *)first_byte.buf, (uint8_t *)candidate.buf);
+        scan((const unsigned char *)buf.buf, size, (const int64_t *)file_start.buf, n_files, lines, (int64_t *)files.buf,
+             (int64_t *)rows.buf, &n_rows, (int64_t *)other.buf, &n_other, &usage_runs, &header_runs);
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&buf);
-    PyBuffer_Release(&starts);
-    PyBuffer_Release(&ends);
-    PyBuffer_Release(&slash);
-    PyBuffer_Release(&first_col);
-    PyBuffer_Release(&first_byte);
-    PyBuffer_Release(&candidate);
+    PyBuffer_Release(&file_start);
+    PyBuffer_Release(&files);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&other);
+    PyBuffer_Release(&usage);
+    PyBuffer_Release(&header);
     if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "scan_lines: arrays too short for the lines, or no padding after the text");
+        PyErr_SetString(PyExc_ValueError, "scan_lines: tables too small for the lines, or no padding after the text");
         return NULL;
     }
-    Py_RETURN_NONE;
+    return Py_BuildValue("nnnn", n_rows, n_other, usage_runs.count, header_runs.count);
 }
 
 static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS,
      "split_rows(text, first, stop, values, start, count) -> tokens, -1 (values too short) or -2 (use the numpy path)"},
-    {"count_lines", count_lines, METH_VARARGS, "count_lines(buf, size) -> (newlines, slashes) in buf[:size]"},
+    {"count_lines", count_lines, METH_VARARGS, "count_lines(buf, size) -> the number of lines in buf[:size]"},
     {"scan_lines", scan_lines, METH_VARARGS,
-     "scan_lines(buf, size, lines, starts, ends, slash, first_col, first_byte, candidate): magma_scan's line index and classes"},
+     "scan_lines(buf, size, file_start, lines, files, rows, other, usage, header) -> (rows, other, usage, header): "
+     "magma_scan._scan_lines_numpy's tables"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,14 +3,16 @@ without a Python loop per line. The files of a batch lie one after another in on
 `FileBuffer` (the reader reads them straight into it).
 
 Lines are classified by their first bytes only (an integer then a blank = candidate data row,
-`%` = banner/header, anything else = trailer or stray output), by the C scanner
-(_magma_tokens.c, an optional build) or, without it, by numpy (`_line_index`, `_classify`). Data rows are cut out
-as one byte string for a single vectorised tokeniser later; banner counts come from prefix
-checks, column headers from the positions of `Gflop/s`; the few other lines (Flux trailer,
-Start/End time, errors) go to magma_trailer.py. Ranks repeat the same banner, so header and
-`% Usage:` lines are compared with the line before them in numpy and only the distinct ones
-are parsed in Python. The bytes are scanned only a couple of times, which is what makes this
-cheaper than a per-line regex loop, the baseline it is measured against.
+`%` = banner/header, anything else = trailer or stray output) in one pass, by the C scanner
+(_magma_tokens.c, an optional build) or, without it, by numpy (`_scan_lines_numpy`, the
+specification). The pass gives small tables, not arrays over every line: the data rows (where
+each lies in the buffer, for the tokeniser, which reads them there), per-file banner and
+device counts, the `% Usage:` lines and the column headers (lines naming `Gflop/s`), and the
+few other lines (Flux trailer, Start/End time, errors), which go to magma_trailer.py. Ranks
+repeat the same banner, so each usage and header line is compared with the one before it and
+only the distinct ones are parsed in Python. The bytes are scanned only a couple of times,
+which is what makes this cheaper than a per-line regex loop, the baseline it is measured
+against.
 """
 
 from __future__ import annotations
@@ -143,20 +145,6 @@ def _line_index(buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.
     return starts, ends, slash
 
 
-def _lines(big: bytes | bytearray, padded: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
-    """`_line_index` and `_classify` of the text: by the C scanner in one pass when it was
-    built (_magma_tokens.c, the same arrays), else by numpy."""
-    if _magma_tokens is None:
-        starts, ends, slash = _line_index(padded[:size], size)
-        return (starts, ends, slash, *_classify(padded, size, starts, ends))
-    newlines, slashes = _magma_tokens.count_lines(big, size)
-    lines = newlines + (1 if size and big[size - 1] != 10 else 0)
-    starts, ends, first_col = np.empty(lines, np.int64), np.empty(lines, np.int64), np.empty(lines, np.int64)
-    slash, first_byte, candidate = np.empty(slashes, np.int64), np.empty(lines, np.uint8), np.empty(lines, bool)
-    _magma_tokens.scan_lines(big, size, lines, starts, ends, slash, first_col, first_byte, candidate)
-    return starts, ends, slash, first_col, candidate, first_byte
-
-
 def _blank(b: np.ndarray) -> np.ndarray:
     """Blank, tab or carriage return (9 | 4 and 13 | 4 are the only bytes that give 13)."""
     return (b == 32) | ((b | 4) == 13)
@@ -261,16 +249,102 @@ def _distinct(padded: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(first_of_run) if n else first_of_run
 
 
-def _headers(big: bytes | bytearray, padded: np.ndarray, size: int, slash: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_byte: np.ndarray,
-             cache: dict[bytes, HeaderSpec | None]) -> tuple[np.ndarray, np.ndarray, list[HeaderSpec]]:
-    """Every `%` line naming `Gflop/s` (one per process): its line index and the number of
-    its kind, and the kinds (distinct specs). `slash` holds the offsets of all `/` bytes."""
+@dataclass
+class LineScan:
+    """What one pass over the lines of a batch's files found, in line order. Positions are
+    byte offsets in the batch buffer and line indices in the batch; tables are (columns,
+    entries) int64 arrays, one row per named column."""
+
+    lines: int
+    """Lines in the batch."""
+    files: np.ndarray
+    """Per file (columns): FILE_COLUMNS."""
+    rows: np.ndarray
+    """Candidate data rows (a line that starts with an integer then a blank): ROW_COLUMNS."""
+    other: np.ndarray
+    """Lines that are neither blank, nor rows, nor start with `%`: OTHER_COLUMNS."""
+    usage: np.ndarray
+    """`% Usage:` lines: RUN_COLUMNS, `start` at the `%`."""
+    header: np.ndarray
+    """Column headers (a line whose first non-blank byte is `%` and that names `Gflop/s`):
+    RUN_COLUMNS, `start` at the line's start."""
+
+
+FILE_COLUMNS = ("first_line", "banners", "devices", "first_banner", "first_zero", "first_device")
+"""Per file: its first line's index, its `% MAGMA` banner and `% device` lines, and the
+offsets of its first banner, `% device 0:` and `% device` line (-1: none)."""
+ROW_COLUMNS = ("line", "begin", "first", "stop", "file")
+"""line index, line start, first non-blank byte, just past the newline, file index."""
+OTHER_COLUMNS = ("line", "start", "end", "file")
+RUN_COLUMNS = ("line", "start", "end", "file", "run")
+"""`run`: the index of the first of a run of equal lines (this one's, when it differs from
+the one before it: only distinct lines are parsed)."""
+
+
+def _table(*columns: np.ndarray) -> np.ndarray:
+    return np.vstack(columns).astype(np.int64, copy=False)
+
+
+def _scan_lines(big: bytes | bytearray, padded: np.ndarray, size: int, file_start: np.ndarray) -> LineScan:
+    """The batch's lines, classified: by the C scanner in one pass when it was built
+    (_magma_tokens.c), else by numpy (`_scan_lines_numpy`, the specification: tests compare
+    the two)."""
+    if _magma_tokens is None:
+        return _scan_lines_numpy(big, padded, size, file_start)
+    lines = _magma_tokens.count_lines(big, size)
+    n = file_start.size
+    files = np.empty((len(FILE_COLUMNS), n), np.int64)
+    rows, other = np.empty((len(ROW_COLUMNS), lines), np.int64), np.empty((len(OTHER_COLUMNS), lines), np.int64)
+    usage, header = np.empty((len(RUN_COLUMNS), lines), np.int64), np.empty((len(RUN_COLUMNS), lines), np.int64)
+    found = _magma_tokens.scan_lines(big, size, file_start, lines, files, rows, other, usage, header)
+    n_rows, n_other, n_usage, n_header = found
+    return LineScan(lines, files, rows[:, :n_rows], other[:, :n_other], usage[:, :n_usage], header[:, :n_header])
+
+
+def _scan_lines_numpy(big: bytes | bytearray, padded: np.ndarray, size: int, file_start: np.ndarray) -> LineScan:
+    """`_scan_lines` with numpy: a line index and classes for every line, then the lines of
+    each kind picked out of them."""
+    n = file_start.size
+    starts, ends, slash = _line_index(padded[:size], size)
+    first_col, candidate, first_byte = _classify(padded, size, starts, ends)
+    line_file = np.searchsorted(file_start, starts, side="right") - 1
+    first_line = np.searchsorted(starts, file_start)  # index of each file's first line
+
+    pct = np.flatnonzero(first_byte == 37)
+    pct_at = starts[pct] + first_col[pct]
+    pct_file = line_file[pct]
+    # Banner, device and usage lines by their prefix, all tested on one gather of each `%`
+    # line's first 16 bytes.
+    heads = _heads(padded, pct_at)
+    is_banner = _starts_with(heads, b"% MAGMA ")
+    is_device = _starts_with(heads, b"% device ")
+    is_usage = _starts_with(heads, b"% Usage: ")
+    zero = _starts_with(heads, b"% device 0: ")
+    files = _table(first_line, np.bincount(pct_file[is_banner], minlength=n), np.bincount(pct_file[is_device], minlength=n),
+                   _first_per_file(pct_file[is_banner], pct_at[is_banner], n), _first_per_file(pct_file[zero], pct_at[zero], n),
+                   _first_per_file(pct_file[is_device], pct_at[is_device], n))
+    row = np.flatnonzero(candidate)
+    rows = _table(row, starts[row], starts[row] + first_col[row], ends[row] + 1, line_file[row])
+    odd = np.flatnonzero((first_byte != 0) & ~candidate & (first_byte != 37))
+    other = _table(odd, starts[odd], ends[odd], line_file[odd])
+    usage_line = pct[is_usage]
+    usage_at, usage_end = pct_at[is_usage], ends[usage_line]
+    usage = _table(usage_line, usage_at, usage_end, line_file[usage_line], _distinct(padded, usage_at, usage_end))
+    head = _header_lines(big, padded, size, slash, starts, ends, first_byte)
+    header = _table(head, starts[head], ends[head], line_file[head], _distinct(padded, starts[head], ends[head]))
+    return LineScan(int(starts.size), files, rows, other, usage, header)
+
+
+def _header_lines(big: bytes | bytearray, padded: np.ndarray, size: int, slash: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                  first_byte: np.ndarray) -> np.ndarray:
+    """Every line whose first non-blank byte is `%` and that names `Gflop/s` (the column
+    headers, one per process), from the offsets of all `/` bytes."""
     slash = slash[(slash >= 5) & (slash + 1 < size)]
     slash = slash[padded[slash - 5] == ord("G")]  # most `/` are in paths: one byte rules them out
     if slash.size:  # then all 7 bytes of `Gflop/s`, from 5 before the `/`
         slash = slash[_starts_with(_heads(padded, slash - 5), b"Gflop/s")]
     if not slash.size:
-        return np.empty(0, np.int64), np.empty(0, np.int64), []
+        return np.empty(0, np.int64)
     lines = np.searchsorted(starts, slash, side="right") - 1
     lines = lines[np.concatenate(([True], lines[1:] != lines[:-1]))]  # sorted: drop repeats
     pct = first_byte[lines] == 37
@@ -278,48 +352,56 @@ def _headers(big: bytes | bytearray, padded: np.ndarray, size: int, slash: np.nd
         for j in np.flatnonzero(~pct).tolist():
             pct[j] = big[starts[lines[j]] : ends[lines[j]]].lstrip().startswith(b"%")
         lines = lines[pct]
-    a, b = starts[lines], ends[lines]
-    first = _distinct(padded, a, b)
-    distinct = np.flatnonzero(first == np.arange(first.size))
+    return lines
+
+
+def _first_of_runs(run: np.ndarray) -> np.ndarray:
+    """The entries that start a run of equal lines (the ones to parse)."""
+    return np.flatnonzero(run == np.arange(run.size))
+
+
+def _headers(big: bytes | bytearray, header: np.ndarray, cache: dict[bytes, HeaderSpec | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[HeaderSpec]]:
+    """The column headers that parse (line index, file, number of its kind) and the kinds
+    (distinct specs); equal lines are parsed once."""
+    line, start, end, file, run = header
     kinds: dict[HeaderSpec, int] = {}
-    kind_of = np.full(first.size, -1, np.int64)
-    for j in distinct.tolist():
-        line = bytes(big[a[j] : b[j]])  # bytes: `big` may be a reused bytearray
-        if line not in cache:
-            cache[line] = parse_header(line.decode("utf-8", "replace"))
-        spec = cache[line]
+    kind_of = np.full(run.size, -1, np.int64)
+    for j in _first_of_runs(run).tolist():
+        text = bytes(big[start[j] : end[j]])  # bytes: `big` may be a reused bytearray
+        if text not in cache:
+            cache[text] = parse_header(text.decode("utf-8", "replace"))
+        spec = cache[text]
         if spec is not None:
             kind_of[j] = kinds.setdefault(spec, len(kinds))
-    kind_of = kind_of[first]
+    kind_of = kind_of[run]
     keep = kind_of >= 0
-    return lines[keep], kind_of[keep], list(kinds)
+    return line[keep], file[keep], kind_of[keep], list(kinds)
 
 
-def _tests_at(big: bytes | bytearray, padded: np.ndarray, usage: np.ndarray, usage_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Offsets of the `% Usage:` lines, the number of each one's argv[0] basename, and the
-    basenames (equal lines parsed once)."""
-    first = _distinct(padded, usage, usage_end)
-    distinct = np.flatnonzero(first == np.arange(first.size))
+def _tests_at(big: bytes | bytearray, usage: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """The `% Usage:` lines (line index, file, number of their argv[0] basename) and the
+    basenames; equal lines are parsed once."""
+    line, at, _, file, run = usage
     names: dict[str, int] = {}
-    name_of = np.full(first.size, -1, np.int64)
-    for j in distinct.tolist():
-        found = USAGE.match(big, int(usage[j]))
+    name_of = np.full(run.size, -1, np.int64)
+    for j in _first_of_runs(run).tolist():
+        found = USAGE.match(big, int(at[j]))
         if found:
             base = found.group(1).rsplit(b"/", 1)[-1].decode("utf-8", "replace")
             name_of[j] = names.setdefault(base[len("testing_"):] if base.startswith("testing_") else base, len(names))
-    name_of = name_of[first]
+    name_of = name_of[run]
     keep = name_of >= 0
-    return usage[keep], name_of[keep], list(names)
+    return line[keep], file[keep], name_of[keep], list(names)
 
 
-def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> list[int | None]:
-    """For each file, the first of the given (sorted) offsets that lies in it, or None.
+def _first_per_file(file_of: np.ndarray, offsets: np.ndarray, n_files: int) -> np.ndarray:
+    """For each file, the first of the given (sorted) offsets that lies in it, or -1.
     `file_of` is sorted too (offsets come file after file)."""
     if not offsets.size:
-        return [None] * n_files
+        return np.full(n_files, -1, np.int64)
     first = np.searchsorted(file_of, np.arange(n_files))  # where each file's offsets would start
     found = file_of[np.minimum(first, file_of.size - 1)] == np.arange(n_files)
-    return [int(at) if ok else None for at, ok in zip(offsets[np.minimum(first, offsets.size - 1)].tolist(), found.tolist())]
+    return np.where(found, offsets[np.minimum(first, offsets.size - 1)], -1)
 
 
 class FileBuffer:
@@ -404,49 +486,30 @@ def scan_buffer(files: FileBuffer, cache: dict[bytes, HeaderSpec | None] | None 
     size = files.end
     files.room(len(PAD))[:] = PAD  # windows that start near the end stay in bounds
     big = files.buffer
-    file_start = np.array(files.starts, np.int64)
-    padded = np.frombuffer(big, np.uint8)
-    starts, ends, slash, first_col, candidate, first_byte = _lines(big, padded, size)
-    line_file = np.searchsorted(file_start, starts, side="right") - 1
-    first_line = np.searchsorted(starts, file_start)  # index of each file's first line
-
-    pct = np.flatnonzero(first_byte == 37)
-    pct_at = starts[pct] + first_col[pct]
-    pct_file = line_file[pct]
-    # Banner, device and usage lines by their prefix, all tested on one gather of each `%`
-    # line's first 16 bytes.
-    heads = _heads(padded, pct_at)
-    is_banner = _starts_with(heads, b"% MAGMA ")
-    is_device = _starts_with(heads, b"% device ")
-    is_usage = _starts_with(heads, b"% Usage: ")
-    banners = np.bincount(pct_file[is_banner], minlength=n)
-    devices = np.bincount(pct_file[is_device], minlength=n)
-    first_banner = _first_per_file(pct_file[is_banner], pct_at[is_banner], n)
-    zero = _starts_with(heads, b"% device 0: ")
-    first_zero = _first_per_file(pct_file[zero], pct_at[zero], n)
-    first_device = _first_per_file(pct_file[is_device], pct_at[is_device], n)
-    for scan, n_banners, n_devices, banner_at, zero_at, device_at in zip(scans, banners.tolist(), devices.tolist(), first_banner, first_zero, first_device):
+    found = _scan_lines(big, np.frombuffer(big, np.uint8), size, np.array(files.starts, np.int64))
+    first_line = found.files[0]
+    for scan, n_banners, n_devices, banner_at, zero_at, device_at in zip(scans, *found.files[1:].tolist()):
         scan.banners = n_banners
-        if banner_at is not None:
+        if banner_at >= 0:
             version = VERSION.match(big, banner_at)
             scan.version = version.group(1).decode() if version else ""
-        at = zero_at if zero_at is not None else device_at
-        if at is not None:
+        at = zero_at if zero_at >= 0 else device_at
+        if at >= 0:
             device = DEVICE.match(big, at, size)
             if device:
                 scan.device = device.group(2).decode("utf-8", "replace")
             scan.visible_devices = round(n_devices / n_banners) if n_banners else n_devices
 
-    other = np.flatnonzero((first_byte != 0) & ~candidate & (first_byte != 37))
-    if other.size:
-        other_bounds = np.searchsorted(line_file[other], np.arange(n + 1))
-        for f in np.flatnonzero(np.diff(other_bounds)).tolist():
-            other_lines(scans[f], big, other[other_bounds[f] : other_bounds[f + 1]], starts, ends, int(first_line[f]))
+    line, start, end, file = found.other
+    if line.size:
+        bounds = np.searchsorted(file, np.arange(n + 1))
+        for f in np.flatnonzero(np.diff(bounds)).tolist():
+            a, b = bounds[f], bounds[f + 1]
+            other_lines(scans[f], big, line[a:b], start[a:b], end[a:b], int(first_line[f]))
 
-    test_at, test_id, test_names = _tests_at(big, padded, pct_at[is_usage], ends[pct[is_usage]])
-    header_lines, header_kind, kinds = _headers(big, padded, size, slash, starts, ends, first_byte, cache)
-    rows = _blocks(scans, np.flatnonzero(candidate), starts[header_lines], header_kind, kinds, test_at, test_id, test_names,
-                   starts, line_file, file_start, n)
+    tests = _tests_at(big, found.usage)
+    headers = _headers(big, found.header, cache)
+    rows = _blocks(scans, found.rows, headers, tests, first_line, n)
     lines = rows.line  # line indices in the batch, turned into 1-based line numbers below
     rows.line = lines - first_line[rows.file] + 1
     row_bounds = np.searchsorted(rows.file, np.arange(n + 1))
@@ -455,40 +518,39 @@ def scan_buffer(files: FileBuffer, cache: dict[bytes, HeaderSpec | None] | None 
         scan = scans[f]
         scan.row_lines = rows.line[a:b]
         scan.row_block = rows.block[a:b]
-        last_line = (first_line[f + 1] if f + 1 < n else starts.size) - 1
+        last_line = (first_line[f + 1] if f + 1 < n else found.lines) - 1
         if files.cut[f] and lines[b - 1] == last_line:
             scan.last_line_cut = True
-    # Where each row lies in the buffer, for the tokeniser (which reads them there).
-    rows.source = big
-    rows.begin = starts[lines]
-    rows.stop = ends[lines] + 1  # every line of the buffer ends with a newline
-    rows.first = rows.begin + first_col[lines]
+    rows.source = big  # the tokeniser reads the rows where they lie
     return scans, rows
 
 
-def _blocks(scans: list[FileScan], rows: np.ndarray, header_at: np.ndarray, header_kind: np.ndarray, kinds: list[HeaderSpec],
-            test_at: np.ndarray, test_id: np.ndarray, test_names: list[str], starts: np.ndarray, line_file: np.ndarray,
-            file_start: np.ndarray, n: int) -> RowText:
-    """Assign rows to header kinds (blocks), for all files of a batch at once; fills each
-    `scan.blocks` and `scan.orphan_rows`, returns the rows (line index, file, block).
+def _blocks(scans: list[FileScan], rows: np.ndarray, headers: tuple[np.ndarray, np.ndarray, np.ndarray, list[HeaderSpec]],
+            tests: tuple[np.ndarray, np.ndarray, np.ndarray, list[str]], first_line: np.ndarray, n: int) -> RowText:
+    """Assign rows (ROW_COLUMNS) to header kinds (blocks), for all files of a batch at once;
+    fills each `scan.blocks` and `scan.orphan_rows`, returns the rows (line index, file,
+    block, where they lie).
 
     A row belongs to the latest header above it; rows above the first header of their file
     (ranks drift in merged files) use the first one. A header's tester is named by the
     nearest `% Usage:` line above it in its file (run_tests.py output holds several
     testers); the number of such lines naming it is the number of processes that ran it.
+    Positions are line indices: lines are in the order of their bytes.
     """
-    bounds = np.concatenate((file_start, [np.iinfo(np.int64).max]))
-    header_file = np.searchsorted(file_start, header_at, side="right") - 1
-    header_bounds = np.searchsorted(header_at, bounds)
-    row_file = line_file[rows]
+    header_line, header_file, header_kind, kinds = headers
+    test_line, test_file, test_id, test_names = tests
+    bounds = np.concatenate((first_line, [np.iinfo(np.int64).max]))
+    header_bounds = np.searchsorted(header_line, bounds)
+    row_file = rows[4]
     orphan = (header_bounds[1:] == header_bounds[:-1])[row_file]  # rows of files without a header
     if orphan.any():
         for f, count in zip(*np.unique(row_file[orphan], return_counts=True)):
             scans[int(f)].orphan_rows = int(count)
-        rows, row_file = rows[~orphan], row_file[~orphan]
-    out = RowText(line=rows, file=row_file)
-    if not rows.size:
-        out.block = np.empty(0, np.int64)
+        rows = rows[:, ~orphan]
+        row_file = rows[4]
+    row_line, begin, first, stop = rows[0], rows[1], rows[2], rows[3]
+    out = RowText(begin=begin, stop=stop, first=first, line=row_line, file=row_file)
+    if not row_line.size:
         return out
     # Header kinds per file, in order of first appearance; only files with rows get blocks.
     key = header_file * len(kinds) + header_kind
@@ -499,16 +561,15 @@ def _blocks(scans: list[FileScan], rows: np.ndarray, header_at: np.ndarray, head
     first_header = first_header[with_rows[header_file[first_header]]]
     block_of_key = np.full(n * len(kinds), -1, np.int64)
     block_of_key[key[first_header]] = np.arange(first_header.size)
-    which = np.searchsorted(header_at, starts[rows], side="right") - 1
+    which = np.searchsorted(header_line, row_line, side="right") - 1
     which = np.maximum(which, header_bounds[row_file])
     out.block = block_of_key[key[which]]
     counts = np.bincount(out.block, minlength=first_header.size).tolist()
     # The tester of each block: the last usage line above its first header in the same file.
     block_file = header_file[first_header]
-    test_bounds = np.searchsorted(test_at, bounds)
-    above = np.searchsorted(test_at, header_at[first_header], side="left") - 1
+    test_bounds = np.searchsorted(test_line, bounds)
+    above = np.searchsorted(test_line, header_line[first_header], side="left") - 1
     n_names = len(test_names)
-    test_file = np.searchsorted(file_start, test_at, side="right") - 1
     per_file_name = np.bincount(test_file * n_names + test_id, minlength=n * n_names).tolist() if n_names else []
     for b, (f, h, j) in enumerate(zip(block_file.tolist(), first_header.tolist(), above.tolist())):
         scan = scans[f]

@@ -57,12 +57,13 @@ def _flux_event(scan: "FileScan", raw: str) -> None:
         scan.cancelled = True
 
 
-def other_lines(scan: "FileScan", data: bytes, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_line: int = 0) -> None:
+def other_lines(scan: "FileScan", data: bytes | bytearray, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_line: int = 0) -> None:
     """Sort the few non-`%`, non-row lines: trailer (Flux eventlog, Start/End time), exit and
-    cancel events, asserts, error messages, and lines nobody recognises."""
+    cancel events, asserts, error messages, and lines nobody recognises. Line i of them is
+    `lines[i]` (its index in `data`'s lines) and runs from `starts[i]` to `ends[i]`."""
     in_log = in_trailer = False
     flux_exit = None
-    for i, a, b in zip(lines.tolist(), starts[lines].tolist(), ends[lines].tolist()):
+    for i, a, b in zip(lines.tolist(), starts.tolist(), ends.tolist()):
         raw = data[a:b]
         if in_log and raw.lstrip()[:1] == b"{" and EVENT_BYTES.search(raw) is None:
             continue  # an eventlog entry that changes nothing: no need to decode or parse it

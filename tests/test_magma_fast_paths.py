@@ -209,34 +209,46 @@ def test_c_tokens_read_the_real_files_as_numpy_does() -> None:
 
 
 LINE_BYTES = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"%", b"/", b"7", b"12", b"x", b".", b"-", b"(",
-                                        b" " * 20, b"\t" * 17, b"% MAGMA 2.8.0", b"  1088  1088", b"8.411s: job"]), max_size=60)
+                                        b" " * 20, b"\t" * 17, b"% MAGMA 2.8.0", b"  1088  1088", b"8.411s: job", b"Gflop/s",
+                                        b"% device 0: A100, 1 MHz clock", b"% device 1: V100", b"% Usage: ./testing_dgemm -N 8",
+                                        b"%   M     N     K   MAGMA Gflop/s (ms)", b"\n% Usage: ./testing_dgemm -N 8\n"]), max_size=60)
+"""Line fragments: any mix of blanks, tabs, CR, long indents, half-rows, banners, devices,
+usage lines and column headers (repeated, so equal lines follow each other)."""
 
 
-def _lines_both(data: bytes) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+def _lines_both(datas: list[bytes]) -> tuple[magma_scan.LineScan, magma_scan.LineScan]:
+    """The C scanner's and numpy's tables of files one after another in one batch buffer."""
     files = magma_scan.FileBuffer()
-    files.clear(len(data) + 1)
-    files.append(data)
+    files.clear(sum(len(d) for d in datas) + len(datas))
+    for data in datas:
+        files.append(data)
     files.room(len(magma_scan.PAD))[:] = magma_scan.PAD
     padded = np.frombuffer(files.buffer, np.uint8)
-    c = magma_scan._lines(files.buffer, padded, files.end)
-    starts, ends, slash = magma_scan._line_index(padded[: files.end], files.end)
-    return c, (starts, ends, slash, *magma_scan._classify(padded, files.end, starts, ends))
+    file_start = np.array(files.starts, np.int64)
+    return (magma_scan._scan_lines(files.buffer, padded, files.end, file_start),
+            magma_scan._scan_lines_numpy(files.buffer, padded, files.end, file_start))
+
+
+def _same_tables(c: magma_scan.LineScan, numpy_path: magma_scan.LineScan) -> None:
+    assert c.lines == numpy_path.lines
+    for name in ("files", "rows", "other", "usage", "header"):
+        a, b = getattr(c, name), getattr(numpy_path, name)
+        assert a.dtype == b.dtype == np.int64 and np.array_equal(a, b), name
 
 
 @C_TOKENS
 @SETTINGS
-@given(LINE_BYTES)
-def test_c_lines_equal_numpys_line_index_and_classes(parts: list[bytes]) -> None:
-    """The C scanner's lines, slashes, first columns, first bytes and row candidates are
-    numpy's, for any mix of blanks, tabs, CR, long indents and half-rows."""
-    c, numpy_path = _lines_both(b"".join(parts))
-    for a, b in zip(c, numpy_path, strict=True):
-        assert a.dtype == b.dtype and np.array_equal(a, b)
+@given(st.lists(LINE_BYTES.map(b"".join), min_size=1, max_size=4))
+def test_c_lines_equal_numpys_tables(datas: list[bytes]) -> None:
+    """The C scanner's per-file counts, rows, other lines, usage lines and column headers
+    (with their runs of equal lines) are numpy's, for any mix of lines and files (empty ones
+    and ones without a last newline included)."""
+    _same_tables(*_lines_both(datas))
 
 
 @C_TOKENS
 def test_c_lines_read_the_real_files_as_numpy_does() -> None:
     for path in _real_outputs():
-        c, numpy_path = _lines_both(path.read_bytes())
-        for a, b in zip(c, numpy_path, strict=True):
-            assert a.dtype == b.dtype and np.array_equal(a, b), path
+        _same_tables(*_lines_both([path.read_bytes()]))
+    outputs = [p.read_bytes() for p in _real_outputs()[:12]]
+    _same_tables(*_lines_both(outputs))  # many files in one batch, as the reader scans them
