@@ -11,6 +11,9 @@
  * Anything else (a word, a tab, `nan`, a 20-digit mantissa, a row that does not start on a
  * token) makes it return -2, and the caller reads the batch with numpy, which decides such rows.
  *
+ * gather: the tokens of rows with the same number of them as a column-major matrix
+ * (magma_rows.numeric_rows).
+ *
  * count_lines / scan_lines: magma_scan._scan_lines_numpy's tables (data rows, other lines,
  * usage lines, column headers, per-file banner and device counts) in one pass over the lines
  * (the numpy function is the specification; tests compare the tables).
@@ -143,6 +146,42 @@ static PyObject *split_rows(PyObject *self, PyObject *args) {
         return NULL;
     }
     return PyLong_FromSsize_t(found);
+}
+
+
+/* The matrix of some rows' first `width` tokens, one column after another:
+   out[j * n + i] = values[start[rows[i]] + j] (magma_rows.numeric_rows, column-major). */
+static PyObject *gather(PyObject *self, PyObject *args) {
+    Py_buffer values, start, rows, out;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*y*y*nw*", &values, &start, &rows, &width, &out)) return NULL;
+    Py_ssize_t n = rows.len / 8, n_values = values.len / 8, n_start = start.len / 8;
+    int ok = values.itemsize == 8 && start.itemsize == 8 && rows.itemsize == 8 && width >= 0 && out.len >= n * width * 8;
+    if (ok) {
+        const double *v = values.buf;
+        const int64_t *s = start.buf, *r = rows.buf;
+        double *o = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; ok && i < n; i++) { /* every index checked: a bad one is an error, not a crash */
+            int64_t row = r[i];
+            if (row < 0 || row >= n_start || s[row] < 0 || s[row] + width > n_values) {
+                ok = 0;
+                break;
+            }
+            const double *from = v + s[row];
+            for (Py_ssize_t j = 0; j < width; j++) o[j * n + i] = from[j];
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "gather: arrays of the wrong type or size, or a row out of range");
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 
@@ -361,6 +400,7 @@ static PyObject *scan_lines(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS,
      "split_rows(text, first, stop, values, start, count) -> tokens, -1 (values too short) or -2 (use the numpy path)"},
+    {"gather", gather, METH_VARARGS, "gather(values, start, rows, width, out): the rows' first width tokens, column after column"},
     {"count_lines", count_lines, METH_VARARGS, "count_lines(buf, size) -> the number of lines in buf[:size]"},
     {"scan_lines", scan_lines, METH_VARARGS,
      "scan_lines(buf, size, file_start, lines, files, rows, other, usage, header) -> (rows, other, usage, header): "

@@ -247,13 +247,21 @@ def numeric_rows(parts: list[tuple[RowTokens, np.ndarray]]) -> np.ndarray | None
         width = int(count[0])
     if width is None or width > WIDTH:
         return None
-    out = []
-    for tokens, rows in parts:
-        if rows.size:
-            values = tokens.values
-            view = as_strided(values, shape=(values.size - width + 1, width), strides=(values.strides[0], values.strides[0]), writeable=False)
-            out.append(view[tokens.start if rows.size == tokens.start.size else tokens.start[rows]])  # not np.take: slow on this view
+    out = [_matrix(tokens, rows, width) for tokens, rows in parts if rows.size]
     return out[0] if len(out) == 1 else np.concatenate(out)
+
+
+def _matrix(tokens: RowTokens, rows: np.ndarray, width: int, c_part: bool = True) -> np.ndarray:
+    """The first `width` tokens of the chosen rows. By the C part, column after column (each
+    column is then one contiguous array, as the tidy table wants it); else (or with `c_part`
+    false) numpy gathers the rows."""
+    values = tokens.values
+    if c_part and _magma_tokens is not None and values.flags.c_contiguous and values.dtype == np.float64:
+        out = np.empty((width, rows.size))
+        _magma_tokens.gather(values, np.ascontiguousarray(tokens.start, np.int64), np.ascontiguousarray(rows, np.int64), width, out)
+        return out.T
+    view = as_strided(values, shape=(values.size - width + 1, width), strides=(values.strides[0], values.strides[0]), writeable=False)
+    return view[tokens.start if rows.size == tokens.start.size else tokens.start[rows]]  # not np.take: slow on this view
 
 
 def read_numeric(rows: bytes, expected: int) -> pd.DataFrame | None:
@@ -401,7 +409,9 @@ def _map_matrix(values: np.ndarray, spec: HeaderSpec) -> tuple[dict[str, np.ndar
     if sizes_at > width:
         valid = np.zeros(n, bool)  # a size column is missing: NaN, so no row is a data row
     elif n:
-        sizes = np.ascontiguousarray(values[:, :sizes_at])  # reductions over a strided slice are slow
+        sizes = values[:, :sizes_at]
+        if not (sizes.flags.c_contiguous or sizes.flags.f_contiguous):
+            sizes = np.ascontiguousarray(sizes)  # reductions over a strided slice are slow
         with np.errstate(invalid="ignore"):  # sizes past 2**53 are not integers MAGMA prints
             if not (sizes.min() >= 0 and sizes.max() < SIZE_LIMIT and (sizes == np.floor(sizes)).all()):
                 valid = ((sizes >= 0) & (sizes < SIZE_LIMIT) & (sizes == np.floor(sizes))).all(axis=1)

@@ -173,6 +173,11 @@ def _c_tokens_as_numpy(text: bytes, first: np.ndarray, rows: magma_scan.RowText 
     b = magma_rows.split_rows_numpy(text, first)
     assert np.array_equal(a.start, b.start) and np.array_equal(a.count, b.count) and np.array_equal(a.bad, b.bad)
     assert np.array_equal(np.asarray(a.values).view(np.int64), np.asarray(b.values).view(np.int64))
+    if a.count.min() == a.count.max():  # one matrix: the C part's (column after column) is numpy's
+        for rows in (np.arange(a.count.size), np.arange(0, a.count.size, 2)):
+            c_matrix = magma_rows._matrix(a, rows, int(a.count[0]))
+            numpy_matrix = magma_rows._matrix(a, rows, int(a.count[0]), c_part=False)
+            assert c_matrix.shape == numpy_matrix.shape and np.array_equal(c_matrix.view(np.int64), numpy_matrix.view(np.int64))
     return True
 
 
