@@ -500,12 +500,7 @@ def scan_buffer(files: FileBuffer, cache: dict[bytes, HeaderSpec | None] | None 
                 scan.device = device.group(2).decode("utf-8", "replace")
             scan.visible_devices = round(n_devices / n_banners) if n_banners else n_devices
 
-    line, start, end, file = found.other
-    if line.size:
-        bounds = np.searchsorted(file, np.arange(n + 1))
-        for f in np.flatnonzero(np.diff(bounds)).tolist():
-            a, b = bounds[f], bounds[f + 1]
-            other_lines(scans[f], big, line[a:b], start[a:b], end[a:b], int(first_line[f]))
+    other_lines(scans, big, found.other, first_line)
 
     tests = _tests_at(big, found.usage)
     headers = _headers(big, found.header, cache)

@@ -57,18 +57,28 @@ def _flux_event(scan: "FileScan", raw: str) -> None:
         scan.cancelled = True
 
 
-def other_lines(scan: "FileScan", data: bytes | bytearray, lines: np.ndarray, starts: np.ndarray, ends: np.ndarray, first_line: int = 0) -> None:
-    """Sort the few non-`%`, non-row lines: trailer (Flux eventlog, Start/End time), exit and
-    cancel events, asserts, error messages, and lines nobody recognises. Line i of them is
-    `lines[i]` (its index in `data`'s lines) and runs from `starts[i]` to `ends[i]`."""
+def other_lines(scans: list["FileScan"], data: bytes | bytearray, other: np.ndarray, first_line: np.ndarray) -> None:
+    """Sort the few non-`%`, non-row lines of a batch's files: trailer (Flux eventlog,
+    Start/End time), exit and cancel events, asserts, error messages, and lines nobody
+    recognises. `other` holds them file after file, a column each: line index, start, end
+    (offsets in `data`) and file; `first_line` is each file's first line index."""
+    scan: "FileScan | None" = None
+    current = -1
     in_log = in_trailer = False
-    flux_exit = None
-    for i, a, b in zip(lines.tolist(), starts.tolist(), ends.tolist()):
+    flux_exit: int | None = None
+    base = 0
+    for i, a, b, f in zip(*(column.tolist() for column in other)):
+        if f != current:  # a new file: its own trailer state
+            if scan is not None:
+                _exit_code(scan, flux_exit)
+            scan, current, base = scans[f], f, int(first_line[f])
+            in_log = in_trailer = False
+            flux_exit = None
         raw = data[a:b]
-        if in_log and raw.lstrip()[:1] == b"{" and EVENT_BYTES.search(raw) is None:
-            continue  # an eventlog entry that changes nothing: no need to decode or parse it
+        if raw.lstrip()[:1] == b"{" and (not in_log or EVENT_BYTES.search(raw) is None):
+            continue  # JSON that changes nothing (the jobspec, most events): no need to decode or parse it
         text = raw.decode("utf-8", "replace").strip()
-        line_no = i - first_line + 1
+        line_no = i - base + 1
         if text.startswith("START OF"):
             in_trailer = True
             in_log = text.startswith("START OF EVENTLOG")
@@ -97,5 +107,11 @@ def other_lines(scan: "FileScan", data: bytes | bytearray, lines: np.ndarray, st
             scan.errors.append((line_no, text))
         elif not in_trailer and not KNOWN_OTHER.match(text):
             scan.unknown.append((line_no, text))
+    if scan is not None:
+        _exit_code(scan, flux_exit)
+
+
+def _exit_code(scan: "FileScan", flux_exit: int | None) -> None:
+    """`flux-job: task(s) exited with exit code N` counts when the eventlog named none."""
     if scan.exit_code is None and flux_exit is not None:
         scan.exit_code = flux_exit
