@@ -312,7 +312,7 @@ def _scan_batch(files: list[_File], joined: FileBuffer, cache: dict, peak_overri
     scans, rows = scan_buffer(joined, cache)
     for f, found in zip(files, scans):
         f.scan = found
-    tokens = split_rows(rows.source, rows.first, rows.stop)
+    tokens = split_rows(rows.source, rows.first, rows.stop, rows.begin)
     batch = _Batch(rows, {}, np.zeros(rows.size, bool), {})
     if not rows.size:
         return batch

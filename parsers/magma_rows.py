@@ -26,7 +26,7 @@ from numpy.lib.stride_tricks import as_strided
 from pandas.api.types import is_numeric_dtype
 
 from gpuscope.parsers.magma_header import HeaderSpec
-from gpuscope.parsers.magma_scan import CHUNK, _magma_tokens  # the C part, or None where it was not built
+from gpuscope.parsers.magma_scan import CHUNK, _magma_tokens, join_rows  # _magma_tokens: the C part, or None where it was not built
 
 WIDTH = 16
 """Tokens per row: MAGMA rows have at most 13. A longer line makes the fast reader fail, and
@@ -153,11 +153,12 @@ def _cast(strings: pa.Array) -> np.ndarray:
     return values if values is not None and values.flags.writeable else result.to_numpy(zero_copy_only=False).copy()
 
 
-def split_rows(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray | None = None) -> RowTokens:
+def split_rows(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray | None = None, begin: np.ndarray | None = None) -> RowTokens:
     """Tokens of newline-terminated rows; row i starts (at its first non-blank byte, a digit)
     at `first[i]` and ends at `stop[i]`, just past its newline (None: at the next row's first
     byte, the text's end for the last). With `stop`, other lines may lie between the rows:
-    the reader's batch buffer is read as it is, without copying the rows out.
+    the reader's batch buffer is read as it is, without copying the rows out; `begin` (each
+    row's line start, `first` when not given) lets the numpy path copy runs of rows at once.
 
     `---` is NaN, `ok` and `failed` are OK_CODE and FAILED_CODE, anything else that is not a
     number marks its row bad. The C tokeniser (_magma_tokens.c, built when a compiler is
@@ -173,10 +174,7 @@ def split_rows(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray | No
         if found is not None:
             return found
     if stop[-1] != len(text) or not np.array_equal(stop[:-1], first[1:]):  # other lines between or after the rows
-        view = memoryview(text)
-        length = stop - first
-        text = b"".join([view[a:b] for a, b in zip(first.tolist(), stop.tolist())])
-        first = np.cumsum(length) - length
+        text, first = join_rows(text, first if begin is None else begin, stop, first)
     return split_rows_numpy(bytes(text), first)
 
 

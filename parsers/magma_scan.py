@@ -105,16 +105,22 @@ class RowText:
 
     def joined(self, rows: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
         """The text of all rows (or of the given rows, in that order) one after another, and
-        where each row's first non-blank byte lies in it. Rows that follow each other in
-        `source` are copied as one slice."""
-        begin, stop, first = (self.begin, self.stop, self.first) if rows is None else (self.begin[rows], self.stop[rows], self.first[rows])
-        if not begin.size:
-            return b"", np.empty(0, np.int64)
-        cut = np.flatnonzero(stop[:-1] != begin[1:]) + 1
-        a, b = begin[np.concatenate(([0], cut))], stop[np.concatenate((cut - 1, [begin.size - 1]))]
-        view = memoryview(self.source)  # slices of a view are not copied before the join copies them
-        length = stop - begin
-        return b"".join([view[x:y] for x, y in zip(a.tolist(), b.tolist())]), np.cumsum(length) - length + (first - begin)
+        where each row's first non-blank byte lies in it."""
+        if rows is None:
+            return join_rows(self.source, self.begin, self.stop, self.first)
+        return join_rows(self.source, self.begin[rows], self.stop[rows], self.first[rows])
+
+
+def join_rows(source: bytes | bytearray, begin: np.ndarray, stop: np.ndarray, first: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """Rows `source[begin[i]:stop[i]]` one after another, and where each row's byte `first[i]`
+    lies in the result. Rows that follow each other in `source` are copied as one slice."""
+    if not begin.size:
+        return b"", np.empty(0, np.int64)
+    cut = np.flatnonzero(stop[:-1] != begin[1:]) + 1
+    a, b = begin[np.concatenate(([0], cut))], stop[np.concatenate((cut - 1, [begin.size - 1]))]
+    view = memoryview(source)  # slices of a view are not copied before the join copies them
+    length = stop - begin
+    return b"".join([view[x:y] for x, y in zip(a.tolist(), b.tolist())]), np.cumsum(length) - length + (first - begin)
 
 
 CHUNK = 1 << 20

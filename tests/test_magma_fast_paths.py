@@ -75,6 +75,20 @@ def test_batched_scan_equals_one_file_at_a_time() -> None:
     assert np.array_equal(rows.first - rows.begin, first - (np.cumsum(rows.stop - rows.begin) - (rows.stop - rows.begin)))
 
 
+def test_rows_read_in_the_buffer_equal_their_joined_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tokeniser reads rows where they lie in the batch buffer (other lines between them)
+    as it reads their text joined, with and without the C part and the rows' line starts."""
+    _, rows = magma_scan.scan_many([p.read_bytes() for p in sorted(EXAMPLES.rglob("*.out"))])
+    want = magma_rows.split_rows_numpy(*rows.joined())
+    assert (rows.stop[:-1] != rows.begin[1:]).any()  # other lines lie between some rows
+    for c_part in dict.fromkeys((magma_rows._magma_tokens, None)):
+        monkeypatch.setattr(magma_rows, "_magma_tokens", c_part)
+        for begin in (rows.begin, None):
+            got = magma_rows.split_rows(rows.source, rows.first, rows.stop, begin)
+            assert np.array_equal(got.start, want.start) and np.array_equal(got.count, want.count) and not got.bad.any()
+            assert np.array_equal(np.asarray(got.values).view(np.int64), np.asarray(want.values).view(np.int64))
+
+
 def _assert_same(a: magma.MagmaResult, b: magma.MagmaResult) -> None:
     pd.testing.assert_frame_equal(a.rows, b.rows, check_exact=True)
     pd.testing.assert_frame_equal(a.runs, b.runs, check_exact=True)
