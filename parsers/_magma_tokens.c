@@ -299,6 +299,10 @@ static void scan(const unsigned char *padded, Py_ssize_t size, const int64_t *fi
     Py_ssize_t line = 0, next_file = 0, r = 0, o = 0;
     int64_t start = 0;
     while (start < size) {
+        if (line >= capacity) { /* more lines than the tables hold: the caller miscounted */
+            *n_rows = *n_other = -1;
+            return;
+        }
         const unsigned char *nl = memchr(padded + start, '\n', (size_t)(size - start));
         int64_t end = nl ? nl - padded : size;
         /* The file of the line: the last one that starts at or before it; a file's first
@@ -392,7 +396,7 @@ static PyObject *scan_lines(PyObject *self, PyObject *args) {
     PyBuffer_Release(&other);
     PyBuffer_Release(&usage);
     PyBuffer_Release(&header);
-    if (!ok) {
+    if (!ok || n_rows < 0) {
         PyErr_SetString(PyExc_ValueError, "scan_lines: tables too small for the lines, or no padding after the text");
         return NULL;
     }

@@ -180,7 +180,7 @@ def split_rows(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray | No
 
 def _split_rows_c(text: bytes | bytearray, first: np.ndarray, stop: np.ndarray) -> RowTokens | None:
     """`split_rows` by the C tokeniser, or None when it leaves the batch to numpy."""
-    values = np.empty(int((stop - first).sum()) // 2 + 1)  # a token and the separator after it: at least 2 bytes
+    values = np.empty(max(int((stop - first).sum()), 0) // 2 + 1)  # a token and the separator after it: at least 2 bytes
     start, count = np.empty(first.size, np.int64), np.empty(first.size, np.int64)
     found = _magma_tokens.split_rows(text, first, stop, values, start, count)
     if found < 0:

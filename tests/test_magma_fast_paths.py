@@ -271,3 +271,26 @@ def test_c_lines_read_the_real_files_as_numpy_does() -> None:
         _same_tables(*_lines_both([path.read_bytes()]))
     outputs = [p.read_bytes() for p in _real_outputs()[:12]]
     _same_tables(*_lines_both(outputs))  # many files in one batch, as the reader scans them
+
+
+@C_TOKENS
+def test_c_part_refuses_what_would_overflow() -> None:
+    """Tables too small for the lines, or a row index out of range: a ValueError, never a
+    write past an array."""
+    c = magma_scan._magma_tokens
+    buf = bytearray(b"  1 2\n% x\nabc\n" + magma_scan.PAD)
+    file_start = np.array([0], np.int64)
+
+    def tables(lines: int) -> list[np.ndarray]:
+        return [np.empty((6, 1), np.int64)] + [np.empty((k, lines), np.int64) for k in (5, 4, 5, 5)]
+
+    assert c.scan_lines(buf, 14, file_start, 3, *tables(3)) == (1, 1, 0, 0)
+    with pytest.raises(ValueError):
+        c.scan_lines(buf, 14, file_start, 2, *tables(2))
+    values, start = np.arange(6, dtype=np.float64), np.array([0, 3], np.int64)
+    out = np.empty((3, 2))
+    c.gather(values, start, np.array([1, 0], np.int64), 3, out)
+    assert out.T.tolist() == [[3, 4, 5], [0, 1, 2]]
+    for rows, width in ((np.array([2], np.int64), 3), (np.array([1], np.int64), 4)):
+        with pytest.raises(ValueError):
+            c.gather(values, start, rows, width, np.empty((width, 1)))
