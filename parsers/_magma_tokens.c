@@ -1,4 +1,5 @@
-/* The MAGMA reader's two hot loops in C, each run without the interpreter lock:
+/* The MAGMA reader's hot loops in C, each run without the interpreter lock (a few calls per
+ * batch of files, so the reader's threads hand the lock over seldom):
  *
  * split_rows: the data-row tokeniser, the same tokens and values as magma_rows.split_rows_numpy.
  * It only answers where its answer is provably numpy's:
@@ -9,7 +10,8 @@
  *     with one exact multiplication or division of doubles (Clinger's fast path): that is
  *     the correctly rounded value, which is what Arrow's cast gives too.
  * Anything else (a word, a tab, `nan`, a 20-digit mantissa, a row that does not start on a
- * token) makes it return -2, and the caller reads the batch with numpy, which decides such rows.
+ * token, a row that does not end with a separator) makes it return -2, and the caller reads the
+ * batch with numpy, which decides such rows. Rows are read where they lie in the batch buffer.
  *
  * gather: the tokens of rows with the same number of them as a column-major matrix
  * (magma_rows.numeric_rows).
