@@ -8,12 +8,12 @@ Formats: shared/research/formats-scaling.md §1 (gemm, gemm_batched, gemm_vbatch
 testers, banners 1.5-2.10, interleaved ranks, Flux trailers, Start/End time lines). Rows are
 kept even when they cannot be trusted; the `excluded` column says why statistics skip them.
 
-How: files are read a few MB at a time, straight into a batch buffer (kept for the next batch
-and the next read), and each batch is scanned (magma_scan), tokenised (magma_rows) and flagged
-(magma_trust) on one of a few threads; the batches are then joined into one table. Whatever
-a batch cannot decide alone (a tester whose rows need the general readers, lines that are not
-data rows, one label under two roots) is redone for all files at once, the slower way, with
-the same result.
+How: files are read a few MB at a time, straight into a batch buffer (kept until the read is
+done, as the rows are tokenised where they lie in it, then kept for the next read), and each
+batch is scanned (magma_scan), tokenised (magma_rows) and flagged (magma_trust) on one of a few
+threads; the batches are then joined into one table. Whatever a batch cannot decide alone (a
+tester whose rows need the general readers, lines that are not data rows, one label under two
+roots) is redone for all files at once, the slower way, with the same result.
 """
 
 from __future__ import annotations
@@ -451,11 +451,6 @@ def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPatter
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _row_text(batch: _Batch, rows: np.ndarray) -> bytes:
-    """The raw text of some of a batch's rows (for the general readers)."""
-    return batch.rows.joined(rows)[0]
-
-
 def _join(parts: dict[str, list[np.ndarray]], total: int) -> dict[str, np.ndarray]:
     """Each column's parts joined, one array per column, on the reader's threads: writing
     the columns touches fresh memory (page faults), which the cores can share. Not one
@@ -527,7 +522,7 @@ def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | 
         for spec in irregular:
             chosen = np.flatnonzero(spec_of_row == spec_ids[spec])
             cut = np.searchsorted(chosen, bounds)
-            chunk = b"".join(_row_text(b, chosen[cut[i] : cut[i + 1]] - b.first_row) for i, b in enumerate(batches) if cut[i + 1] > cut[i])
+            chunk = b"".join(b.rows.joined(chosen[cut[i] : cut[i + 1]] - b.first_row)[0] for i, b in enumerate(batches) if cut[i + 1] > cut[i])
             frame = read_numeric(chunk, chosen.size)
             if frame is None:
                 frame = tokenize(chunk, np.bincount(file_of_row[chosen], minlength=len(files)).tolist())

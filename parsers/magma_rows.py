@@ -249,12 +249,12 @@ def numeric_rows(parts: list[tuple[RowTokens, np.ndarray]]) -> np.ndarray | None
     return out[0] if len(out) == 1 else np.concatenate(out)
 
 
-def _matrix(tokens: RowTokens, rows: np.ndarray, width: int, c_part: bool = True) -> np.ndarray:
+def _matrix(tokens: RowTokens, rows: np.ndarray, width: int) -> np.ndarray:
     """The first `width` tokens of the chosen rows. By the C part, column after column (each
-    column is then one contiguous array, as the tidy table wants it); else (or with `c_part`
-    false) numpy gathers the rows."""
+    column is then one contiguous array, as the tidy table wants it); else numpy gathers the
+    rows."""
     values = tokens.values
-    if c_part and _magma_tokens is not None and values.flags.c_contiguous and values.dtype == np.float64:
+    if _magma_tokens is not None and values.flags.c_contiguous and values.dtype == np.float64:
         out = np.empty((width, rows.size))
         _magma_tokens.gather(values, np.ascontiguousarray(tokens.start, np.int64), np.ascontiguousarray(rows, np.int64), width, out)
         return out.T

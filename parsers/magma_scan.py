@@ -542,14 +542,12 @@ def _blocks(scans: list[FileScan], rows: np.ndarray, headers: tuple[np.ndarray, 
     test_line, test_file, test_id, test_names = tests
     bounds = np.concatenate((first_line, [np.iinfo(np.int64).max]))
     header_bounds = np.searchsorted(header_line, bounds)
-    row_file = rows[4]
+    row_line, begin, first, stop, row_file = rows  # ROW_COLUMNS
     orphan = (header_bounds[1:] == header_bounds[:-1])[row_file]  # rows of files without a header
     if orphan.any():
         for f, count in zip(*np.unique(row_file[orphan], return_counts=True)):
             scans[int(f)].orphan_rows = int(count)
-        rows = rows[:, ~orphan]
-        row_file = rows[4]
-    row_line, begin, first, stop = rows[0], rows[1], rows[2], rows[3]
+        row_line, begin, first, stop, row_file = rows[:, ~orphan]
     out = RowText(begin=begin, stop=stop, first=first, line=row_line, file=row_file)
     if not row_line.size:
         return out
