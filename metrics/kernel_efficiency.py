@@ -95,15 +95,23 @@ def _kernel_names(table: pd.DataFrame) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=categories)
 
 
+def launch_counts(table: pd.DataFrame) -> np.ndarray:
+    """Launches each row stands for: a summary row (nsys `cuda_gpu_kern_sum`, nvprof summaries)
+    holds its `calls` (Instances); a per-launch row, or a row whose count is unknown, is 1."""
+    calls = _raw(table, "calls")
+    return np.where(np.isfinite(calls) & (calls >= 1), np.round(calls), 1.0)
+
+
 def usable(table: pd.DataFrame) -> tuple[pd.DataFrame, int, list[Finding]]:
-    """(kernel, duration_ns, flops, bytes) as plain float64/object columns, the rows with a positive
-    finite duration only, how many rows were excluded, and the findings that explain it."""
+    """(kernel, duration_ns, flops, bytes, calls) as plain float64/object columns, the rows with a
+    positive finite duration only, how many rows were excluded, and the findings that explain it."""
     findings: list[Finding] = []
     frame = pd.DataFrame({
         "kernel": _kernel_names(table),
         "duration_ns": _column(table, "duration_ns"),
         "flops": _column(table, "flops"),
         "bytes": _column(table, "bytes"),
+        "calls": launch_counts(table),
     })
     keep = frame["duration_ns"].notna() & (frame["duration_ns"] > 0)
     excluded = int((~keep).sum())
@@ -159,10 +167,11 @@ def sums(table: pd.DataFrame) -> KernelSums:
         duration = duration[keep]
         flops = _raw(part, "flops")[keep]
         nbytes = _raw(part, "bytes")[keep]
+        calls = launch_counts(part)[keep] if "calls" in part else None  # per-launch tables: 1 each
         bad_flops, bad_bytes = ~np.isfinite(flops), ~np.isfinite(nbytes)
         flops[bad_flops] = 0.0  # null (or non-finite) FLOPs and bytes sum as 0, as pandas' sum does
         nbytes[bad_bytes] = 0.0
-        launches += np.bincount(codes, minlength=n)
+        launches += np.bincount(codes, weights=calls, minlength=n).astype(np.int64)
         duration_sum += np.bincount(codes, weights=duration, minlength=n)
         flops_sum += np.bincount(codes, weights=flops, minlength=n)
         bytes_sum += np.bincount(codes, weights=nbytes, minlength=n)

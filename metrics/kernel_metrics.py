@@ -6,7 +6,7 @@
 One row per kernel name (launches with a null, zero or negative duration are left out, as in
 `kernel_efficiency.usable`, and counted in `frame.attrs['excluded_rows']`):
 
-* calls, total_ns, share_pct = total_ns / Σ total_ns * 100
+* calls (launches; a summary row counts its Instances), total_ns, share_pct = total_ns / Σ total_ns * 100
 * flops, bytes: summed over the kernel's launches; null when no launch has a value
 * flop_per_s = flops / total_ns * 1e9; flops_eff_pct = flop_per_s / (peak TFLOPS * 1e12) * 100
 * gbs = bytes / total_ns (B/ns = GB/s; equal to the seed's duration-weighted mean bandwidth);
@@ -87,7 +87,7 @@ def kernel_table(table: pd.DataFrame, peak: Any = None) -> pd.DataFrame:
         return out
     groups = frame.groupby("kernel", sort=False, observed=True)
     summed = groups[["duration_ns"]].sum()
-    summed["calls"] = groups.size()
+    summed["calls"] = groups["calls"].sum()  # a summary row counts its Instances / Calls
     summed["flops"] = groups["flops"].sum(min_count=1)
     summed["bytes"] = groups["bytes"].sum(min_count=1)
     summed = summed.reset_index()

@@ -52,7 +52,7 @@ def run_efficiencies(kernels: pd.DataFrame, tflops: float | None, gbs: float | N
     s = ke.sums(kernels)
     tflops_s, gbs_s = ke.tflops_per_s(s), ke.bandwidth_gbs(s)
     row: dict[str, Any] = {
-        "launches": s.used_rows,
+        "launches": int(s.launches.sum()),
         "compute_efficiency_pct": ke.compute_efficiency_pct(s),
         "tflops_per_s": tflops_s,
         "flops_efficiency_pct": tflops_s / tflops * 100 if tflops_s is not None and _ok(tflops) else None,

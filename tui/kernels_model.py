@@ -212,7 +212,7 @@ def _rankings(kernels: pd.DataFrame, peak: ChosenPeak) -> dict[str, pd.DataFrame
 def group_ranking(kernels: pd.DataFrame, group: str, peak: ChosenPeak) -> pd.DataFrame:
     """`kernel_metrics.kernel_table` with one row per value of `group` (unknown: NO_VALUE)."""
     labels = kernels[group].astype("string").fillna(NO_VALUE).astype("category")
-    return kernel_metrics.kernel_table(kernels[["duration_ns", "flops", "bytes"]].assign(kernel=labels), peak)
+    return kernel_metrics.kernel_table(kernels[[c for c in ("duration_ns", "flops", "bytes", "calls") if c in kernels]].assign(kernel=labels), peak)
 
 
 def _launches(kernels: pd.DataFrame) -> pd.DataFrame | None:
@@ -220,7 +220,7 @@ def _launches(kernels: pd.DataFrame) -> pd.DataFrame | None:
     groups = [g for g in ("direction", "op") if g in kernels]
     if not groups or "kernel" not in kernels:
         return None
-    return kernels[["kernel", *groups, "duration_ns", "flops", "bytes"]]
+    return kernels[["kernel", *groups, "duration_ns", "flops", "bytes", *(["calls"] if "calls" in kernels else [])]]
 
 
 def _timeline(table: pd.DataFrame) -> pd.DataFrame | None:
@@ -235,7 +235,7 @@ def _timeline(table: pd.DataFrame) -> pd.DataFrame | None:
 def _summary(loaded: ProfileRuns, s: ke.KernelSums, peak: ChosenPeak, timeline: pd.DataFrame | None,
              findings: list[Finding]) -> ResultTable:
     kernels = loaded.kernels
-    rows: list[tuple[str, object]] = [("peak used", peak.source_text), ("kernel launches", len(kernels)),
+    rows: list[tuple[str, object]] = [("peak used", peak.source_text), ("kernel launches", int(ke.launch_counts(kernels).sum())),
                                       ("distinct kernels", len(s.names))]
     if len(loaded.runs) > 1:
         rows.insert(1, ("profiles read", len(loaded.runs)))
