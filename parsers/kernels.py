@@ -48,7 +48,9 @@ def sniff(path: str | os.PathLike[str]) -> str | None:
     text = head.decode("utf-8", "replace")
     if "==PROF==" in text or ('"Kernel Name"' in text and ("Metric" in text or "__" in text)):
         return "ncu"
-    if "NVPROF" in text or "==" in text.split("\n", 1)[0] and "Profiling result" in text or '"Grid X"' in text:
+    if "NVPROF" in text or "==" in text.split("\n", 1)[0] and "Profiling result" in text or '"Grid X"' in text \
+            or "GPU activities:" in text or ("Invocations" in text and "Metric Name" in text) \
+            or ("Time(%)" in text and "Calls" in text and "Avg" in text):  # text summary, --metrics, summary CSV
         return "nvprof"
     if "Sil(ns)" in text or ('"Kernel"' in text and '"Op"' in text) or ("Kernel" in text and "FLOPs" in text):
         return "pyprof"

@@ -84,6 +84,22 @@ def number(text: object) -> float | None:
     return value if math.isfinite(value) else None
 
 
+_SUFFIXED_RE = re.compile(r"^([+-]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµμ%/]+)$")
+
+
+def number_and_unit(text: object) -> tuple[float | None, str]:
+    """A number and the unit written after it in the same cell (nvprof text and hand-made
+    summaries): `'353.084s'` -> (353.084, 's'), `'83.30%'` -> (83.3, '%'), `'1.6GB/s'` ->
+    (1.6, 'GB/s'); a bare number has unit ''; anything else is (None, '')."""
+    value = number(text)
+    if value is not None:
+        return value, ""
+    match = _SUFFIXED_RE.match(str(text).strip().strip('"').strip()) if text is not None else None
+    if not match:
+        return None, ""
+    return number(match.group(1)), match.group(2)
+
+
 def csv_rows(text: str) -> list[tuple[int, list[str]]]:
     """(1-based line number, fields) for every non-blank line; a line the csv module rejects
     becomes one field holding the raw line, so callers skip it with a finding."""
