@@ -57,6 +57,8 @@ PEAKS: tuple[tuple[str, GpuPeak], ...] = (
     (r"h200", _p("H200 SXM", 67, 67, 989, 4800, "H200 spec", "FP64 67 with tensor cores, 34 without")),
     (r"h100", _p("H100 SXM5", 67, 67, 989.4, 3350, "H100 datasheet", "FP64 67 with tensor cores, 34 without")),
     (r"b200", _p("B200", 40, 80, 2250, 8000, "HGX B200 spec")),
+    (r"rtx 5090", _p("GeForce RTX 5090", 1.64, 104.8, 209.5, 1792, "RTX 5090 specs (21,760 cores x 2 FLOP x 2.407 GHz boost; "
+                     "512-bit 28 Gbps GDDR7); not in profile-anchors §4.1", "FP64 is 1/64 of FP32; FP16 tensor dense with FP32 accumulate")),
     (r"mi300x", _p("MI300X", 163.4, 163.4, 1307.4, 5300, "AMD MI300X datasheet", "matrix-core FP64")),
     (r"mi250x", _p("MI250X (one GCD)", 47.9, 47.9, 191.5, 1638, "AMD MI250X datasheet", "per GCD: an MI250X package is two devices")),
 )

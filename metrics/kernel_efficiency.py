@@ -6,13 +6,15 @@ table the profiler readers return). Definitions, exactly as the notebook compute
 * GPU compute efficiency (%): group launches by kernel name and sum; kernels whose summed FLOPs
   is 0 (null FLOPs count as 0, as pandas' sum does) are "no compute". Efficiency = summed
   duration of the other kernels / total duration * 100. With PyProf this is really "share of
-  kernel time in kernels PyProf can model" (FLOPs 0 means not modelled).
+  kernel time in kernels PyProf can model" (FLOPs 0 means not modelled). When no launch has a
+  FLOP count at all (nsys and nvprof traces) it is None: unknown, not 0 %.
 * FLOPS efficiency (%): (total FLOPs / total duration in s) * 1e-12 / peak TFLOPS * 100.
 * Bandwidth efficiency (%): per launch bandwidth = 1e9 * bytes / duration_ns (B/s), weight =
   duration / total duration; GPU bandwidth = sum(bandwidth * weight) * 1e-9 GB/s (null bytes are
   skipped by the sum); efficiency = GPU bandwidth / peak GB/s * 100.
 * Kernel ranking: per kernel name, summed duration and FLOPs, FLOPs per sec = FLOPs / duration *
-  1e9, FLOPS efficiency (%) = FLOPs per sec * 1e-12 / peak TFLOPS * 100, sorted by efficiency.
+  1e9, FLOPS efficiency (%) = FLOPs per sec * 1e-12 / peak TFLOPS * 100, sorted by efficiency;
+  a kernel none of whose launches has a FLOP count has NaN FLOPs, FLOPs per sec and efficiency.
 
 Rows whose duration is null, non-finite, zero or negative are excluded before anything is
 computed (so no inf/NaN reaches an output) and counted in `excluded_rows` and a finding.
@@ -102,9 +104,15 @@ def launch_counts(table: pd.DataFrame) -> np.ndarray:
     return np.where(np.isfinite(calls) & (calls >= 1), np.round(calls), 1.0)
 
 
+PEAK_COLUMNS = ("peak_tflops", "peak_gbs")
+"""Optional per-launch peaks (TFLOPS, GB/s): when profiles of GPUs with different peaks are read
+together, each launch carries its own GPU's peak (`kernel_metrics.kernel_table` uses them)."""
+
+
 def usable(table: pd.DataFrame) -> tuple[pd.DataFrame, int, list[Finding]]:
-    """(kernel, duration_ns, flops, bytes, calls) as plain float64/object columns, the rows with a
-    positive finite duration only, how many rows were excluded, and the findings that explain it."""
+    """(kernel, duration_ns, flops, bytes, calls, and the PEAK_COLUMNS the table has) as plain
+    float64/object columns, the rows with a positive finite duration only, how many rows were
+    excluded, and the findings that explain it."""
     findings: list[Finding] = []
     frame = pd.DataFrame({
         "kernel": _kernel_names(table),
@@ -112,6 +120,7 @@ def usable(table: pd.DataFrame) -> tuple[pd.DataFrame, int, list[Finding]]:
         "flops": _column(table, "flops"),
         "bytes": _column(table, "bytes"),
         "calls": launch_counts(table),
+        **{name: _column(table, name) for name in PEAK_COLUMNS if name in table},
     })
     keep = frame["duration_ns"].notna() & (frame["duration_ns"] > 0)
     excluded = int((~keep).sum())
@@ -140,6 +149,8 @@ class KernelSums:
     flops: np.ndarray
     nbytes: np.ndarray
     launches: np.ndarray
+    flops_rows: np.ndarray
+    """Per kernel, the usable rows that have a FLOP count: 0 means its FLOPs are unknown."""
     null_flops: int
     null_bytes: int
     used_rows: int
@@ -157,7 +168,7 @@ def sums(table: pd.DataFrame) -> KernelSums:
     all_codes = np.asarray(kernel.codes)
     n = len(kernel.categories)
     duration_sum, flops_sum, bytes_sum = np.zeros(n), np.zeros(n), np.zeros(n)
-    launches = np.zeros(n, np.int64)
+    launches, flops_rows = np.zeros(n, np.int64), np.zeros(n, np.int64)
     null_flops, null_bytes, used = 0, 0, 0
     for start in range(0, len(table), CHUNK_ROWS):
         part = table.iloc[start : start + CHUNK_ROWS]
@@ -175,6 +186,7 @@ def sums(table: pd.DataFrame) -> KernelSums:
         duration_sum += np.bincount(codes, weights=duration, minlength=n)
         flops_sum += np.bincount(codes, weights=flops, minlength=n)
         bytes_sum += np.bincount(codes, weights=nbytes, minlength=n)
+        flops_rows += np.bincount(codes[~bad_flops], minlength=n)
         null_flops += int(bad_flops.sum())
         null_bytes += int(bad_bytes.sum())
         used += int(keep.sum())
@@ -185,15 +197,16 @@ def sums(table: pd.DataFrame) -> KernelSums:
     return KernelSums(
         names=np.asarray(kernel.categories, dtype=object)[present], duration=duration_sum[present],
         flops=flops_sum[present], nbytes=bytes_sum[present], launches=launches[present],
-        null_flops=null_flops, null_bytes=null_bytes,
+        flops_rows=flops_rows[present], null_flops=null_flops, null_bytes=null_bytes,
         used_rows=used, excluded_rows=excluded, findings=findings,
     )
 
 
 def compute_efficiency_pct(s: KernelSums) -> float | None:
-    """Seed: duration of kernels (grouped by name) whose summed FLOPs != 0, over all duration, in %."""
+    """Seed: duration of kernels (grouped by name) whose summed FLOPs != 0, over all duration, in %.
+    None when no launch has a FLOP count: the profile cannot tell compute from no compute."""
     total = float(s.duration.sum())
-    if not s.used_rows or total <= 0:
+    if not s.used_rows or total <= 0 or s.null_flops == s.used_rows:
         return None
     return float(s.duration[s.flops != 0].sum()) / total * 100
 
@@ -254,7 +267,8 @@ def kernel_ranking(table: pd.DataFrame, *, peak_tflops: float, precomputed: Kern
     s = precomputed if precomputed is not None else sums(table)
     if not s.used_rows:
         return pd.DataFrame({c: pd.Series(dtype="object" if c == "kernel" else "float64") for c in RANKING_COLUMNS})
-    out = pd.DataFrame({"kernel": s.names.astype(str), "duration_ns": s.duration, "flops": s.flops, "launches": s.launches})
+    flops = np.where(s.flops_rows > 0, s.flops, np.nan)  # no launch counted FLOPs: unknown, not 0
+    out = pd.DataFrame({"kernel": s.names.astype(str), "duration_ns": s.duration, "flops": flops, "launches": s.launches})
     out["flops_per_s"] = out["flops"] / out["duration_ns"] * 1e9
     out["flops_efficiency_pct"] = out["flops_per_s"] * 1e-12 / peak_tflops * 100
     out["time_share_pct"] = out["duration_ns"] / float(out["duration_ns"].sum()) * 100

@@ -12,11 +12,18 @@ One row per kernel name (launches with a null, zero or negative duration are lef
 * gbs = bytes / total_ns (B/ns = GB/s; equal to the seed's duration-weighted mean bandwidth);
   bw_eff_pct = gbs / peak GB/s * 100
 * intensity = flops / bytes (FLOP/byte); ridge = peak FLOP/s / peak B/s
-* verdict: 'memory-bound' when intensity < ridge, 'compute-bound' when >= ridge, 'unknown' when
+* verdict: 'memory-bound' when intensity < ridge, 'compute-bound' when >= ridge, null (n/a) when
   flops, bytes or a peak is missing (or bytes is 0)
 * roof_flop_per_s = min(peak FLOP/s, intensity * peak B/s), the attainable FLOP/s at that intensity
 * below_roof_pct = (1 - flop_per_s / roof) * 100: how far achieved FLOP/s is below the roof
   (negative = above the roof: a wrong peak or broken counts); null when the roof is 0.
+
+Profiles of GPUs with different peaks, read together: each launch carries its own GPU's peak
+(columns `peak_tflops`, `peak_gbs`; `kernel_efficiency.PEAK_COLUMNS`) and `peak` is not used
+for the numbers. A kernel's peak is then its launches' time-weighted mean peak, so its
+efficiency is its FLOPs (bytes) over what its GPUs could do in its time, Σ duration x peak; null
+when one of its launches has no peak. A kernel whose launches ran under different peaks has no
+single roof: its ridge, verdict and roof are null.
 
 Every number is finite or <NA> (nullable Float64), never inf or NaN.
 """
@@ -28,25 +35,27 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics.kernel_efficiency import usable
+from gpuscope.metrics.kernel_efficiency import PEAK_COLUMNS, usable
 from gpuscope.metrics.table import Column, ResultTable
 
 KERNEL_METRIC_COLUMNS = (
     "kernel", "calls", "total_ns", "share_pct", "flops", "flop_per_s", "flops_eff_pct", "bytes", "gbs",
     "bw_eff_pct", "intensity", "ridge", "verdict", "roof_flop_per_s", "below_roof_pct",
 )
+NA = "n/a"
+"""What the screen, text and markdown show for a value that cannot be computed (JSON: null, CSV: empty)."""
 RESULT_COLUMNS = (
     Column("kernel", "Kernel"),
-    Column("calls", "Calls", "d"),
-    Column("total_ms", "Total (ms)", ".3f"),
-    Column("share_pct", "Share %", ".1f"),
-    Column("flop_per_s", "FLOP/s", ".3g"),
-    Column("flops_eff_pct", "FLOPS eff %", ".2f"),
-    Column("gbs", "GB/s", ".2f"),
-    Column("bw_eff_pct", "BW eff %", ".2f"),
-    Column("intensity", "FLOP/byte", ".3g"),
-    Column("verdict", "Bound"),
-    Column("below_roof_pct", "Below roof %", ".1f"),
+    Column("calls", "Calls", "d", NA),
+    Column("total_ms", "Total (ms)", ".3f", NA),
+    Column("share_pct", "Share %", ".1f", NA),
+    Column("flop_per_s", "FLOP/s", ".3g", NA),
+    Column("flops_eff_pct", "FLOPS eff %", ".2f", NA),
+    Column("gbs", "GB/s", ".2f", NA),
+    Column("bw_eff_pct", "BW eff %", ".2f", NA),
+    Column("intensity", "FLOP/byte", ".3g", NA),
+    Column("verdict", "Bound", "", NA),
+    Column("below_roof_pct", "Below roof %", ".1f", NA),
 )
 
 
@@ -76,10 +85,29 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _kernel_peaks(frame: pd.DataFrame, groups: Any, peak: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kernel (in `groups`' order): peak FLOP/s, peak B/s (NaN when unknown) and whether all
+    its launches had the same peaks. One `peak` for every launch unless `frame` has PEAK_COLUMNS."""
+    n = groups.ngroups
+    if not any(name in frame for name in PEAK_COLUMNS):
+        peak_fs, peak_bs = _peak_values(peak)
+        return np.full(n, np.nan if peak_fs is None else peak_fs), np.full(n, np.nan if peak_bs is None else peak_bs), np.ones(n, bool)
+    out, same = [], np.ones(n, bool)
+    launches, duration = groups.size().to_numpy(), groups["duration_ns"].sum().to_numpy()
+    for name, scale in (("peak_tflops", 1e12), ("peak_gbs", 1e9)):
+        per_launch = frame[name] * scale if name in frame else pd.Series(np.nan, index=frame.index)
+        work = (per_launch * frame["duration_ns"]).groupby(frame["kernel"], sort=False, observed=True).sum()  # Σ duration x peak
+        by_kernel = per_launch.groupby(frame["kernel"], sort=False, observed=True)
+        low, high = by_kernel.min().to_numpy(), by_kernel.max().to_numpy()
+        known = by_kernel.count().to_numpy() == launches  # every launch has a peak
+        same &= ~known | (low == high)
+        out.append(np.where(known, np.where(low == high, low, _divide(work.to_numpy(), duration)), np.nan))
+    return out[0], out[1], same
+
+
 def kernel_table(table: pd.DataFrame, peak: Any = None) -> pd.DataFrame:
     """The per-kernel roofline table (see the module docstring), longest total time first."""
     frame, excluded, findings = usable(table)
-    peak_fs, peak_bs = _peak_values(peak)
     if frame.empty:
         out = pd.DataFrame({c: pd.Series(dtype="string" if c in ("kernel", "verdict") else ("Int64" if c == "calls" else "Float64"))
                             for c in KERNEL_METRIC_COLUMNS})
@@ -90,6 +118,7 @@ def kernel_table(table: pd.DataFrame, peak: Any = None) -> pd.DataFrame:
     summed["calls"] = groups["calls"].sum()  # a summary row counts its Instances / Calls
     summed["flops"] = groups["flops"].sum(min_count=1)
     summed["bytes"] = groups["bytes"].sum(min_count=1)
+    peak_fs, peak_bs, one_peak = _kernel_peaks(frame, groups, peak)
     summed = summed.reset_index()
     summed["kernel"] = summed["kernel"].astype(object).astype(str)
     dur = summed["duration_ns"].to_numpy(dtype="float64")
@@ -98,15 +127,10 @@ def kernel_table(table: pd.DataFrame, peak: Any = None) -> pd.DataFrame:
     flop_per_s = _divide(flops * 1e9, dur)
     byte_per_s = _divide(nbytes * 1e9, dur)
     intensity = _divide(flops, nbytes)
-    nan = np.full(dur.shape, np.nan)
-    ridge = peak_fs / peak_bs if peak_fs is not None and peak_bs is not None else np.nan
-    ridge_col = np.full(dur.shape, ridge)
-    if peak_fs is not None and peak_bs is not None:
-        roof = np.where(np.isfinite(intensity), np.minimum(peak_fs, intensity * peak_bs), np.nan)
-    else:
-        roof = nan
-    verdict = np.where(~np.isfinite(intensity) | ~np.isfinite(ridge_col), "unknown",
-                       np.where(intensity < ridge_col, "memory-bound", "compute-bound"))
+    ridge = np.where(one_peak, _divide(peak_fs, peak_bs), np.nan)  # one roof per kernel, or none
+    roof = np.where(np.isfinite(intensity) & np.isfinite(ridge), np.minimum(peak_fs, intensity * peak_bs), np.nan)
+    verdict = np.where(~np.isfinite(intensity) | ~np.isfinite(ridge), None,
+                       np.where(intensity < ridge, "memory-bound", "compute-bound"))
     out = pd.DataFrame({
         "kernel": pd.array(summed["kernel"], dtype="string"),
         "calls": pd.array(summed["calls"], dtype="Int64"),
@@ -114,12 +138,12 @@ def kernel_table(table: pd.DataFrame, peak: Any = None) -> pd.DataFrame:
         "share_pct": _clean(_divide(dur * 100, np.full(dur.shape, dur.sum()))),
         "flops": _clean(flops),
         "flop_per_s": _clean(flop_per_s),
-        "flops_eff_pct": _clean(flop_per_s / peak_fs * 100 if peak_fs is not None else nan),
+        "flops_eff_pct": _clean(_divide(flop_per_s, peak_fs) * 100),
         "bytes": _clean(nbytes),
         "gbs": _clean(byte_per_s * 1e-9),
-        "bw_eff_pct": _clean(byte_per_s / peak_bs * 100 if peak_bs is not None else nan),
+        "bw_eff_pct": _clean(_divide(byte_per_s, peak_bs) * 100),
         "intensity": _clean(intensity),
-        "ridge": _clean(ridge_col),
+        "ridge": _clean(ridge),
         "verdict": pd.array(verdict, dtype="string"),
         "roof_flop_per_s": _clean(roof),
         "below_roof_pct": _clean((1 - _divide(flop_per_s, roof)) * 100),
@@ -136,9 +160,12 @@ def to_result_table(frame: pd.DataFrame, peak: Any = None, title: str = "Kernels
     notes = []
     if peak is not None and getattr(peak, "source_text", ""):
         notes.append(f"Peak: {peak.source_text}")
-    ridge = frame["ridge"].dropna()
-    if len(ridge):
-        notes.append(f"Ridge point: {float(ridge.iloc[0]):.3g} FLOP/byte; below it a kernel is memory-bound")
+    ridges = frame["ridge"].dropna().unique()
+    if len(ridges) == 1:
+        notes.append(f"Ridge point: {float(ridges[0]):.3g} FLOP/byte; below it a kernel is memory-bound")
+    elif len(ridges) > 1:
+        notes.append("Ridge point: each kernel's, from the peak of the GPU it ran on; a kernel run on GPUs "
+                     "with different peaks has no verdict")
     excluded = frame.attrs.get("excluded_rows", 0)
     if excluded:
         notes.append(f"{excluded} launch(es) with a null, zero or negative duration left out")

@@ -5,13 +5,14 @@ Priority, per value: explicit `--peak-tflops` / `--peak-gbs` > `--gpu NAME` (the
 `gpu_name` and a measured `peak_gbs`; a torch trace gives `gpu_name`; NVML, when run on the GPU,
 gives the same keys with `peak_source='NVML'`) > none, with a message that says how to give one.
 The screen shows `ChosenPeak.source_text` so it always says which peak was used and its precision.
+Several profiles read together are each measured against their own GPU (`per_profile`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from gpuscope.metrics.gpu_peaks import GpuPeak, find_peak, known_names
 
@@ -127,3 +128,24 @@ def _finite(value: Any) -> bool:
         return value is not None and not isinstance(value, bool) and math.isfinite(float(value)) and float(value) > 0
     except (TypeError, ValueError):
         return False
+
+
+def per_profile(peaks: Sequence[ChosenPeak]) -> ChosenPeak:
+    """What several profiles, each with its own peak, are measured against: their common peak when
+    they all have the same figures; else a peak without figures (no single roof) whose text lists
+    each GPU's peak and how many profiles ran on it. Raises ValueError for no peaks."""
+    if not peaks:
+        raise ValueError("no peaks")
+    counts: dict[tuple[Any, ...], list[ChosenPeak]] = {}
+    for peak in peaks:
+        counts.setdefault((peak.tflops, peak.gbs), []).append(peak)
+    if len(counts) == 1:
+        return peaks[0]
+    parts = []
+    for (tflops, gbs), same in counts.items():
+        figures, gpu = f"{_fmt(tflops, 'TFLOPS')}, {_fmt(gbs, 'GB/s')}", same[0].gpu
+        what = (f"{gpu} {figures}" if gpu else figures) if tflops is not None or gbs is not None else "no peak known"
+        parts.append(f"{what} ({len(same)} profile{'s' if len(same) > 1 else ''})")
+    label = peaks[0].precision
+    text = f"{label}, each profile against its own GPU's peak: " + "; ".join(parts)
+    return ChosenPeak(None, None, label, text, "", "")

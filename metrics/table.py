@@ -22,6 +22,9 @@ class Column:
     title: str = ""
     fmt: str = ""
     """A `format()` spec for numbers, e.g. `.2f`; empty means `str()`."""
+    missing: str = ""
+    """Text shown for a missing value (None, NaN): blank, or `n/a` where a value could not be
+    computed. CSV and JSON are not affected (empty and null)."""
 
     @property
     def header(self) -> str:
@@ -71,7 +74,8 @@ class ResultTable:
         return [c.key for c in self.columns]
 
     def cell_text(self, row: int, col: int) -> str:
-        return format_cell(self.rows[row][col], self.columns[col].fmt)
+        value, column = self.rows[row][col], self.columns[col]
+        return column.missing if is_missing(value) else format_cell(value, column.fmt)
 
     def column_values(self, col: int) -> list[Any]:
         return [r[col] for r in self.rows]

@@ -32,13 +32,15 @@ COPY_OPS = ("memcpy", "memset")
 
 @dataclass(frozen=True)
 class ProfileRun:
-    """One profile: its path, config fields, kernel launches (no copies), batch duration."""
+    """One profile: its path, config fields, kernel launches (no copies), batch duration, and the
+    facts its file states (`KernelRead.meta`, e.g. the GPU name: each profile gets its own peak)."""
 
     file: str
     fields: dict[str, Any]
     kernels: pd.DataFrame
     batch_s: float | None = None
     marker_file: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | No
         fields, found = config_fields(path, pattern)
         name_findings.extend(found)
         batch, marker = _batch(path, candidates, findings)
-        runs.append(ProfileRun(str(path), fields or {}, _without_copies(table), batch, marker))
+        runs.append(ProfileRun(str(path), fields or {}, _without_copies(table), batch, marker, dict(result.meta)))
     if want_fields or len(runs) > 1:
         findings.extend(name_findings)
     used = {run.marker_file for run in runs}

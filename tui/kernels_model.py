@@ -2,18 +2,19 @@
 
 `build_model` runs in the screen's thread worker and in `gpuscope kernels --format ...`, so the
 screen and the printed report show the same numbers. It reads every profile
-(`parsers.profile_runs.read_runs`), chooses the peak, and computes the summary, the cards, the
-rankings per kernel, per direction and per op, and the per-run table. `KernelView` is the
+(`parsers.profile_runs.read_runs`), chooses each profile's peak (the GPU that profile names, so
+profiles of different GPUs read together are each measured against their own), and computes the
+summary, the cards, the rankings per kernel, per direction and per op, and the per-run table. `KernelView` is the
 user's view state (sort, grouping, name filter); applying it only sorts and filters a ready
 frame of a few hundred rows, so key presses never wait for the files. No Textual here.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -22,7 +23,7 @@ from gpuscope.metrics import kernel_efficiency as ke
 from gpuscope.metrics import kernel_metrics, kernel_runs, kernel_timeline, magma_stats
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.gpu_peaks import find_peak
-from gpuscope.metrics.peak_choice import ChosenPeak, choose_peak
+from gpuscope.metrics.peak_choice import ChosenPeak, choose_peak, per_profile
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.parsers.profile_runs import ProfileRuns, read_runs
 
@@ -153,26 +154,78 @@ def build_model(
 ) -> KernelsModel:
     """Read and derive everything. Raises ValueError for a bad flag (peak, pattern, group field)
     with a message for the user; problems in files become findings, never exceptions."""
-    choose_peak(gpu=gpu, peak_tflops=peak_tflops, peak_gbs=peak_gbs, precision=precision)  # flags first: fail before reading
+    flags = {"gpu": gpu, "peak_tflops": peak_tflops, "peak_gbs": peak_gbs, "precision": precision}
+    choose_peak(**flags)  # flags first: fail before reading
     loaded = read_runs(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
-    meta = loaded.meta
-    if gpu is None and (peak_tflops is None or peak_gbs is None) and not meta.get("gpu_name"):
-        meta = {**meta, **(device_column_meta(loaded.kernels) or local_gpu_meta())}
-    peak = choose_peak(gpu=gpu, peak_tflops=peak_tflops, peak_gbs=peak_gbs, precision=precision, meta=meta)
+    local = functools.cache(local_gpu_meta)  # NVML at most once
+    run_peaks = [choose_peak(**flags, meta=profile_meta(run.meta, run.kernels, flags, local)) for run in loaded.runs]
+    peak = per_profile(run_peaks) if run_peaks else choose_peak(**flags, meta=profile_meta(loaded.meta, loaded.kernels, flags, local))
+    kernels = loaded.kernels
+    if len({(p.tflops, p.gbs) for p in run_peaks}) > 1:  # GPUs with different peaks: each launch its own
+        kernels = with_launch_peaks(kernels, {run.file: p for run, p in zip(loaded.runs, run_peaks)})
     findings = list(loaded.findings)
-    sums = ke.sums(loaded.kernels)
+    sums = ke.sums(kernels)
     findings.extend(sums.findings)
-    rows = [{"file": run.file, **run.fields, **kernel_runs.run_efficiencies(run.kernels, peak.tflops, peak.gbs, run.batch_s)}
-            for run in loaded.runs]
+    rows = [{"file": run.file, **run.fields, **kernel_runs.peak_fields(p.gpu, p.tflops, p.gbs),
+             **kernel_runs.run_efficiencies(run.kernels, p.tflops, p.gbs, run.batch_s)}
+            for run, p in zip(loaded.runs, run_peaks)]
     runs = kernel_runs.runs_frame(rows)
     fields = tuple(dict.fromkeys(k for run in loaded.runs for k in run.fields))
     grouped = kernel_runs.grouped_table(runs, list(group_by)) if group_by else None
-    timeline = _timeline(loaded.kernels)  # kernels only: the card compares it with kernel time
+    labels = device_labels(kernels)
+    timeline = _timeline(kernels, labels)  # kernels only: the card compares it with kernel time
+    limits = _overall_peaks(kernels, peak)
     return KernelsModel(
-        paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, peak, timeline, findings),
-        cards=_cards(sums, peak, timeline), rankings=_rankings(loaded.kernels, peak), launches=_launches(loaded.kernels), runs=runs, fields=fields,
+        paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, peak, limits, _devices(kernels, labels, timeline), findings),
+        cards=_cards(sums, peak, limits, timeline), rankings=_rankings(kernels, peak), launches=_launches(kernels), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
     )
+
+
+def profile_meta(meta: Mapping[str, Any], kernels: pd.DataFrame, flags: Mapping[str, Any],
+                 local: Callable[[], dict[str, str]] | None = None) -> dict[str, Any]:
+    """What one profile says about its GPU, for `choose_peak`: the file's own facts (nsys
+    TARGET_INFO_GPU, a torch trace's device properties), else the GPU its rows' device column
+    names, else this machine's GPU (`local`). Flags that fix both peaks need none of it."""
+    if flags.get("gpu") is not None or (flags.get("peak_tflops") is not None and flags.get("peak_gbs") is not None) \
+            or meta.get("gpu_name"):
+        return dict(meta)
+    return {**meta, **(device_column_meta(kernels) or (local or local_gpu_meta)())}
+
+
+def with_launch_peaks(kernels: pd.DataFrame, peaks: Mapping[str, ChosenPeak]) -> pd.DataFrame:
+    """`kernels` with each launch's peak (columns `ke.PEAK_COLUMNS`, from its file's peak), for
+    profiles of GPUs with different peaks: the rankings then measure each launch against its own."""
+    files = kernels["file"].astype("string")
+    tflops = {f: p.tflops for f, p in peaks.items()}
+    gbs = {f: p.gbs for f, p in peaks.items()}
+    return kernels.assign(peak_tflops=files.map(tflops).astype("Float64"), peak_gbs=files.map(gbs).astype("Float64"))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The peaks the whole kernel time is measured against (`_overall_peaks`)."""
+
+    tflops: float | None
+    gbs: float | None
+    per_launch: bool
+    """True when the profiles' GPUs have different peaks and these are time-weighted means."""
+
+
+def _overall_peaks(kernels: pd.DataFrame, peak: ChosenPeak) -> Limits:
+    """The peaks the whole of the kernel time is measured against: the peak, or, with a peak per
+    launch, the launches' time-weighted mean peak, so that an efficiency is the work done over
+    what the GPUs could do in the time (Σ duration x peak); None where a launch has no peak."""
+    if not any(name in kernels for name in ke.PEAK_COLUMNS):
+        return Limits(peak.tflops, peak.gbs, per_launch=False)
+    duration = pd.to_numeric(kernels["duration_ns"], errors="coerce").astype("float64")
+    used = duration.notna() & (duration > 0)
+    out = []
+    for name in ke.PEAK_COLUMNS:
+        per_launch = kernels[name].astype("float64")[used]
+        known = used.any() and not per_launch.isna().any()
+        out.append(float((per_launch * duration[used]).sum() / duration[used].sum()) if known else None)
+    return Limits(out[0], out[1], per_launch=True)
 
 
 def device_column_meta(kernels: pd.DataFrame) -> dict[str, str]:
@@ -212,7 +265,12 @@ def _rankings(kernels: pd.DataFrame, peak: ChosenPeak) -> dict[str, pd.DataFrame
 def group_ranking(kernels: pd.DataFrame, group: str, peak: ChosenPeak) -> pd.DataFrame:
     """`kernel_metrics.kernel_table` with one row per value of `group` (unknown: NO_VALUE)."""
     labels = kernels[group].astype("string").fillna(NO_VALUE).astype("category")
-    return kernel_metrics.kernel_table(kernels[[c for c in ("duration_ns", "flops", "bytes", "calls") if c in kernels]].assign(kernel=labels), peak)
+    return kernel_metrics.kernel_table(kernels[_metric_columns(kernels)].assign(kernel=labels), peak)
+
+
+def _metric_columns(kernels: pd.DataFrame) -> list[str]:
+    """The columns `kernel_table` reads besides the name: times, counts, calls, per-launch peaks."""
+    return [c for c in ("duration_ns", "flops", "bytes", "calls", *ke.PEAK_COLUMNS) if c in kernels]
 
 
 def _launches(kernels: pd.DataFrame) -> pd.DataFrame | None:
@@ -220,76 +278,109 @@ def _launches(kernels: pd.DataFrame) -> pd.DataFrame | None:
     groups = [g for g in ("direction", "op") if g in kernels]
     if not groups or "kernel" not in kernels:
         return None
-    return kernels[["kernel", *groups, "duration_ns", "flops", "bytes", *(["calls"] if "calls" in kernels else [])]]
+    return kernels[["kernel", *groups, *_metric_columns(kernels)]]
 
 
-def _timeline(table: pd.DataFrame) -> pd.DataFrame | None:
+def device_labels(table: pd.DataFrame) -> pd.Series:
+    """Each launch's device as the summary names it: the device column ('?' when the format names
+    none), prefixed with its profile's short name when several profiles are read (runs have their
+    own clocks: never merge them; two `trace.csv` in different folders stay two)."""
+    device = table["device"].astype("string").fillna("?") if "device" in table else pd.Series("?", index=table.index, dtype="string")
+    if "file" in table and table["file"].nunique() > 1:
+        names = kernel_runs.short_names([str(f) for f in table["file"].unique()])
+        device = table["file"].astype(str).map(names).astype("string") + " / " + device
+    return device
+
+
+def _timeline(table: pd.DataFrame, labels: pd.Series) -> pd.DataFrame | None:
     if "start_ns" not in table or not table["start_ns"].notna().any():
         return None
-    if "file" in table and table["file"].nunique() > 1:  # runs have their own clocks: never merge them
-        names = table["file"].map(lambda f: Path(str(f)).name)
-        table = table.assign(device=names + " / " + table["device"].astype("string").fillna("?"))
-    return kernel_timeline.summarize(table)
+    return kernel_timeline.summarize(table.assign(device=labels))
 
 
-def _summary(loaded: ProfileRuns, s: ke.KernelSums, peak: ChosenPeak, timeline: pd.DataFrame | None,
-             findings: list[Finding]) -> ResultTable:
+def _devices(table: pd.DataFrame, labels: pd.Series, timeline: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per device label: summed kernel time of all its launches (a summary row holds the
+    total of its instances), and busy time and idle gaps from the timeline (null for a device
+    whose launches have no start times)."""
+    duration = pd.to_numeric(table["duration_ns"], errors="coerce").astype("float64") if "duration_ns" in table else pd.Series(dtype="float64")
+    used = duration.notna() & (duration > 0)
+    out = duration[used].groupby(labels[used], sort=True).sum().rename("summed_ns").rename_axis("device").reset_index()
+    if timeline is not None:  # a device none of whose launches has a start time has no busy time
+        timed = timeline[timeline["intervals"] > 0]
+        out = out.merge(timed[["device", "busy_ns", "gaps"]].astype({"device": "string"}), on="device", how="left")
+    else:
+        out = out.assign(busy_ns=float("nan"), gaps=float("nan"))
+    return out
+
+
+def _summary(loaded: ProfileRuns, s: ke.KernelSums, peak: ChosenPeak, limits: Limits,
+             devices: pd.DataFrame, findings: list[Finding]) -> ResultTable:
     kernels = loaded.kernels
     rows: list[tuple[str, object]] = [("peak used", peak.source_text), ("kernel launches", int(ke.launch_counts(kernels).sum())),
                                       ("distinct kernels", len(s.names))]
     if len(loaded.runs) > 1:
         rows.insert(1, ("profiles read", len(loaded.runs)))
+    tflops_peak, gbs_peak = limits.tflops, limits.gbs
     if s.used_rows:
         tflops, gbs = ke.tflops_per_s(s), ke.bandwidth_gbs(s)
         rows.append(("GPU compute efficiency % (seed 001)", ke.compute_efficiency_pct(s)))
-        rows.append(("FLOPS efficiency %", _pct(tflops, peak.tflops)))
+        rows.append(("FLOPS efficiency %", _pct(tflops, tflops_peak)))
         rows.append(("achieved TFLOP/s", tflops))
-        rows.append(("bandwidth efficiency %", _pct(gbs, peak.gbs)))
+        rows.append(("bandwidth efficiency %", _pct(gbs, gbs_peak)))
         rows.append(("achieved GB/s", gbs))
-        for value, limit, unit in ((tflops, peak.tflops, "TFLOPS"), (gbs, peak.gbs, "GB/s")):
+        if limits.per_launch:  # a peak per profile: say what the % are of
+            rows.append(("peak TFLOPS, time-weighted over the profiles", tflops_peak))
+            rows.append(("peak GB/s, time-weighted over the profiles", gbs_peak))
+        for value, limit, unit in ((tflops, tflops_peak, "TFLOPS"), (gbs, gbs_peak, "GB/s")):
             if value is not None and limit is not None and value > limit:
                 findings.append(Finding("warning", "impossible", f"measured {value:.4g} {unit} is above the {limit:g} {unit} peak: wrong peak or broken counts"))
-    if timeline is not None:
-        for record in timeline.to_dict("records"):
-            device = record.get("device")
-            rows += [(f"device {device}: GPU busy ms (union of kernels)", record["busy_ns"] / 1e6),
-                     (f"device {device}: summed kernel ms", record["summed_ns"] / 1e6),
-                     (f"device {device}: idle gaps", record["gaps"])]
-    else:
-        rows.append(("GPU busy vs summed time", "n/a: this format has no kernel start times"))
-    return ResultTable("Kernel efficiency", (Column("item"), Column("value")), tuple((k, show(v)) for k, v in rows))
+    for record in devices.to_dict("records"):
+        device, busy, gaps = record["device"], record["busy_ns"], record["gaps"]
+        rows += [(f"device {device}: GPU busy ms (union of kernels)", None if busy != busy else busy / 1e6),
+                 (f"device {device}: summed kernel ms", record["summed_ns"] / 1e6),
+                 (f"device {device}: idle gaps", None if gaps != gaps else int(gaps))]
+    if devices["busy_ns"].isna().any():
+        rows.append(("GPU busy time and idle gaps", "n/a where the format has no kernel start times"))
+    return ResultTable("Kernel efficiency", (Column("item"), Column("value", missing=kernel_metrics.NA)),
+                       tuple((k, show(v)) for k, v in rows))
 
 
 def _pct(value: float | None, peak: float | None) -> float | None:
     return None if value is None or not peak else value / peak * 100
 
 
-def show(value: object) -> str:
-    """Mixed values in one column: formatted here, so the column stays readable text."""
+def show(value: object) -> str | None:
+    """Mixed values in one column: formatted here, so the column stays readable text; a value
+    that cannot be computed stays None (n/a on screen and in text, null in JSON)."""
     if value is None or (isinstance(value, float) and value != value):
-        return "n/a"
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
 
 
-def _cards(s: ke.KernelSums, peak: ChosenPeak, timeline: pd.DataFrame | None) -> tuple[Card, ...]:
+def _cards(s: ke.KernelSums, peak: ChosenPeak, limits: Limits,
+           timeline: pd.DataFrame | None) -> tuple[Card, ...]:
     tflops, gbs = ke.tflops_per_s(s), ke.bandwidth_gbs(s)
+    tflops_peak, gbs_peak = limits.tflops, limits.gbs
     compute = ke.compute_efficiency_pct(s)
     # Cards are ~20 columns wide at 120: short words, the numbers first.
     cards = [
-        # The seed's rule gives 0 % when no row has FLOPs (nsys, nvprof traces): say why.
+        # No row with FLOPs (nsys, nvprof traces): n/a, and say why.
         Card("Compute eff.", _pct_text(compute), "kernels with FLOPs" if s.null_flops < s.used_rows else "no FLOPs in profile"),
-        Card("FLOPS eff.", _pct_text(_pct(tflops, peak.tflops)), f"{_num(tflops, '.3g')}/{_num(peak.tflops, 'g')} TFLOP/s"),
-        Card("Bandwidth eff.", _pct_text(_pct(gbs, peak.gbs)), f"{_num(gbs, '.3g')}/{_num(peak.gbs, 'g')} GB/s"),
+        Card("FLOPS eff.", _pct_text(_pct(tflops, tflops_peak)), f"{_num(tflops, '.3g')}/{_num(tflops_peak, 'g')} TFLOP/s"),
+        Card("Bandwidth eff.", _pct_text(_pct(gbs, gbs_peak)), f"{_num(gbs, '.3g')}/{_num(gbs_peak, 'g')} GB/s"),
     ]
+    timeline = None if timeline is None else timeline[timeline["intervals"] > 0]  # devices with start times
     if timeline is None or timeline.empty:
         cards.append(Card("Busy / summed", "n/a", "no start times"))
     else:
         busy, summed = float(timeline["busy_ns"].sum()) / 1e6, float(timeline["summed_ns"].sum()) / 1e6
         devices = f"{len(timeline)} GPUs, " if len(timeline) > 1 else ""
         cards.append(Card("Busy / summed", f"{busy:,.4g}/{summed:,.4g} ms", f"{devices}{int(timeline['gaps'].sum())} idle gaps"))
-    if peak.tflops is None and peak.gbs is None:
+    if limits.per_launch:  # each profile against its own GPU
+        cards.append(Card(f"Peak {peak.precision}", "per profile", "its own GPU's; see Runs"))
+    elif peak.tflops is None and peak.gbs is None:
         cards.append(Card("Peak", "none", "--gpu or --peak-*"))
     else:
         cards.append(Card(f"Peak {peak.precision}", f"{_num(peak.tflops, 'g')} TFLOPS",

@@ -1,0 +1,127 @@
+"""Issue 13, point 11: several profiles at once. Each profile is measured against the peak of its
+own GPU (a V100 trace and an RTX 5090 profile read together do not share the V100's peak), the
+summed kernel time per device is right for every source (summaries without start times too),
+and profiles from different files keep distinct labels (two `trace.csv` in two folders)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gpuscope.collectors.nvml as nvml
+from gpuscope.metrics import export
+from gpuscope.parsers.kernels import read_any
+from gpuscope.tui.kernels_model import KernelView, build_model
+from paths import ROOT
+
+PROFILES = ROOT / "tests/data/profiles"
+NSYS_V100 = PROFILES / "nsys_gputrace_2021.csv"  # rows name `Tesla V100-SXM2-16GB (0)`
+NSYS_H100 = PROFILES / "nsys_cuda_gpu_trace_2024_us.csv"  # rows name `NVIDIA H100 80GB HBM3 (1)`
+KERN_SUM = PROFILES / "nsys_gpukernsum_2021.csv"  # `nsys stats` summary: no start times, no device
+NCU = PROFILES / "ncu_long_2022.csv"  # FLOPs and bytes; names no GPU (device '0')
+TORCH = ROOT / "tests/data/torch/edge_cases.json"  # deviceProperties name the GPU
+
+
+def _summary(model: Any) -> dict[str, Any]:
+    return {r["item"]: r["value"] for r in json.loads(export.render([model.summary], "json"))}
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _runs(model: Any) -> dict[str, dict[str, Any]]:
+    return {Path(r["file"]).name: r for r in json.loads(export.render([model.runs_table(compact=False)], "json"))}
+
+
+def _kernel_ns(path: Path) -> float:
+    """Σ duration of a profile's kernels (copies and memsets left out), from its own reader."""
+    table = read_any(path).table
+    kernels = table[~table["op"].isin(["memcpy", "memset"]).fillna(False).astype(bool)]
+    duration = kernels["duration_ns"].astype("float64")
+    return float(duration[duration > 0].sum())
+
+
+def test_a_v100_trace_and_an_rtx_5090_profile_do_not_share_the_v100_peak(tmp_path: Path, monkeypatch: Any) -> None:
+    # A PyTorch trace taken on a V100 (its deviceProperties name it) and an Nsight Compute profile
+    # taken on this machine, an RTX 5090 (ncu names no GPU, so NVML's GPU 0 gives its peak).
+    v100 = tmp_path / "v100.json"
+    v100.write_text(TORCH.read_text().replace('"name": "Test GPU"', '"name": "Tesla V100-SXM2-16GB"'))
+    monkeypatch.setattr(nvml, "local_gpu_names", lambda: ("NVIDIA GeForce RTX 5090",))
+    model = build_model([str(v100), str(NCU)])
+
+    runs = _runs(model)
+    rtx = runs[NCU.name]
+    assert rtx["flops_efficiency_pct"] == pytest.approx(rtx["tflops_per_s"] / 104.8 * 100)  # was / 15.7, the V100's
+    assert rtx["bandwidth_efficiency_pct"] == pytest.approx(rtx["bandwidth_gbs"] / 1792 * 100)
+    assert (rtx["peak_gpu"], rtx["peak_tflops"], rtx["peak_gbs"]) == ("GeForce RTX 5090", 104.8, 1792)
+    assert (runs["v100.json"]["peak_gpu"], runs["v100.json"]["peak_tflops"], runs["v100.json"]["peak_gbs"]) == ("V100 SXM2", 15.7, 900)
+
+    # The ranking measures the 5090's kernels against the 5090: efficiency and ridge.
+    ranking = model.rankings["kernel"].set_index("kernel")
+    sgemm = ranking.loc[next(k for k in ranking.index if k.startswith("sgemm_kernel"))]
+    assert sgemm["flops_eff_pct"] == pytest.approx(sgemm["flop_per_s"] / 104.8e12 * 100)
+    assert sgemm["bw_eff_pct"] == pytest.approx(sgemm["gbs"] / 1792 * 100)
+    assert sgemm["ridge"] == pytest.approx(104.8e12 / 1792e9) and sgemm["verdict"] == "compute-bound"
+    notes = " ".join(model.ranking_table(KernelView()).notes)
+    assert "each kernel's, from the peak of the GPU it ran on" in notes
+
+    # No single peak: the text lists both; the summary's efficiency is the FLOPs done over what
+    # both GPUs could do in their kernel time (the V100 trace has no FLOPs, but its time counts).
+    assert model.peak.tflops is None and "V100 SXM2 15.7 TFLOPS" in model.peak.source_text
+    assert "GeForce RTX 5090 104.8 TFLOPS" in model.peak.source_text
+    flops = float(read_any(NCU).table["flops"].sum())
+    possible = (_kernel_ns(v100) * 15.7e12 + _kernel_ns(NCU) * 104.8e12) * 1e-9
+    summary = _summary(model)
+    assert _number(summary["FLOPS efficiency %"]) == pytest.approx(flops / possible * 100, abs=5e-4)
+    cards = {card.title: card for card in model.cards}
+    assert cards["Peak FP32"].value == "per profile"
+
+
+def test_gpus_named_in_the_rows_each_give_their_own_peak() -> None:
+    model = build_model([str(NSYS_V100), str(NSYS_H100)])  # was: no peak at all (two GPU names)
+    runs = _runs(model)
+    assert (runs[NSYS_V100.name]["peak_gpu"], runs[NSYS_V100.name]["peak_gbs"]) == ("V100 SXM2", 900)
+    assert (runs[NSYS_H100.name]["peak_gpu"], runs[NSYS_H100.name]["peak_gbs"]) == ("H100 SXM5", 3350)
+    text = export.render([model.runs_table()], "text")
+    assert "V100 SXM2" in text and "H100 SXM5" in text  # the runs table shows the peaks when they differ
+    one = build_model([str(NSYS_V100), str(NSYS_V100.with_name("nsys_cuda_gpu_trace_2023.csv"))], gpu="V100")
+    assert one.peak.tflops == 15.7 and "GPU" not in export.render([one.runs_table()], "text").split("\n")[2]
+
+
+def test_summed_kernel_time_per_device_for_every_source() -> None:
+    with KERN_SUM.open(newline="") as handle:
+        total_ns = sum(float(row["Total Time (ns)"]) for row in csv.DictReader(handle))
+    both = _summary(build_model([str(NSYS_V100), str(KERN_SUM)]))
+    summary_device = f"device {KERN_SUM.name} / ?"
+    assert _number(both[f"{summary_device}: summed kernel ms"]) == pytest.approx(total_ns / 1e6, abs=5e-4)  # was 0.000
+    assert both[f"{summary_device}: GPU busy ms (union of kernels)"] is None  # was 0.000: no start times
+    assert both[f"{summary_device}: idle gaps"] is None
+    trace_device = f"device {NSYS_V100.name} / Tesla V100-SXM2-16GB (0)"
+    assert _number(both[f"{trace_device}: summed kernel ms"]) == pytest.approx(_kernel_ns(NSYS_V100) / 1e6, abs=5e-4)
+    assert _number(both[f"{trace_device}: GPU busy ms (union of kernels)"]) == pytest.approx(_kernel_ns(NSYS_V100) / 1e6, abs=5e-4)
+
+    alone = _summary(build_model([str(KERN_SUM)]))  # was: no per-device line at all
+    assert _number(alone["device ?: summed kernel ms"]) == pytest.approx(total_ns / 1e6, abs=5e-4)
+    assert alone["device ?: GPU busy ms (union of kernels)"] is None and alone["device ?: idle gaps"] is None
+
+
+def test_profiles_with_the_same_file_name_keep_distinct_labels(tmp_path: Path) -> None:
+    for folder in ("node-a", "node-b"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(NSYS_V100, tmp_path / folder / "trace.csv")
+    model = build_model([str(tmp_path)])
+    summary = _summary(model)
+    assert len([item for item in summary if item.endswith("summed kernel ms")]) == 2
+    one_ms = _kernel_ns(NSYS_V100) / 1e6
+    for folder in ("node-a", "node-b"):  # was one merged device 'trace.csv / ...' with twice the time
+        device = f"device {folder}/trace.csv / Tesla V100-SXM2-16GB (0)"
+        assert _number(summary[f"{device}: summed kernel ms"]) == pytest.approx(one_ms, abs=5e-4)
+        assert _number(summary[f"{device}: GPU busy ms (union of kernels)"]) == pytest.approx(one_ms, abs=5e-4)
+    runs_text = export.render([model.runs_table()], "text")
+    assert "node-a/trace.csv" in runs_text and "node-b/trace.csv" in runs_text
