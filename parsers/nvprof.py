@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
+from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
@@ -311,3 +313,51 @@ def join_metrics(timed: pd.DataFrame, metrics: pd.DataFrame, label: str, timed_l
     if missing:
         findings.append(Finding("warning", "metrics-missing", f"{int(missing)} kernel(s) of the trace have no row in the nvprof metrics of {label}; their FLOPs and bytes stay unknown", timed_label, None, int(missing)))
     return out, findings
+
+
+def _same_run(path: Path, metrics: pd.DataFrame, reads: list[tuple[Path, KernelRead]], findings: list[Finding]) -> int | None:
+    """Index in `reads` of the nvprof trace or summary that `metrics` (from `path`) belongs to:
+    the one sharing kernel names with it; among several, the one in the same folder, then the
+    one whose file name shares the longest start with it. None, with a finding, otherwise."""
+    names = set(metrics["kernel"].astype(str))
+    found = [i for i, (_, read) in enumerate(reads)
+             if str(read.meta.get("format", "")).startswith("nvprof-") and names & set(read.table["kernel"].astype(str))]
+    if len(found) > 1:
+        found = [i for i in found if reads[i][0].parent == path.parent] or found
+    if len(found) > 1:
+        common = {i: len(os.path.commonprefix([reads[i][0].name, path.name])) for i in found}
+        found = [i for i in found if common[i] == max(common.values())]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        findings.append(Finding("warning", "metrics-not-joined", f"these nvprof metrics fit {len(found)} traces equally well ({', '.join(reads[i][0].name for i in found)}); "
+                                "not joined: read them with the one trace of the same run", str(path)))
+    else:
+        findings.append(Finding("info", "metrics-alone", "no nvprof trace or summary of the same run was read with these metrics (no kernel name in common): "
+                                "they are shown on their own, without times", str(path)))
+    return None
+
+
+def pair_metrics(reads: list[tuple[Path, KernelRead]]) -> tuple[list[tuple[Path, KernelRead]], pd.DataFrame | None, list[Finding]]:
+    """(reads without the `--metrics` files, those files' tables, their findings). `--metrics`
+    files have no times, so they are not profiles of their own: each one's FLOPs and bytes are
+    joined into the nvprof trace or summary of the same run (`_same_run`, `join_metrics`), and
+    its table (columns `file`, `joined_to`) is kept for the profiler-metrics table."""
+    def is_metrics(read: KernelRead) -> bool:
+        return read.meta.get("format") == "nvprof-metrics" and len(read.table) > 0
+
+    kept = [(path, read) for path, read in reads if not is_metrics(read)]
+    findings: list[Finding] = []
+    tables = []
+    for path, read in [(p, r) for p, r in reads if is_metrics(r)]:
+        findings.extend(read.findings)
+        index = _same_run(Path(path), read.table, kept, findings)
+        joined_to = None
+        if index is not None:
+            target, timed = kept[index]
+            table, more = join_metrics(timed.table, read.table, str(path), str(target))
+            unavailable = tuple(u for u in timed.unavailable if u not in ("flops", "bytes"))
+            kept[index] = (target, replace(timed, table=table, findings=timed.findings + more, unavailable=unavailable))
+            joined_to = str(target)
+        tables.append(read.table.assign(file=str(path), joined_to=joined_to))
+    return kept, (pd.concat(tables, ignore_index=True) if tables else None), findings

@@ -22,6 +22,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import markers as marker_files
+from gpuscope.parsers import nvprof
 from gpuscope.parsers.kernel_table import KERNEL_COLUMNS
 from gpuscope.parsers.kernels import read_any, sniff
 from gpuscope.parsers.run_config import NamePattern, config_fields
@@ -55,6 +56,9 @@ class ProfileRuns:
     """Facts from the files (first one wins), e.g. the GPU name an nsys export states."""
     findings: list[Finding] = field(default_factory=list)
     markers_found: int = 0
+    metrics: pd.DataFrame | None = None
+    """nvprof `--metrics` tables read (columns `file`, `joined_to`): not runs, they have no times;
+    their FLOPs and bytes are joined into the trace of the same run (`nvprof.pair_metrics`)."""
 
 
 def find_files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[Path], list[Finding]]:
@@ -113,8 +117,9 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | No
     tables: list[pd.DataFrame] = []
     meta: dict[str, Any] = {}
     name_findings: list[Finding] = []
-    for path in files:
-        result = read_any(path)
+    reads, metrics, metric_findings = nvprof.pair_metrics([(path, read_any(path)) for path in files])
+    findings.extend(metric_findings)
+    for path, result in reads:
         findings.extend(result.findings)
         for key, value in result.meta.items():
             meta.setdefault(key, value)
@@ -136,4 +141,4 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | No
     if len(tables) > 1:  # concat of different category sets gives object: keep codes for speed
         everything["kernel"] = everything["kernel"].astype("category")
     return ProfileRuns(runs, everything, _without_copies(everything), meta, findings,
-                       markers_found=sum(run.marker_file is not None for run in runs))
+                       markers_found=sum(run.marker_file is not None for run in runs), metrics=metrics)

@@ -5,7 +5,11 @@ K40m, written by hand from the documented layouts (tests/data/NOTICE)."""
 
 from __future__ import annotations
 
+import csv
+import io
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,8 +19,16 @@ from gpuscope.metrics.kernel_metrics import kernel_table
 from gpuscope.parsers import kernels, nvprof, nvprof_text
 from gpuscope.parsers.kernel_table import KERNEL_COLUMNS
 from gpuscope.parsers.nsys import number_and_unit
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.cli import main
+from gpuscope.tui.kernels_model import build_model
+from gpuscope.tui.screens.kernels import KernelsScreen
+from gpuscope.tui.widgets.result_table import ResultTableView
+from loading_helpers import settled
+from paths import ROOT
 
 DATA = Path(__file__).parent / "data" / "profiles"
+SHARED_SQLITE = ROOT.parent / "shared" / "data" / "profiles" / "nsys_sqlite" / "pipit_saxpy_mpi_cuda_a100_nsys2022.2.sqlite"
 TRACE = DATA / "nvprof_gpu_trace_launch_ids.csv"
 METRICS = DATA / "nvprof_metrics_saxpy.csv"
 SUMMARY_TEXT = DATA / "nvprof_gpu_summary.txt"
@@ -144,6 +156,104 @@ def test_summary_row_in_bad_shape_is_reported() -> None:
 def test_text_that_is_no_summary_is_an_unknown_format() -> None:
     (finding,) = nvprof.parse_csv("==1== Profiling application: ./a\nnothing here\n").findings
     assert finding.kind == "unknown-format" and "text summary" in finding.message
+
+
+# ------------------------------------------------------------------------------ transfers beside the kernels
+
+
+def summary(model) -> dict[str, str]:
+    return dict(model.summary.rows)
+
+
+def test_transfers_are_shown_beside_the_kernels() -> None:
+    model = build_model([str(TRACE)], gpu="K40m")
+    assert set(model.rankings["kernel"]["kernel"]) == {SAXPY, REDUCE}  # copies are not ranked as kernels...
+    rows = {r["transfer"]: r for r in model.transfers.records()}  # ...but never dropped
+    assert list(rows) == ["memcpy HtoD", "memcpy DtoH", "memset"]
+    htod = rows["memcpy HtoD"]
+    assert htod["calls"] == 2 and htod["total_ms"] == pytest.approx(1.622592) and htod["bytes"] == 8 * 1024**2
+    assert htod["share_pct"] == pytest.approx(1_622_592 / 3_583_456 * 100)  # of kernels + transfers
+    assert htod["gbs"] == pytest.approx(8 * 1024**2 / 1_622_592)
+    lines = summary(model)
+    assert lines["transfers (memcpy/memset)"] == "4" and lines["transfer share of GPU time %"] == "90.542"
+    (dominant,) = [f for f in model.findings if f.kind == "transfers-dominate"]
+    assert dominant.severity == "warning" and "90.5 %" in dominant.message
+
+
+def test_summary_transfers_count_their_calls_and_have_no_bytes() -> None:
+    model = build_model([str(SUMMARY_TEXT)], gpu="K40m")
+    rows = {r["transfer"]: r for r in model.transfers.records()}
+    assert rows["memcpy HtoD"]["calls"] == 2 and rows["memcpy HtoD"]["bytes"] is None  # n/a, not 0
+    assert summary(model)["transfer GB"].startswith("n/a")
+    assert summary(model)["kernel launches"] == "4"  # saxpy's 3 calls + reduce_sum's 1
+
+
+def test_a_profile_without_copies_has_no_transfer_lines() -> None:
+    model = build_model([str(DATA / "nsys_cuda_gpu_kern_sum_16448.csv")], gpu="A100")
+    assert model.transfers is None and "transfer ms" not in summary(model)
+    assert not [f for f in model.findings if f.kind == "transfers-dominate"]
+
+
+@pytest.mark.skipif(not SHARED_SQLITE.is_file(), reason="../shared/data/profiles/nsys_sqlite is absent")
+def test_real_nsys_export_copies_dominate() -> None:
+    model = build_model([str(SHARED_SQLITE)])
+    rows = {r["transfer"]: r for r in model.transfers.records()}
+    assert (rows["memcpy HtoD"]["calls"], rows["memcpy DtoH"]["calls"]) == (10, 5)
+    assert rows["memcpy HtoD"]["bytes"] == 10 * 262_144_000
+    transfer_ns = (rows["memcpy HtoD"]["total_ms"] + rows["memcpy DtoH"]["total_ms"]) * 1e6
+    assert float(summary(model)["transfer share of GPU time %"]) == pytest.approx(transfer_ns / (transfer_ns + 88_573_480) * 100, abs=1e-3)
+    assert any(f.kind == "transfers-dominate" for f in model.findings)
+
+
+# ------------------------------------------------------------------------------ metrics with and without a trace
+
+
+def test_trace_and_metrics_of_one_run_are_joined() -> None:
+    model = build_model([str(TRACE), str(METRICS)], gpu="K40m")
+    assert len(model.runs) == 1  # the metrics file is no run of its own: it has no times
+    ranked = model.rankings["kernel"].set_index("kernel")
+    assert ranked.loc[SAXPY, "flops"] == 3 * 2_097_152 and ranked.loc[SAXPY, "bytes"] == 3 * 32 * (262_144 + 131_072)
+    assert ranked.loc[SAXPY, "flops_eff_pct"] == pytest.approx(3 * 2_097_152 / (98_272 + 97_984 + 98_112) / 4290 * 100)
+    (row,) = [r for r in model.profiler_metrics.records() if r["kernel"] == SAXPY]
+    assert row["sm_efficiency_pct"] == 97.85 and row["dram_read_throughput_gbs"] == pytest.approx(85.127)
+    assert any(f.kind == "metrics-joined" for f in model.findings)
+    assert any("joined into the launches of" in note for note in model.profiler_metrics.notes)
+
+
+def test_each_metrics_file_joins_its_own_run(tmp_path: Path) -> None:
+    """Two runs in one folder: each metrics file goes to the trace whose name it shares."""
+    for run, flops in (("run_a", 2_097_152), ("run_b", 4_194_304)):
+        shutil.copy(TRACE, tmp_path / f"{run}_trace.csv")
+        (tmp_path / f"{run}_metrics.csv").write_text(METRICS.read_text().replace(",2097152,2097152,2097152", f",{flops},{flops},{flops}"))
+    model = build_model([str(tmp_path)], gpu="K40m")
+    assert len(model.runs) == 2
+    joined = {Path(r["file"]).name: Path(r["joined_to"]).name for r in
+              (dict(zip(model.profiler_metrics.keys, row)) for row in model.profiler_metrics.rows)}
+    assert joined == {"run_a_metrics.csv": "run_a_trace.csv", "run_b_metrics.csv": "run_b_trace.csv"}
+    assert model.rankings["kernel"].set_index("kernel").loc[SAXPY, "flops"] == 3 * (2_097_152 + 4_194_304)
+
+
+def test_metrics_alone_are_shown_on_their_own(capsys: pytest.CaptureFixture[str]) -> None:
+    model = build_model([str(METRICS)], gpu="K40m")
+    assert not model.empty and model.rankings["kernel"].empty and len(model.runs) == 0
+    assert any(f.kind == "metrics-alone" for f in model.findings)
+    assert main(["kernels", str(METRICS), "--gpu", "K40m", "--format", "csv", "--table", "metrics"]) == 0
+    rows = {r["kernel"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert float(rows[SAXPY]["flops"]) == 3 * 2_097_152 and float(rows[REDUCE]["sm_efficiency_pct"]) == 88.3
+    assert float(rows[SAXPY]["dram_utilization_level"]) == 5 and rows[SAXPY]["calls"] == "3"
+
+
+async def test_screen_shows_transfers_and_metrics_tabs() -> None:
+    app = GpuscopeApp(first_screen=lambda: KernelsScreen([str(TRACE), str(METRICS)], gpu="K40m"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen: Any = await settled(app, pilot, KernelsScreen)
+        transfers = screen.query_one("#kernels-transfers", ResultTableView).model
+        assert [r["transfer"] for r in transfers.records()] == ["memcpy HtoD", "memcpy DtoH", "memset"]
+        assert len(screen.query_one("#kernels-metrics", ResultTableView).model.rows) == 2
+    app = GpuscopeApp(first_screen=lambda: KernelsScreen([str(METRICS)], gpu="K40m"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settled(app, pilot, KernelsScreen)
+        assert screen.query_one("#kernels-tables").active == "tab-metrics"  # nothing timed: the metrics are what there is
 
 
 # ------------------------------------------------------------------------------ properties

@@ -17,7 +17,7 @@ from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
 
 TABLES = ("summary", "comparison", "findings", "runs", "rows", "scope", "verdicts", "gpus", "host", "top")
-KERNEL_TABLES = ("summary", "kernels", "runs", "grouped", "findings")
+KERNEL_TABLES = ("summary", "kernels", "transfers", "metrics", "runs", "grouped", "findings")
 
 
 def _version() -> str:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from gpuscope.collectors import nvml
 from gpuscope.metrics import kernel_efficiency as ke
-from gpuscope.metrics import kernel_metrics, kernel_runs, kernel_timeline, magma_stats
+from gpuscope.metrics import kernel_metrics, kernel_runs, kernel_timeline, kernel_transfers, magma_stats, profiler_metrics
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.gpu_peaks import find_peak
 from gpuscope.metrics.peak_choice import ChosenPeak, choose_peak, per_profile
@@ -75,12 +75,16 @@ class KernelsModel:
     launches: pd.DataFrame | None = None
     """Kernel launches (name, direction, op, time, FLOPs, bytes): a name filter with a grouping
     re-ranks the matching launches, so `sgemm` grouped by direction is sgemm's time per direction."""
+    transfers: ResultTable | None = None
+    """memcpy/memset time, bytes and share of GPU time, beside the kernels; None when there are none."""
+    profiler_metrics: ResultTable | None = None
+    """nvprof `--metrics` per kernel: FLOPs, bytes and the profiler's own efficiencies; None without."""
     _filtered: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
     """Filtered groupings already computed (see `_filtered_ranking`)."""
 
     @property
     def empty(self) -> bool:
-        return self.rankings["kernel"].empty
+        return self.rankings["kernel"].empty and self.profiler_metrics is None
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -164,6 +168,8 @@ def build_model(
     if len({(p.tflops, p.gbs) for p in run_peaks}) > 1:  # GPUs with different peaks: each launch its own
         kernels = with_launch_peaks(kernels, {run.file: p for run, p in zip(loaded.runs, run_peaks)})
     findings = list(loaded.findings)
+    moved = kernel_transfers.transfer_sums(loaded.everything)
+    findings.extend(kernel_transfers.dominance(moved))
     sums = ke.sums(kernels)
     findings.extend(sums.findings)
     rows = [{"file": run.file, **run.fields, **kernel_runs.peak_fields(p.gpu, p.tflops, p.gbs),
@@ -179,6 +185,7 @@ def build_model(
         paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, peak, limits, _devices(kernels, labels, timeline), findings),
         cards=_cards(sums, peak, limits, timeline), rankings=_rankings(kernels, peak), launches=_launches(kernels), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
+        transfers=_transfers(loaded.everything, moved), profiler_metrics=profiler_metrics.metrics_table(loaded.metrics),
     )
 
 
@@ -226,6 +233,23 @@ def _overall_peaks(kernels: pd.DataFrame, peak: ChosenPeak) -> Limits:
         known = used.any() and not per_launch.isna().any()
         out.append(float((per_launch * duration[used]).sum() / duration[used].sum()) if known else None)
     return Limits(out[0], out[1], per_launch=True)
+
+
+def _transfers(everything: pd.DataFrame, moved: kernel_transfers.TransferSums) -> ResultTable | None:
+    """The transfers table, its totals first in the notes (the summary shows them too)."""
+    if not moved.transfer_calls:
+        return None
+    return kernel_transfers.to_result_table(kernel_transfers.transfer_table(everything), moved)
+
+
+def transfer_rows(moved: kernel_transfers.TransferSums) -> list[tuple[str, object]]:
+    """The summary's transfer lines: always there when a profile has copies or memsets."""
+    if not moved.transfer_calls:
+        return []
+    gb = None if moved.transfer_bytes is None else moved.transfer_bytes / 1e9
+    return [("transfers (memcpy/memset)", moved.transfer_calls), ("transfer ms", moved.transfer_ns / 1e6),
+            ("transfer GB", gb if gb is not None else "n/a: no byte counts in this format"),
+            ("transfer share of GPU time %", moved.share_pct)]
 
 
 def device_column_meta(kernels: pd.DataFrame) -> dict[str, str]:
@@ -320,6 +344,7 @@ def _summary(loaded: ProfileRuns, s: ke.KernelSums, peak: ChosenPeak, limits: Li
                                       ("distinct kernels", len(s.names))]
     if len(loaded.runs) > 1:
         rows.insert(1, ("profiles read", len(loaded.runs)))
+    rows += transfer_rows(kernel_transfers.transfer_sums(loaded.everything))
     tflops_peak, gbs_peak = limits.tflops, limits.gbs
     if s.used_rows:
         tflops, gbs = ke.tflops_per_s(s), ke.bandwidth_gbs(s)

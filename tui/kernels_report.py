@@ -3,8 +3,10 @@ screen shows (`kernels_model.build_model`), as tables plus, for text and markdow
 time-share bars and the roofline as plain text.
 
 Tables, in order: the summary (peak used, the seed notebook's three efficiencies, GPU busy
-versus summed kernel time), the ranking (`--sort`, `--top`, `--rank-by`), the runs (when
-several profiles, markers or `--group-by`), the runs grouped (`--group-by`), the findings.
+versus summed kernel time, transfers), the ranking (`--sort`, `--top`, `--rank-by`), the
+transfers (memcpy/memset, when the profiles have them), the profiler's own metrics (nvprof
+`--metrics` files), the runs (when several profiles, markers or `--group-by`), the runs
+grouped (`--group-by`), the findings.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ def split_fields(text: str | None) -> tuple[str, ...]:
 def tables_for(model: KernelsModel, view: KernelView, fmt: str) -> dict[str, ResultTable]:
     """Every table the report can hold, keyed as `--table` names them."""
     tables = {"summary": model.summary, "kernels": model.ranking_table(view)}
+    if model.transfers is not None:
+        tables["transfers"] = model.transfers
+    if model.profiler_metrics is not None:
+        tables["metrics"] = model.profiler_metrics
     if model.show_runs:
         tables["runs"] = model.runs_table(compact=fmt in ("text", "markdown"))
     if model.grouped is not None:
@@ -71,8 +77,10 @@ def report(args: argparse.Namespace, fmt: str = "text", width: int = 100) -> Rep
     if chosen:
         if chosen == "runs" and "runs" not in tables:  # asked for: show it even for one profile
             tables["runs"] = model.runs_table(compact=fmt in ("text", "markdown"))
-        if chosen not in tables:
+        if chosen == "grouped" and chosen not in tables:
             raise ValueError("no grouped table without --group-by FIELD[,FIELD]")
+        if chosen not in tables:
+            raise ValueError(f"no {chosen} table: " + ("these profiles have no memcpy or memset rows" if chosen == "transfers" else "no nvprof --metrics file was read"))
         return Report([tables[chosen]], list(model.findings), [], model.empty)
     shown = [t for key, t in tables.items() if key != "findings" or model.findings]
     extra = plots_text(model, view, min(width, 160)) if fmt in ("text", "markdown") and not model.empty else []
@@ -84,6 +92,10 @@ def tab_tables(model: KernelsModel, view: KernelView, tab: str, fmt: str) -> tup
     kernel ranking in text or markdown, the bars and the roofline as text."""
     if tab == "tab-findings":
         return [model.findings_table(limit=None)], []
+    if tab == "tab-transfers" and model.transfers is not None:
+        return [model.transfers], []
+    if tab == "tab-metrics" and model.profiler_metrics is not None:
+        return [model.profiler_metrics], []
     if tab == "tab-runs":
         runs = [model.runs_table(compact=fmt in ("text", "markdown"))]
         return (runs if fmt == "csv" or model.grouped is None else [*runs, model.grouped]), []

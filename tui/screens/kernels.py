@@ -36,7 +36,8 @@ NAME_WIDTH = 40
 SCROLLED = ("flop_per_s", "gbs")
 """Ranking columns shown last on screen (the cards and the roofline carry the rates)."""
 EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("kernel-runs.csv", "runs table"),
-                "tab-findings": ("kernel-findings.csv", "findings")}
+                "tab-findings": ("kernel-findings.csv", "findings"), "tab-transfers": ("kernel-transfers.csv", "transfers table"),
+                "tab-metrics": ("profiler-metrics.csv", "profiler metrics")}
 
 
 def screen_order(table: ResultTable) -> ResultTable:
@@ -97,6 +98,10 @@ class KernelsScreen(LoadingScreen):
                 with TabbedContent(id="kernels-tables"):
                     with TabPane("Kernels", id="tab-kernels"):
                         yield ResultTableView(id="kernels-ranking")
+                    with TabPane("Transfers", id="tab-transfers"):
+                        yield ResultTableView(id="kernels-transfers")
+                    with TabPane("Profiler metrics", id="tab-metrics"):
+                        yield ResultTableView(id="kernels-metrics")
                     with TabPane("Runs", id="tab-runs"):
                         yield ResultTableView(id="kernels-runs")
                         yield ResultTableView(id="kernels-grouped")
@@ -137,6 +142,7 @@ class KernelsScreen(LoadingScreen):
         self.query_one("#kernels-findings", FindingsPane).show(model.findings)
         self.query_one("#kernels-tables", TabbedContent).get_tab("tab-findings").label = Text(f"Findings ({len(model.findings)})")
         self._show_runs(model)
+        self._show_beside(model)
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "kernels-body"
         self.apply(self.view)
 
@@ -154,6 +160,19 @@ class KernelsScreen(LoadingScreen):
             grouped.show(model.grouped)
             notes.insert(0, f"Below: {model.grouped.title.lower()}, means per group.")
         self.query_one("#kernels-runs-note", Static).update(Text("\n".join(notes)))
+
+    def _show_beside(self, model: KernelsModel) -> None:
+        """The transfers and profiler-metrics tabs, only when the profiles have them; with
+        metrics but no timed kernel, the metrics tab is the one shown."""
+        tabs = self.query_one("#kernels-tables", TabbedContent)
+        for tab, table_id, table in (("tab-transfers", "#kernels-transfers", model.transfers),
+                                     ("tab-metrics", "#kernels-metrics", model.profiler_metrics)):
+            if table is None:
+                tabs.hide_tab(tab)
+            else:
+                self.query_one(table_id, ResultTableView).show(table, max_widths={"kernel": NAME_WIDTH, "file": NAME_WIDTH})
+        if model.rankings["kernel"].empty and model.profiler_metrics is not None:
+            tabs.active = "tab-metrics"
 
     def apply(self, view: KernelView) -> None:
         """Show `view`: the ranking table, the bars and the roofline, from the model's frames."""
