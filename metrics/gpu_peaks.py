@@ -21,6 +21,9 @@ class GpuPeak:
     bandwidth_gbs: float
     source: str
     note: str = ""
+    clock_mhz: float | None = None
+    """The clock the figures are quoted at, where the datasheet gives it: a device that prints
+    another clock (MAGMA's banner does) has its peak scaled to that clock."""
 
     def tflops(self, precision: str) -> float | None:
         """Peak for a MAGMA precision letter: d/z -> FP64, s/c -> FP32, h -> FP16 tensor."""
@@ -28,19 +31,19 @@ class GpuPeak:
                 "c": self.fp32_tflops, "h": self.fp16_tc_tflops}.get(precision)
 
 
-def _p(name: str, fp64: float, fp32: float, fp16: float | None, bw: float, source: str, note: str = "") -> GpuPeak:
-    return GpuPeak(name, fp64, fp32, fp16, bw, source, note)
+def _p(name: str, fp64: float, fp32: float, fp16: float | None, bw: float, source: str, note: str = "", clock: float | None = None) -> GpuPeak:
+    return GpuPeak(name, fp64, fp32, fp16, bw, source, note, clock)
 
 
 # (pattern on the normalised device name, peak). Specific variants before general ones; where a
 # name is ambiguous the higher peak is used, so nothing is called impossible by mistake.
 PEAKS: tuple[tuple[str, GpuPeak], ...] = (
-    (r"k40", _p("Tesla K40m", 1.43, 4.29, None, 288, "K40 datasheet", "4.29 TFLOPS FP32 is the base-clock (745 MHz) figure; 5.04 at boost")),
+    (r"k40", _p("Tesla K40m", 1.43, 4.29, None, 288, "K40 datasheet", "4.29 TFLOPS FP32 is the base-clock (745 MHz) figure; 5.04 at boost", clock=745)),
     (r"k80", _p("Tesla K80 (one GPU)", 1.46, 4.37, None, 240, "K80 datasheet", "per device: a K80 board is two GPUs")),
-    (r"p100.*pcie", _p("Tesla P100 PCIe", 4.7, 9.3, 18.7, 732, "P100 datasheet")),
-    (r"p100", _p("Tesla P100 SXM2", 5.3, 10.6, 21.2, 732, "P100 datasheet")),
-    (r"v100.*pcie", _p("V100 PCIe", 7.0, 14.0, 112, 900, "V100 datasheet")),
-    (r"v100", _p("V100 SXM2", 7.8, 15.7, 125, 900, "V100 datasheet")),
+    (r"p100.*pcie", _p("Tesla P100 PCIe", 4.7, 9.3, 18.7, 732, "P100 datasheet", clock=1329)),
+    (r"p100", _p("Tesla P100 SXM2", 5.3, 10.6, 21.2, 732, "P100 datasheet", clock=1480)),
+    (r"v100.*pcie", _p("V100 PCIe", 7.0, 14.0, 112, 900, "V100 datasheet", clock=1380)),
+    (r"v100", _p("V100 SXM2", 7.8, 15.7, 125, 900, "V100 datasheet", clock=1530)),
     (r"\bt4\b", _p("T4", 0.25, 8.1, 65, 320, "T4 datasheet")),
     (r"a10g", _p("A10G", 0.98, 31.2, 125, 600, "A10 datasheet (AWS A10G uses the A10 figures)")),
     (r"\ba10\b", _p("A10", 0.98, 31.2, 125, 600, "A10 datasheet")),
@@ -79,6 +82,19 @@ def find_peak(device_name: str) -> GpuPeak | None:
         if regex.search(text):
             return peak
     return None
+
+
+def peak_at_clock(device_name: str, precision: str, clock_mhz: float | None) -> tuple[float, str] | None:
+    """Peak Gflop/s of a device for a MAGMA precision letter, and where it comes from: scaled
+    to the clock the device printed when the table knows the clock of its figure."""
+    peak = find_peak(device_name)
+    tflops = peak.tflops(precision) if peak else None
+    if not tflops:
+        return None
+    if peak.clock_mhz and clock_mhz and abs(clock_mhz - peak.clock_mhz) > 1:  # type: ignore[union-attr]
+        return tflops * 1000 * clock_mhz / peak.clock_mhz, f"{peak.name} datasheet at its printed {clock_mhz:g} MHz clock"  # type: ignore[union-attr]
+    at = f" at {peak.clock_mhz:g} MHz" if peak.clock_mhz else ""  # type: ignore[union-attr]
+    return tflops * 1000, f"{peak.name} datasheet{at}"  # type: ignore[union-attr]
 
 
 def known_names() -> list[str]:

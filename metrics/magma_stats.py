@@ -19,22 +19,41 @@ METRICS = {"gflops": "Gflop/s", "time_ms": "ms"}
 HIGHER_IS_BETTER = {"gflops": True, "time_ms": False}
 ALPHA = 0.05
 MIN_SAMPLES = 5
+MIN_SURVIVING = 0.5
+"""A group is ranked "best" only with at least MIN_SAMPLES trusted rows and at least this share
+of its rows trusted: a winner made of the few rows the trust rules left is no winner."""
+DEFAULT_IMPL = "magma"
 POOLED = "all"
-EXCLUSIONS = ["failed", "warmup", "impossible", "not_a_number"]
-EXCLUDED_NAMES = ["", "failed", "warm-up", "impossible", "not a number"]
+EXCLUSIONS = ["failed", "warmup", "impossible", "not_a_number", "untrusted"]
+EXCLUDED_NAMES = ["", "failed", "warm-up", "impossible", "not a number", "untrusted"]
 """The rows' `excluded` values: kept, then the reasons counted in EXCLUSIONS, in that order."""
 SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS if s != "count"] + EXCLUSIONS
 
 
-def included(rows: pd.DataFrame, keep_warmup: bool = False, keep_impossible: bool = False) -> np.ndarray:
-    """Rows that count in statistics: not failed, not warm-up, not impossible, finite."""
+def included(rows: pd.DataFrame, keep_warmup: bool = False, keep_impossible: bool = False, keep_untrusted: bool = False) -> np.ndarray:
+    """Rows that count in statistics: not failed, not warm-up, not impossible, finite, not
+    from an untrusted run (unless asked to keep those)."""
     reason = rows["excluded"]
     keep = (reason == "").to_numpy(bool).copy()
-    if keep_warmup:
-        keep |= (reason == "warm-up").to_numpy(bool)
-    if keep_impossible:
-        keep |= (reason == "impossible").to_numpy(bool)
+    for wanted, name in ((keep_warmup, "warm-up"), (keep_impossible, "impossible"), (keep_untrusted, "untrusted")):
+        if wanted:
+            keep |= (reason == name).to_numpy(bool)
     return keep
+
+
+def of_impl(rows: pd.DataFrame, impl: str | None) -> pd.DataFrame:
+    """The rows of one implementation (magma, cublas, cpu, ...); None: all rows."""
+    if impl is None or "impl" not in rows or rows.empty:
+        return rows
+    return rows[(rows["impl"] == impl).to_numpy(bool)]
+
+
+def impls(rows: pd.DataFrame) -> list[str]:
+    """Implementations present, MAGMA's own first."""
+    if "impl" not in rows or rows.empty:
+        return []
+    found = [str(x) for x in rows["impl"].unique()]
+    return sorted(found, key=lambda name: (name != DEFAULT_IMPL, found.index(name)))
 
 
 def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
@@ -98,13 +117,15 @@ def _group_key(codes: list[tuple[np.ndarray, pd.Index]]) -> np.ndarray:
     return key
 
 
-def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:
-    """One row per (test, environment, nodes, problem_size) with box statistics of both metrics
-    and how many rows each trust rule excluded (`failed`, `warmup`, `impossible`).
+def summarize(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, pool_nodes: bool = False, keep_warmup: bool = False,
+              keep_impossible: bool = False, keep_untrusted: bool = False) -> pd.DataFrame:
+    """One row per (test, environment, nodes, problem_size) of one implementation (`impl`)
+    with box statistics of both metrics and how many rows each trust rule excluded.
 
     Rows are sorted by test, problem size, environment and nodes (in category order). The
     groups are numbered once in that order; each metric is then sorted by (group, value) and
     every statistic is a segment operation (metrics/distribution.py)."""
+    rows = of_impl(rows, impl)
     if rows.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     codes = _key_codes(rows, pool_nodes)
@@ -120,6 +141,8 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
         keep |= reason == EXCLUDED_NAMES.index("warm-up")
     if keep_impossible:
         keep |= reason == EXCLUDED_NAMES.index("impossible")
+    if keep_untrusted:
+        keep |= reason == EXCLUDED_NAMES.index("untrusted")
     metrics = {m: rows[m].to_numpy(np.float64) for m in METRICS}
     finite = {m: keep & np.isfinite(v) for m, v in metrics.items()}
     counted = ~keep
@@ -182,18 +205,25 @@ def summarize(rows: pd.DataFrame, *, pool_nodes: bool = False, keep_warmup: bool
     return pd.DataFrame({name: columns[name] for name in SUMMARY_COLUMNS})
 
 
-def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = False, keep_warmup: bool = False, keep_impossible: bool = False) -> pd.DataFrame:
+def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str = "gflops", pool_nodes: bool = False,
+            keep_warmup: bool = False, keep_impossible: bool = False, keep_untrusted: bool = False) -> pd.DataFrame:
     """Per (test, nodes, problem_size): environments ranked by median `metric`, the ratio of
-    each median to the best one, and a Mann-Whitney p-value against the best environment."""
-    columns = ["test", "nodes", "problem_size", "environment", "rank", "count", "median", "ratio_to_best", "p_value", "verdict"]
+    each median to the best one, and a Mann-Whitney p-value against the best environment.
+
+    Only a group with at least MIN_SAMPLES trusted rows and MIN_SURVIVING of its rows trusted
+    is ranked; the others are listed after them as "too few trusted rows", never as best."""
+    columns = ["test", "nodes", "problem_size", "environment", "rank", "count", "rows", "median", "ratio_to_best", "p_value", "verdict"]
+    rows = of_impl(rows, impl)
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    frame = _with_node_key(rows, pool_nodes)[included(rows, keep_warmup, keep_impossible)]
+    keys = ["test", "nodes", "problem_size", "environment"]
+    every = _with_node_key(rows, pool_nodes)
+    totals = every.groupby(keys, observed=True).size()
+    frame = every[included(rows, keep_warmup, keep_impossible, keep_untrusted)]
     frame = frame[np.isfinite(frame[metric].to_numpy(float))]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     # Sort once by (group, value): every environment's sample is then a slice.
-    keys = ["test", "nodes", "problem_size", "environment"]
     grouper = frame.groupby(keys, observed=True, sort=True)
     codes = grouper.ngroup().to_numpy()
     index = grouper.size().index
@@ -210,29 +240,36 @@ def compare(rows: pd.DataFrame, *, metric: str = "gflops", pool_nodes: bool = Fa
     for (test, nodes, size), groups in outer.items():
         sample = {g: values[starts[g] : starts[g] + counts[g]] for g in groups}
         medians = {g: float(np.median(v)) for g, v in sample.items()}
-        ranked = sorted(groups, key=lambda g: medians[g], reverse=higher)
-        best = ranked[0]
-        for rank, g in enumerate(ranked, start=1):
-            ratio = medians[g] / medians[best] if medians[best] else np.nan
-            if g == best:
-                p, verdict = np.nan, "best" if len(ranked) > 1 else "only one"
-            elif min(counts[g], counts[best]) < MIN_SAMPLES:
-                p, verdict = np.nan, "too few samples"
+        total = {g: int(totals.get(index[g], counts[g])) for g in groups}
+        trusted = {g: counts[g] >= MIN_SAMPLES and counts[g] >= MIN_SURVIVING * total[g] for g in groups}
+        ranked = sorted(groups, key=lambda g: (not trusted[g], -medians[g] if higher else medians[g]))
+        best = ranked[0] if trusted[ranked[0]] else None
+        rank = 0
+        for g in ranked:
+            ratio = medians[g] / medians[best] if best is not None and medians[best] else np.nan
+            p = np.nan
+            if not trusted[g]:
+                verdict = f"too few trusted rows ({counts[g]} of {total[g]})"
+            elif g == best:
+                verdict = "best" if sum(trusted.values()) > 1 else "only one"
             else:
-                p = mann_whitney(sample[g], sample[best])
+                p = mann_whitney(sample[g], sample[best])  # type: ignore[index]
                 verdict = "beyond noise" if p < ALPHA else "within noise"
+            rank += trusted[g]
             records.append({"test": test, "nodes": nodes, "problem_size": size, "environment": str(index[g][3]),
-                            "rank": rank, "count": int(counts[g]), "median": medians[g],
+                            "rank": rank if trusted[g] else None, "count": int(counts[g]), "rows": total[g], "median": medians[g],
                             "ratio_to_best": ratio, "p_value": p, "verdict": verdict})
-    return pd.DataFrame.from_records(records, columns=columns)
+    out = pd.DataFrame.from_records(records, columns=columns)
+    out["rank"] = out["rank"].astype("Int64")
+    return out
 
 
-def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = False) -> ResultTable:
+def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = False, impl: str = DEFAULT_IMPL) -> ResultTable:
     """The summary as a table model; `full` keeps every statistic of both metrics (CSV/JSON)."""
     unit = METRICS[metric]
     if full:
         columns = [Column(c) for c in summary.columns]
-        return ResultTable.from_frame(summary, "MAGMA summary", columns)
+        return ResultTable.from_frame(summary, f"MAGMA summary ({impl})", columns)
     other = "time_ms" if metric == "gflops" else "gflops"
     fmt = ",.2f"
     columns = [
@@ -242,24 +279,25 @@ def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = Fa
         Column(f"{metric}_q3", "q3", fmt), Column(f"{metric}_whisker_lo", "whisker lo", fmt),
         Column(f"{metric}_whisker_hi", "whisker hi", fmt), Column(f"{metric}_cv", "cv", ".3f"),
         Column(f"{other}_median", f"median {METRICS[other]}", fmt),
-        Column("failed"), Column("warmup", "warm-up"), Column("impossible"),
+        Column("failed"), Column("warmup", "warm-up"), Column("impossible"), Column("untrusted"),
     ]
-    notes = ("Excluded from the statistics: failed (MAGMA's own check), warm-up (first call per process), "
-             "impossible (above the GPU's peak). cv = standard deviation / mean.",)
-    return ResultTable.from_frame(summary, f"MAGMA summary ({unit})", columns, notes)
+    notes = ("Excluded: failed (MAGMA's own check), warm-up (slow first call), impossible (above the GPU's peak), "
+             "untrusted (implausible run: see findings). cv = standard deviation / mean.",)
+    return ResultTable.from_frame(summary, f"MAGMA summary ({unit}, {impl})", columns, notes)
 
 
-def comparison_table(comparison: pd.DataFrame, metric: str = "gflops") -> ResultTable:
+def comparison_table(comparison: pd.DataFrame, metric: str = "gflops", impl: str = DEFAULT_IMPL) -> ResultTable:
     unit = METRICS[metric]
     columns = [
         Column("test"), Column("nodes"), Column("problem_size", "size"), Column("rank"),
-        Column("environment"), Column("count", "n"), Column("median", f"median {unit}", ",.2f"),
+        Column("environment"), Column("count", "n"), Column("rows", "of"), Column("median", f"median {unit}", ",.2f"),
         Column("ratio_to_best", "vs best", ".3f"), Column("p_value", "p (Mann-Whitney)", ".2g"),
         Column("verdict"),
     ]
     notes = (f"Per problem size, environments ranked by median {unit} ({'higher' if HIGHER_IS_BETTER[metric] else 'lower'} is better); "
-             f"'beyond noise' means p < {ALPHA} against the best environment.",)
-    return ResultTable.from_frame(comparison, f"Environments compared ({unit})", columns, notes)
+             f"'beyond noise' means p < {ALPHA} against the best environment. n = trusted rows, of = all rows; a group "
+             f"with fewer than {MIN_SAMPLES} trusted rows or under {MIN_SURVIVING:.0%} of its rows trusted is not ranked.",)
+    return ResultTable.from_frame(comparison, f"Environments compared ({unit}, {impl})", columns, notes)
 
 
 def findings_table(findings: list[Finding], limit: int | None = None) -> ResultTable:
@@ -283,5 +321,6 @@ def findings_table(findings: list[Finding], limit: int | None = None) -> ResultT
 
 def runs_table(runs: pd.DataFrame) -> ResultTable:
     columns = [Column("file"), Column("environment"), Column("nodes"), Column("test"), Column("processes"),
-               Column("rows"), Column("outcome"), Column("duration_s", "seconds", ".1f"), Column("exit_code", "exit")]
+               Column("rows"), Column("outcome"), Column("duration_s", "seconds", ".1f"), Column("exit_code", "exit"),
+               Column("untrusted", "untrusted because")]
     return ResultTable.from_frame(runs, "Runs", columns)

@@ -1,27 +1,24 @@
-"""Provides the MAGMA tester reader: output files -> one tidy row per data row, plus findings.
+"""Provides the MAGMA tester reader: output files -> one tidy row per data row and implementation.
 
     from gpuscope.parsers import magma
     rows, findings = magma.read("magma-vbatched-iter-1.out")
     result = magma.read_tree(["experiments/"], exclude=("attempt-1",))
 
-Formats: shared/research/formats-scaling.md §1 (gemm, gemm_batched, gemm_vbatched, LAPACK-style
-testers, banners 1.5-2.10, interleaved ranks, Flux trailers, Start/End time lines). Rows are
-kept even when they cannot be trusted; the `excluded` column says why statistics skip them.
+Formats: shared/research/formats-scaling.md §1; what a header means is in magma_layout, the
+one place that knows columns. Rows are kept even when they cannot be trusted: the `excluded`
+column says why statistics skip them (magma_trust decides).
 
-How: files are read a few MB at a time, straight into a batch buffer (kept until the read is
-done, as the rows are tokenised where they lie in it, then kept for the next read), and each
-batch is scanned (magma_scan), tokenised (magma_rows) and flagged (magma_trust) on one of a few
-threads; the batches are then joined into one table. Whatever a batch cannot decide alone (a
-tester whose rows need the general readers, lines that are not data rows, one label under two
-roots) is redone for all files at once, the slower way, with the same result.
+How, in one path: all files are read into one buffer; numpy finds the lines and which of them
+are data rows (first non-blank byte a digit); the few other lines that say something (banners,
+devices, usage and command lines, options, headers, trailers) are read one by one in Python,
+in file order, and give each data row its header; the rows' tokens are found with numpy and
+their numbers parsed by one Arrow cast.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import re
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
@@ -29,21 +26,15 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics import magma_stats
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers import magma_layout as fmt
 from gpuscope.parsers import magma_trust
-from gpuscope.parsers.magma_header import HeaderSpec
-from gpuscope.parsers.magma_rows import FAILED, NO_STATUS, map_columns, numeric_rows, read_numeric, split_rows, tokenize
-from gpuscope.parsers.magma_scan import FileBuffer, FileScan, RowText, scan_buffer
+from gpuscope.parsers.magma_lines import RunInfo, read_lines
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.textfile import MAX_BYTES, SNIFF_BYTES, decode, read_bytes
+from gpuscope.parsers.textfile import SNIFF_BYTES, decode, read_bytes
 
-COLUMNS = [
-    "test", "precision", "batch_count", "m", "n", "k", "problem_size", "gflops", "time_ms",
-    "cpu_gflops", "cpu_time_ms", "ref_gflops", "ref_time_ms", "error", "status", "device",
-    "file", "line", "environment", "nodes", "warmup", "impossible", "excluded",
-]
-MARKERS = (b"% MAGMA ", b"Gflop/s", b"START OF JOBSPEC", b"Assert failed")
+MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
+"""A file met while walking a folder is read only if its text holds one of these."""
 
 
 @dataclass(frozen=True)
@@ -56,18 +47,10 @@ class MagmaResult:
     files_read: int = 0
 
 
-@dataclass
-class _File:
-    label: str
-    context: dict[str, object]
-    scan: FileScan
-    findings: list[Finding]
-
-
 def _walk(root: Path) -> Iterable[Path]:
-    for folder, dirs, files in os.walk(root, onerror=None, followlinks=False):
+    for folder, dirs, files in os.walk(root, followlinks=False):
         dirs.sort()
-        base = Path(folder)  # once per folder, not per file
+        base = Path(folder)
         for name in sorted(files):
             yield base / name
 
@@ -79,7 +62,7 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            walked = _walk(path)
+            walked: Iterable[Path] = _walk(path)
             if exclude:
                 walked = (f for f in walked if not is_excluded(PurePosixPath(f.relative_to(path).as_posix()), tuple(exclude)))
             found.extend((path, f, False) for f in walked)
@@ -91,465 +74,210 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
 
 
 def _label(root: Path, path: Path) -> str:
-    """`path` relative to `root`, with `/` between folders (plain string work when it can be)."""
-    whole, prefix = str(path), str(root)
-    if os.sep == "/" and whole.startswith(prefix) and whole[len(prefix) : len(prefix) + 1] == "/" and prefix not in ("", "."):
-        return whole[len(prefix) + 1 :]
-    return str(PurePosixPath(path.relative_to(root).as_posix()) if path != root else PurePosixPath(path.name))
+    return path.relative_to(root).as_posix() if path != root else path.name
 
 
-def _context(label: str, pattern: PathPattern | None, contexts: dict[str, dict[str, object] | None] | None) -> dict[str, object] | None:
-    """`context_for(label, pattern)`; without a pattern the context depends on the folders
-    alone, so files of one folder share one lookup (`contexts` keeps them; each file gets
-    its own copy, which read_tree changes later)."""
-    if pattern is not None or contexts is None:
-        return context_for(label, pattern)
-    folder = label.rpartition("/")[0]
-    if folder not in contexts:
-        contexts[folder] = context_for(label, None)
-    found = contexts[folder]
-    return None if found is None else dict(found)
-
-
-_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
-"""A byte that `bytes.isspace` does not take as whitespace."""
-
-
-def _read_plain(path: Path, size: int, into: FileBuffer) -> int | None:
-    """Read a plain text file of the size stat gave straight into `into` at its end, in one
-    system call that runs without the interpreter lock (no bytes object to make, page-fault
-    and copy again later); returns its length, or None for whatever `read_bytes` must judge:
-    gzip, empty, binary, huge, changed since stat, unreadable."""
-    if not 0 < size <= MAX_BYTES:
-        return None
-    room = into.room(size + 1)  # one byte more: a file that grew since stat reads longer
-    try:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            length = os.readv(fd, [room])
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    big, at = into.buffer, into.end
-    # The checks `read_bytes` makes, on the buffer (bytearray methods take bounds: no copy).
-    if (length != size or big[at : at + 2] == b"\x1f\x8b" or _NOT_SPACE.search(big, at, at + size) is None
-            or big.find(b"\x00", at, at + min(size, SNIFF_BYTES)) >= 0):
-        return None
-    return size
-
-
-def _is_ascii(big: bytearray, start: int, end: int) -> bool:
-    """`big[start:end].isascii()` without copying the bytes (numpy scans them off the
-    interpreter lock)."""
-    return end <= start or int(np.frombuffer(big, np.uint8, end - start, start).max()) < 128
-
-
-def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, into: FileBuffer,
-          contexts: dict[str, dict[str, object] | None] | None = None, size: int = -1) -> _File | Finding | None:
-    """Read one file into `into` (committed there when it is a MAGMA output); None for a
-    non-MAGMA file met while walking a folder (counted, not listed). `size`: the file's size
-    from stat, when known (a plain file is then read straight into the buffer)."""
+def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None) -> tuple[bytes, RunInfo] | Finding | None:
+    """One file's text (ending with a newline) and its run record; a finding when it cannot be
+    read; None for a file met while walking a folder that is not MAGMA output."""
     label = _label(root, path)
-    length = _read_plain(path, size, into)
-    if length is None:  # the general path: gzip, a file that changed size, ... or an error
-        data, problems = read_bytes(path, label)
-        if data is None:
-            return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
-        length = into.write(data)
-    big, at = into.buffer, into.end
-    end = at + length
-    if not explicit and not (any(big.find(m, at, min(end, at + 4 * SNIFF_BYTES)) >= 0 for m in MARKERS)
-                             or any(big.find(m, at, end) >= 0 for m in MARKERS)):
+    data, problems = read_bytes(path, label)
+    if data is None:
+        return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
+    if not explicit and not any(m in data for m in MARKERS):
         return None
-    problems = []
-    if not _is_ascii(big, at, end):  # ASCII is valid UTF-8: only other bytes need decoding
-        text, problems = decode(bytes(big[at:end]), label)
-        if problems:  # not UTF-8: the file is scanned as its decoded text
-            length = into.write(text.encode("utf-8"))
-    context = _context(label, pattern, contexts)
+    if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
+        text, problems = decode(data, label)
+        data = text.encode("utf-8")
+    context = context_for(label, pattern)
     if context is None:
         problems.append(Finding("warning", "path", f"path does not match --path-pattern {pattern.text!r}; environment unknown", label))  # type: ignore[union-attr]
         context = {"environment": ".", "nodes": None}
-    into.commit(length)
-    return _File(label, context, FileScan(), problems)
+    run = RunInfo(label, context, findings=list(problems))
+    if not data.endswith(b"\n"):
+        run.last_line_cut = True
+        data += b"\n"
+    return data, run
 
 
-def read_tree(
-    paths: Sequence[str | os.PathLike[str]],
-    *,
-    path_pattern: str | None = None,
-    exclude: Sequence[str] = (),
-    peak_override: float | None = None,
-) -> MagmaResult:
+def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | None = None, exclude: Sequence[str] = (),
+              peak_override: float | None = None) -> MagmaResult:
     """Read every MAGMA output under `paths` (files or folders) into one tidy table.
 
-    `peak_override` (Gflop/s) replaces the peak table for the impossible-value check.
-    """
+    `peak_override` (Gflop/s) replaces the peak table for the impossible-value check."""
     pattern = PathPattern.compile(path_pattern) if path_pattern else None
     candidates, findings = discover(paths, exclude)
-    files: list[_File] = []
-    batches: list[_Batch] = []
-    skipped = n_rows = 0
-    for loaded, batch in _read_batches(candidates, pattern, peak_override):
-        first_file = len(files)
-        for item in loaded:
-            if isinstance(item, _File):
-                files.append(item)
-            elif isinstance(item, Finding):
-                findings.append(item)
-            else:
-                skipped += 1
-        batch.rows.file += first_file
-        batch.first_row = n_rows
-        batches.append(batch)
-        n_rows += batch.rows.size
+    texts: list[bytes] = []
+    runs: list[RunInfo] = []
+    skipped = 0
+    for root, path, explicit in candidates:
+        loaded = _load(root, path, explicit, pattern)
+        if loaded is None:
+            skipped += 1
+        elif isinstance(loaded, Finding):
+            findings.append(loaded)
+        else:
+            texts.append(loaded[0])
+            runs.append(loaded[1])
     if skipped:
         findings.append(Finding("info", "skipped", f"{skipped} file(s) under the given folders hold no MAGMA output and were skipped"))
-    if not files and not findings:
+    if not runs and not findings:
         findings.append(Finding("warning", "no-data", "no MAGMA output files found"))
-    rename = strip_common_prefix([str(f.context.get("environment", ".")) for f in files])
-    for f in files:
-        f.context["environment"] = rename.get(str(f.context.get("environment", ".")), f.context.get("environment"))
-    rows, known = _assemble(files, batches, peak_override)
-    _spare(b.buffer for b in batches if b.buffer is not None)  # no row is read from them any more
-    for f in files:
-        findings.extend(f.findings)
-    return _result(rows, files, findings, known)
+    rename = strip_common_prefix([str(r.context.get("environment", ".")) for r in runs])
+    for r in runs:
+        r.context["environment"] = rename.get(str(r.context.get("environment", ".")), r.context.get("environment"))
+    _digests(texts, runs)
+    rows = _rows(b"".join(texts), [len(t) for t in texts], runs)
+    return _result(magma_trust.flag(rows, runs, peak_override), runs, findings)
 
 
-def _result(rows: pd.DataFrame, files: list[_File], findings: list[Finding], known: tuple[dict, dict] | None = None) -> MagmaResult:
-    """Findings and runs from the rows; `known` = (per_file stats, failed sizes) when the
-    batches computed them already."""
-    stats, failed = known if known is not None else (magma_trust.per_file(rows), None)
-    findings = findings + magma_trust.row_findings(rows, stats, failed)
-    runs = magma_trust.runs_table(stats, files)
-    findings += magma_trust.run_findings(runs, {f.label: f.scan for f in files})
-    return MagmaResult(rows=rows, runs=runs, findings=findings, files_read=len(files))
+def _result(rows: pd.DataFrame, runs: list[RunInfo], findings: list[Finding]) -> MagmaResult:
+    stats = magma_trust.file_stats(rows)
+    for r in runs:
+        findings.extend(r.findings)
+    findings += magma_trust.findings(rows, runs, stats)
+    return MagmaResult(rows=rows, runs=magma_trust.runs_table(rows, runs, stats), findings=findings, files_read=len(runs))
+
+
+def _digests(texts: list[bytes], runs: list[RunInfo]) -> None:
+    """A digest of each file that has the same size as another one (byte-identical copies)."""
+    sizes: dict[int, int] = {}
+    for text in texts:
+        sizes[len(text)] = sizes.get(len(text), 0) + 1
+    for text, run in zip(texts, runs):
+        if sizes[len(text)] > 1:
+            run.digest = hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
 def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, list[Finding]]:
-    """One file (or folder) as (tidy rows, findings): the notebook entry point."""
-    if root is not None:
-        path = Path(path)
-        result = read_tree([path]) if path.is_dir() else _read_under(Path(root), path)
-    else:
+    """One file (or folder) as (tidy rows, findings): the notebook entry point. `root`: the
+    folder the file's label (and so its environment) is taken relative to."""
+    path = Path(path)
+    if root is None or path.is_dir():
         result = read_tree([path])
+    else:
+        loaded = _load(Path(root), path, True, None)
+        if not isinstance(loaded, tuple):
+            return _rows(b"", [], []), [loaded] if loaded else []
+        data, run = loaded
+        result = _result(magma_trust.flag(_rows(data, [len(data)], [run]), [run], None), [run], [])
     return result.rows, result.findings
 
 
-def _read_under(root: Path, path: Path) -> MagmaResult:
-    into = FileBuffer()
-    loaded = _load(root, path, True, None, into)
-    if not isinstance(loaded, _File):
-        return _result(_assemble([], [], None)[0], [], [loaded] if loaded else [])
-    rows, known = _assemble([loaded], [_scan_batch([loaded], into, {}, None)], None)
-    return _result(rows, [loaded], list(loaded.findings), known)
+# --- data rows -------------------------------------------------------------------------------
+
+def _rows(big: bytes, sizes: list[int], runs: list[RunInfo]) -> pd.DataFrame:
+    """The tidy table of every data row in `big` (the files' texts one after another)."""
+    lines = read_lines(big, sizes, runs)
+    pieces = []
+    for layout, rows in lines.groups():
+        pieces += _read_group(big, layout, rows, lines, runs)
+    if not pieces:
+        return _frame({}, np.empty(0, np.int64), lines, runs)
+    cols = {name: np.concatenate([p[0].get(name, np.full(p[1].size, np.nan)) for p in pieces])
+            for name in dict.fromkeys(n for p in pieces for n in p[0])}
+    row_of = np.concatenate([p[1] for p in pieces])
+    if len(pieces) > 1:  # rows in file and line order, a row's implementations in header order
+        order = np.argsort(row_of, kind="stable")
+        row_of = row_of[order]
+        cols = {name: values[order] for name, values in cols.items()}
+    return _frame(cols, row_of, lines, runs)
 
 
-PARALLEL_ROWS = 100_000
-"""From this many rows on, the batches' columns are joined on several threads."""
-BATCH_BYTES = 6 * 1024 * 1024
-"""Files are scanned a few MB at a time: the scanner's temporary arrays then stay small and
-are reused, instead of touching fresh memory for a whole tree at once. Not less: each batch
-costs a fixed number of numpy calls, and each call hands the interpreter lock between the
-reader's threads."""
-
-
-SPARE_BUFFER_BYTES = 4 * BATCH_BYTES
-SPARE_BYTES = 64 * 1024 * 1024
-_SPARE_BUFFERS: list[FileBuffer] = []
-"""Batch buffers kept for the next read (list.pop and append are atomic): a fresh buffer of a
-few MB costs a page fault per 4 KB, more than reading the bytes into it. A read keeps each
-batch's buffer until it is done (the rows are tokenised, and may be read again, where they
-lie in it), then hands them back here: up to SPARE_BYTES in all, and none grown past
-SPARE_BUFFER_BYTES (for one huge file)."""
-
-
-def _spare(buffers: Iterable[FileBuffer]) -> None:
-    """Keep some finished batches' buffers for the next read."""
-    kept = sum(len(b.buffer) for b in _SPARE_BUFFERS)
-    for buffer in buffers:
-        size = len(buffer.buffer)
-        if size <= SPARE_BUFFER_BYTES and kept + size <= SPARE_BYTES:
-            _SPARE_BUFFERS.append(buffer)
-            kept += size
-
-
-@dataclass
-class _Batch:
-    """A few MB of files, scanned, tokenised and mapped: `cols` holds the tidy columns of the
-    rows whose header kind reads as a plain number matrix here (`valid` marks them). The
-    tokens are not kept: a kind that needs the general readers is read from the rows' text,
-    which lies in `buffer` (kept until the whole read is done)."""
-
-    rows: RowText
-    cols: dict[str, np.ndarray]
-    valid: np.ndarray
-    widths: dict[HeaderSpec, int | None]
-    """Tokens per row of each header kind in this batch; None: irregular, read by the general readers."""
-    first_row: int = 0
-    buffer: FileBuffer | None = None
-    """The read's buffer that holds the batch's files, rows included (handed back when the read is done)."""
-    derived: dict[str, np.ndarray] = field(default_factory=dict)
-    """`magma_trust.derived_columns` of `cols`."""
-    flags: dict[str, np.ndarray] | None = None
-    """warmup, impossible and excluded per row, when every row of the batch is a data row
-    and reads as a number matrix (else the whole tree is flagged at once)."""
-    stats: dict[str, dict] = field(default_factory=dict)
-    """`magma_trust.per_file` of the batch's files (environment filled in later), with `flags`."""
-    failed: dict[str, list[str]] = field(default_factory=dict)
-    """`magma_trust.failed_sizes` of the batch's files, with `flags`."""
-    sizes: np.ndarray | None = None
-    """The batch's distinct `packed_sizes`, sorted, when it has them; `size_codes` numbers
-    its rows by them (the tree's problem sizes are then numbered without a pass over all rows)."""
-    size_codes: np.ndarray | None = None
-
-
-def _scan_batch(files: list[_File], joined: FileBuffer, cache: dict, peak_override: float | None) -> _Batch:
-    """Scan, tokenise, map and flag the rows of some loaded files, whose bytes `joined` holds
-    (row file numbers are local to them)."""
-    scans, rows = scan_buffer(joined, cache)
-    for f, found in zip(files, scans):
-        f.scan = found
-    tokens = split_rows(rows.source, rows.first, rows.stop, rows.begin)
-    batch = _Batch(rows, {}, np.zeros(rows.size, bool), {})
-    if not rows.size:
-        return batch
-    block_offsets = np.cumsum([0] + [len(f.scan.blocks) for f in files])
-    kinds: dict[HeaderSpec, int] = {}
-    kind_of_block = np.array([kinds.setdefault(b.spec, len(kinds)) for f in files for b in f.scan.blocks], np.int64)
-    kind_of_row = kind_of_block[rows.block + block_offsets[rows.file]]
-    for spec, k in kinds.items():
-        chosen = np.flatnonzero(kind_of_row == k) if len(kinds) > 1 else np.arange(rows.size)
-        if not chosen.size:  # a header with no rows under it (a truncated copy of another)
+def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines, runs: list[RunInfo]) -> list[tuple[dict, np.ndarray]]:
+    """The rows (indices into `lines.row_*`) under one header kind: one piece per
+    implementation that ran (a Gflop/s or time printed, not `---`)."""
+    tokens = lines.tokens
+    first_row = int(rows[0])
+    layout = fmt.fit_layout(layout, big[lines.row_start[first_row] : lines.row_end[first_row]].decode("utf-8", "replace"))
+    width = layout.width
+    count = lines.row_count[rows]
+    with_status = count == width + 1
+    ok = (count == width) | with_status
+    first = lines.row_token[rows]
+    index = first[:, None] + np.arange(width)[None, :]
+    index[~ok] = 0
+    kinds = tokens.kind[index]
+    values = tokens.value[index]
+    ok &= (kinds <= fmt.DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
+    n_sizes = len(layout.sizes)
+    ok &= (kinds[:, :n_sizes] == fmt.NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
+    last = tokens.kind[np.where(with_status, first + width, 0)]
+    status = np.where(with_status, last, fmt.NO_STATUS).astype(np.int8)
+    ok &= (status == fmt.NO_STATUS) | (status == fmt.OK) | (status == fmt.FAILED)
+    lines.reject(rows[~ok])
+    rows, values, status = rows[ok], values[ok], status[ok]
+    shared = {name: values[:, i] for i, name in enumerate(layout.sizes)}
+    at = n_sizes
+    impl_cols = []
+    for impl, timed, to_ms in layout.impls:
+        gflops = values[:, at]
+        time = values[:, at + 1] * to_ms if timed else np.full(rows.size, np.nan)
+        impl_cols.append((impl, gflops, time))
+        at += 2 if timed else 1
+    for name in layout.errors:
+        shared[name] = values[:, at]
+        at += 1
+    shared["status"] = status
+    pieces = []
+    for impl, gflops, time in impl_cols:
+        ran = ~(np.isnan(gflops) & np.isnan(time))
+        if not ran.any():
             continue
-        matrix = numeric_rows([(tokens, chosen)])
-        batch.widths[spec] = None if matrix is None else matrix.shape[1]
-        if matrix is not None:
-            _put(batch.cols, batch.valid, chosen, rows.size, *map_columns(matrix, spec))
-    batch.derived = magma_trust.derived_columns(batch.cols, rows.size)
-    if "packed_sizes" in batch.derived:
-        batch.size_codes, batch.sizes = pd.factorize(batch.derived["packed_sizes"], sort=True)  # numbered in size order
-    if batch.valid.all() and None not in batch.widths.values() and "packed_sizes" in batch.derived:
-        _flag(batch, files, peak_override)
-    return batch
+        chosen = np.flatnonzero(ran)
+        cols = {name: v[chosen] for name, v in shared.items()}
+        cols.update(gflops=gflops[chosen], time_ms=time[chosen])
+        pieces.append((cols, rows[chosen], impl))
+    return [(dict(cols, impl=np.full(r.size, lines.impl_code(impl), np.int16)), r) for cols, r, impl in pieces]
 
 
-def _flag(batch: _Batch, files: list[_File], peak_override: float | None) -> None:
-    """Trust flags and per-file statistics of a batch whose rows all read as numbers: files
-    are independent, so this is the batch's share of `tidy` and `per_file`."""
-    rows, cols, total = batch.rows, batch.cols, batch.rows.size
-    blocks = [b for f in files for b in f.scan.blocks]
-    block_of_row = rows.block + np.cumsum([0] + [len(f.scan.blocks) for f in files])[rows.file]
-    empty = np.full(total, np.nan)
-    gflops, time = cols.get("gflops", empty), cols.get("time_ms", empty)
-    failed = cols["status"] == FAILED if "status" in cols else np.zeros(total, bool)
-    key = batch.derived["packed_sizes"]
-    warm, impossible, excluded = magma_trust.trust_flags(
-        block_of_row, key, blocks, [f.scan.device for f in files for _ in f.scan.blocks], gflops, time,
-        cols.get("status", np.full(total, NO_STATUS, np.int8)), peak_override)
-    batch.flags = {"warmup": warm, "impossible": impossible, "excluded": excluded}
-    size_codes, sizes = batch.size_codes, batch.sizes
+def _frame(cols: dict[str, np.ndarray], row_of: np.ndarray, lines, runs: list[RunInfo]) -> pd.DataFrame:
+    """The tidy table: number columns, then what each row's block and file say."""
+    n = row_of.size
+    file_of = lines.row_file[row_of]
+    block_of = lines.row_block[row_of]
+    blocks = lines.blocks
+    empty = np.full(n, np.nan)
 
-    def size_label(code: int) -> str:
-        return magma_trust.size_label(int(sizes[code]))
+    def categorical(codes: np.ndarray, labels: list) -> pd.Categorical:
+        index = {}
+        remap = np.array([index.setdefault(x, len(index)) for x in labels] or [0], np.int64)
+        return pd.Categorical.from_codes(remap[codes] if n else codes, categories=pd.Index(list(index), dtype=object))
 
-    def first_fields(row: int) -> dict:
-        f = files[rows.file[row]]
-        nodes = f.context.get("nodes")
-        return {"environment": None, "nodes": pd.NA if nodes is None else np.int64(float(nodes)),  # type: ignore[arg-type]
-                "device": f.scan.device, "precision": magma_trust.precision_of(blocks[block_of_row[row]].test)}
+    def integers(name: str) -> pd.arrays.IntegerArray:
+        values = cols.get(name, empty)
+        missing = np.isnan(values)
+        return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
 
-    labels = [f.label for f in files]
-    batch.stats = magma_trust.file_stats(rows.file, labels, failed, warm, impossible, rows.line.astype(np.float64), gflops, time,
-                                         size_codes, size_label, first_fields)
-    batch.failed = magma_trust.failed_sizes(rows.file, labels, failed, size_codes, size_label)
-
-
-def _put(cols: dict[str, np.ndarray], valid: np.ndarray, chosen: np.ndarray, total: int,
-         mapped: dict[str, np.ndarray | None], ok: np.ndarray | None) -> None:
-    """Write one header kind's columns into the columns of all rows."""
-    for name, values in mapped.items():
-        if values is None:  # not in this tester's rows: NaN (no status) stays
-            continue
-        if chosen.size == total:
-            cols[name] = values
-            continue
-        if name not in cols:
-            cols[name] = _blank_column(name, total)
-        cols[name][chosen] = values
-    valid[chosen] = True if ok is None else ok
-
-
-def _blank_column(name: str, size: int) -> np.ndarray:
-    return np.full(size, NO_STATUS, np.int8) if name == "status" else np.full(size, np.nan)
-
-
-def _workers() -> int:
-    return max(1, min(4, magma_stats.usable_cpus()))
-
-
-def _read_batches(candidates: list[tuple[Path, Path, bool]], pattern: PathPattern | None, peak_override: float | None = None) -> Iterable[tuple[list[_File | Finding | None], _Batch]]:
-    """Load, scan and tokenise the candidate files a few MB at a time, in order.
-
-    Batches run on a few threads: reading, numpy and Arrow spend most of their time outside
-    the interpreter lock, so the cores of the machine share the work. Each batch comes with
-    what loading said about each of its files (a file, a finding, or None for a skipped one)."""
-    sizes = []
-    for _, path, _ in candidates:
-        try:
-            sizes.append(os.stat(path).st_size)
-        except OSError:
-            sizes.append(0)  # _load reports it
-    # Batches of about BATCH_BYTES, as many as a multiple of the workers, so that no core
-    # waits for the last one alone.
-    workers = _workers()
-    count = max(1, -(-sum(sizes) // BATCH_BYTES))
-    count = -(-count // workers) * workers if count >= workers else count
-    share = max(1, sum(sizes)) / count
-    plan: list[list[tuple[Path, Path, bool, int]]] = [[]]
-    done = 0
-    for candidate, file_size in zip(candidates, sizes):
-        plan[-1].append((*candidate, file_size))
-        done += file_size
-        if done >= share * len(plan):  # cut at equal shares of the total: no small last batch
-            plan.append([])
-    cache: dict = {}
-    contexts: dict = {}
-
-    def work(chunk: list[tuple[Path, Path, bool, int]]) -> tuple[list[_File | Finding | None], _Batch]:
-        try:
-            into = _SPARE_BUFFERS.pop()  # one call: two threads never get the same buffer
-        except IndexError:
-            into = FileBuffer()
-        into.clear(sum(size for *_, size in chunk) + len(chunk))  # grown once, not file by file
-        loaded = [_load(root, path, explicit, pattern, into, contexts, size) for root, path, explicit, size in chunk]
-        batch = _scan_batch([x for x in loaded if isinstance(x, _File)], into, cache, peak_override)
-        batch.buffer = into  # its rows lie in it: kept until the read is done
-        return loaded, batch
-
-    plan = [chunk for chunk in plan if chunk]
-    workers = min(workers, len(plan))
-    if workers <= 1:
-        yield from map(work, plan)
-        return
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="magma-read")
-    gate = threading.Event()
-    try:
-        # Start every thread before handing out work: a thread that starts straight on a
-        # batch holds the interpreter lock, and the next one would start a switch interval
-        # (5 ms) later. Each waits at the gate (off the lock) until all work is queued.
-        for _ in range(workers):
-            pool.submit(gate.wait)
-        futures = [pool.submit(work, chunk) for chunk in plan]
-        gate.set()
-        for future in futures:
-            yield future.result()
-    finally:  # also when the caller stops early or a batch fails: drop what has not started
-        gate.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _join(parts: dict[str, list[np.ndarray]], total: int) -> dict[str, np.ndarray]:
-    """Each column's parts joined, one array per column, on the reader's threads: writing
-    the columns touches fresh memory (page faults), which the cores can share. Not one
-    block per dtype: a block that large makes numpy ask for huge pages, and fresh huge pages
-    cost far more than the small pages the allocator recycles (stalls of tens of ms on a VM)."""
-
-    def join(pieces: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(pieces) if pieces else np.empty(total)
-
-    workers = _workers()
-    if workers < 2 or total < PARALLEL_ROWS:
-        return {name: join(pieces) for name, pieces in parts.items()}
-    with ThreadPoolExecutor(workers, thread_name_prefix="magma-join") as pool:
-        return dict(zip(parts, pool.map(join, parts.values())))
-
-
-def _assemble(files: list[_File], batches: list[_Batch], peak_override: float | None) -> tuple[pd.DataFrame, tuple[dict, dict] | None]:
-    """Join the batches' columns; header kinds whose rows are not one number matrix across
-    all files (another token count, a word) are read again by the general readers. Then
-    add context and flags."""
-    total = sum(b.rows.size for b in batches)
-    n_blocks = np.array([len(f.scan.blocks) for f in files], np.int64)
-    block_offsets = np.concatenate(([0], np.cumsum(n_blocks)[:-1])).astype(np.int64)
-    blocks = [b for f in files for b in f.scan.blocks]
-    names = list(dict.fromkeys(name for b in batches for name in b.cols))
-    parts = {name: [b.cols[name] if name in b.cols else _blank_column(name, b.rows.size) for b in batches] for name in names}
-    widths: dict[HeaderSpec, set[int | None]] = {}
-    for b in batches:
-        for spec, width in b.widths.items():
-            widths.setdefault(spec, set()).add(width)
-    irregular = [spec for spec, found in widths.items() if len(found) > 1 or None in found]
-    derived = set.intersection(*(set(b.derived) for b in batches if b.rows.size)) if total and not irregular else set()
-    parts.update({name: [b.derived[name] for b in batches if b.rows.size] for name in sorted(derived)})
-    tree_sizes = None
-    if "packed_sizes" in derived:  # number the problem sizes of all rows from each batch's own numbering
-        tree_sizes = np.unique(np.concatenate([b.sizes for b in batches if b.rows.size]))
-        width = magma_trust.code_type(tree_sizes.size)
-        parts["size_code"] = [np.searchsorted(tree_sizes, b.sizes).astype(width)[b.size_codes] for b in batches if b.rows.size]
-        if all(b.valid.all() for b in batches):
-            # No row is read again or dropped: the sizes as floats and their packed key are
-            # not needed (tidy takes whole numbers, missing masks and size codes), so they
-            # are not joined (less fresh memory to fill).
-            for name in ("batch_count", "m", "n", "k", "packed_sizes"):
-                parts.pop(name, None)
-    # Flags and per-file statistics from the batches, when every batch could make them and
-    # no label is shared by two files (their rows would count together).
-    known = None
-    flagged = [b for b in batches if b.rows.size]
-    if not irregular and all(b.flags is not None for b in flagged) and len({f.label for f in files}) == len(files):
-        if flagged:
-            parts.update({name: [b.flags[name] for b in flagged] for name in ("warmup", "impossible", "excluded")})  # type: ignore[index]
-        stats = {label: record for b in flagged for label, record in b.stats.items()}
-        environment = {f.label: str(f.context.get("environment", ".")) for f in files}
-        for label, record in stats.items():
-            record["environment"] = environment[label]
-        known = (stats, {label: sizes for b in flagged for label, sizes in b.failed.items()})
-    own = ("file", "block", "line", "valid")  # the rows' own arrays, joined with the columns
-    parts.update({f"row:{name}": [getattr(b.rows, name) if name != "valid" else b.valid for b in batches] for name in own})
-    cols = _join(parts, total)
-    file_of_row, block_of_row, lines, valid = (cols.pop(f"row:{name}") for name in own)
-    if not batches:
-        file_of_row, block_of_row, lines, valid = np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.zeros(0, bool)
-    block_of_row = block_of_row + block_offsets[file_of_row] if total else np.empty(0, np.int64)
-    if irregular:  # read those kinds' rows again, all files at once, with the general readers
-        spec_ids: dict[HeaderSpec, int] = {}
-        spec_of_block = np.array([spec_ids.setdefault(b.spec, len(spec_ids)) for b in blocks], np.int64)
-        spec_of_row = spec_of_block[block_of_row]
-        bounds = np.array([b.first_row for b in batches] + [total], np.int64)
-        for spec in irregular:
-            chosen = np.flatnonzero(spec_of_row == spec_ids[spec])
-            cut = np.searchsorted(chosen, bounds)
-            chunk = b"".join(b.rows.joined(chosen[cut[i] : cut[i + 1]] - b.first_row)[0] for i, b in enumerate(batches) if cut[i + 1] > cut[i])
-            frame = read_numeric(chunk, chosen.size)
-            if frame is None:
-                frame = tokenize(chunk, np.bincount(file_of_row[chosen], minlength=len(files)).tolist())
-            mapped, ok = map_columns(frame, spec)
-            for name, values in cols.items():  # drop what a batch may have read for these rows
-                values[chosen] = NO_STATUS if name == "status" else np.nan
-            _put(cols, valid, chosen, total, mapped, ok)
-
-    junk = ~valid
-    if junk.any():
-        for fi in np.unique(file_of_row[junk]).tolist():
-            bad = lines[junk & (file_of_row == fi)]
-            files[fi].findings.append(Finding("warning", "unparsed", f"{bad.size} line(s) start with a number but are not data rows of this tester's table; skipped", files[fi].label, int(bad[0]), int(bad.size)))
-        keep = valid
-        cols = {k: v[keep] for k, v in cols.items()}
-        lines, file_of_row, block_of_row = lines[keep], file_of_row[keep], block_of_row[keep]
-        known = None  # rows were dropped: flag and count what is left, all files at once
-        for name in ("warmup", "impossible", "excluded", "size_code"):  # size_code: some sizes may be gone
-            cols.pop(name, None)
-    return magma_trust.tidy(
-        cols=cols,
-        lines=lines,
-        file_of_row=file_of_row,
-        block_of_row=block_of_row,
-        files=files,
-        blocks=blocks,
-        peak_override=peak_override,
-        columns=COLUMNS,
-        sizes=tree_sizes if "size_code" in cols else None,
-    ), known
+    m, nn, k = (cols.get(c, empty) for c in ("m", "n", "k"))
+    # Problem sizes numbered in (m, n, k) order: one int64 key per row when the sizes fit.
+    dims = [np.where(np.isnan(d), -1, d).astype(np.int64) + 1 for d in (m, nn, k)]
+    if n and max(int(d.max()) for d in dims) < 1 << 21:
+        keys, size_codes = np.unique((dims[0] << 42) | (dims[1] << 21) | dims[2], return_inverse=True)
+        triples = np.stack([keys >> 42, (keys >> 21) & ((1 << 21) - 1), keys & ((1 << 21) - 1)], 1) - 1
+    else:
+        triples, size_codes = np.unique(np.stack(dims, 1) - 1 if n else np.empty((0, 3), np.int64), axis=0, return_inverse=True)
+    size_labels = ["x".join(str(v) for v in t if v >= 0) for t in triples.tolist()]
+    impl_names = lines.impl_names
+    frame = {
+        "test": categorical(block_of, [b.label for b in blocks]),
+        "precision": categorical(block_of, [fmt.precision_of(b.test) for b in blocks]),
+        "impl": pd.Categorical.from_codes(cols.get("impl", np.zeros(n, np.int16)), categories=pd.Index(impl_names or ["magma"], dtype=object)),
+        "batch_count": integers("batch_count"), "m": integers("m"), "n": integers("n"), "k": integers("k"),
+        "problem_size": pd.Categorical.from_codes(size_codes.reshape(-1), categories=pd.Index(size_labels, dtype=object)),
+        "gflops": cols.get("gflops", empty), "time_ms": cols.get("time_ms", empty),
+    }
+    for name in sorted(c for c in cols if c.endswith("_error")):
+        frame[name] = cols[name]
+    frame["status"] = pd.Categorical.from_codes(cols.get("status", np.full(n, fmt.NO_STATUS, np.int8)) - fmt.OK, categories=pd.Index(fmt.STATUS_NAMES, dtype=object))
+    frame["device"] = categorical(file_of, [r.device for r in runs])
+    frame["file"] = categorical(file_of, [r.label for r in runs])
+    frame["line"] = lines.row_line[row_of]
+    frame["environment"] = categorical(file_of, [str(r.context.get("environment", ".")) for r in runs])
+    nodes = np.array([np.nan if r.context.get("nodes") is None else float(r.context["nodes"]) for r in runs] or [np.nan])
+    frame["nodes"] = pd.arrays.IntegerArray(np.nan_to_num(nodes[file_of]).astype(np.int64), np.isnan(nodes[file_of]))
+    for name in sorted({key for r in runs for key in r.context} - {"environment", "nodes"}):
+        frame[name] = categorical(file_of, [r.context.get(name) for r in runs])
+    for name in sorted({key for b in blocks for key in b.options}):
+        frame[name] = categorical(block_of, [b.options.get(name) for b in blocks])
+    return pd.DataFrame(frame)

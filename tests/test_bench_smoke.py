@@ -73,4 +73,4 @@ def test_baseline_and_gpuscope_find_the_same_rows(tree):
     rows = load("baseline_magma").parse_tree(tree)
     result = magma.read_tree([tree])
     assert len(rows) > 1000
-    assert len(rows) == len(result.rows)
+    assert len(rows) == (result.rows["impl"] == "magma").sum()  # the baseline reads MAGMA's own numbers

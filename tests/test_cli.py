@@ -44,7 +44,7 @@ def test_csv_summary_has_the_promised_columns(capsys: pytest.CaptureFixture[str]
 def test_text_report_has_tables_findings_and_box_plots(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["magma", str(EXAMPLES), "--format", "text", "--exclude", "attempt-1", "--test", "dgemm_vbatched", "--pool-nodes"]) == 0
     text = capsys.readouterr().out
-    assert "MAGMA summary (Gflop/s)" in text and "Environments compared" in text
+    assert "MAGMA summary (Gflop/s, magma)" in text and "Environments compared" in text
     assert "PHYSICALLY IMPOSSIBLE" in text and "Findings" in text
     assert "dgemm_vbatched 512x512x511: Gflop/s" in text and "┤" in text  # a plotext box plot
     assert "\x1b[" not in text
@@ -53,10 +53,10 @@ def test_text_report_has_tables_findings_and_box_plots(capsys: pytest.CaptureFix
 def test_ms_metric_markdown_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["magma", str(EXAMPLES), "--format", "markdown", "--metric", "ms", "--nodes", "4"]) == 0
     text = capsys.readouterr().out
-    assert "### MAGMA summary (ms)" in text and "```text" in text
+    assert "### MAGMA summary (ms, magma)" in text and "```text" in text
     assert main(["magma", str(EXAMPLES), "--format", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"MAGMA summary", "Environments compared (Gflop/s)", "Findings", "Runs"}
+    assert set(payload) == {"MAGMA summary (magma)", "Environments compared (Gflop/s, magma)", "Findings", "Runs"}
 
 
 def test_output_file_and_unwritable_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

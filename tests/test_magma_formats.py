@@ -45,13 +45,15 @@ def test_getrf_gpu_lapack_tester_cpu_first_seconds(tmp_path: Path) -> None:
   258   258     ---   (  ---  )     21.21 (   0.00)   2.81e-11   ok
  1024  1024    110.40 (   0.01)   1200.50 (   0.0012)   3.1e-11   failed
 """
-    rows, _ = magma.read(write(tmp_path, "getrf.out", text))
+    every, _ = magma.read(write(tmp_path, "getrf.out", text))
+    assert every["impl"].tolist() == ["magma", "magma", "cpu", "magma"]  # GPU is MAGMA's; CPU ran on the last row only
+    rows = every[every["impl"] == "magma"]
     assert rows["test"].tolist() == ["sgetrf_gpu"] * 3 and rows["precision"].iloc[0] == "s"
     assert rows["problem_size"].tolist() == ["1x1", "258x258", "1024x1024"]
-    last = rows.iloc[-1]
+    last, cpu = rows.iloc[-1], every[every["impl"] == "cpu"].iloc[0]
     assert last["gflops"] == 1200.50 and last["time_ms"] == pytest.approx(1.2)  # seconds -> ms
-    assert last["cpu_gflops"] == 110.40 and last["cpu_time_ms"] == pytest.approx(10.0)
-    assert last["status"] == "failed" and last["error"] == pytest.approx(3.1e-11)
+    assert cpu["gflops"] == 110.40 and cpu["time_ms"] == pytest.approx(10.0) and cpu["line"] == last["line"]
+    assert last["status"] == "failed" and last["check_error"] == pytest.approx(3.1e-11)
     assert str(last["device"]) == "AMD Radeon Graphics"
 
 
@@ -80,11 +82,13 @@ def test_gemm_batched_cublas_header_and_lapack_columns(tmp_path: Path) -> None:
          100    32    32    32      12.34 (   0.53)      15.01 (   0.44)    427.83 (1118.44)   1.13e-08      1.13e-08   ok
          100    64    64    64    33822.46 (   0.32)     55.00 (   0.95)     ---   (  ---  )   2.00e-08        ---      ok
 """
-    rows, _ = magma.read(write(tmp_path, "batched.out", text))
+    every, _ = magma.read(write(tmp_path, "batched.out", text))
+    assert every["impl"].tolist() == ["magma", "cublas", "cpu", "magma", "cublas"]  # CPU '---' on the second row
+    rows = every[every["impl"] == "magma"]
     assert rows["batch_count"].tolist() == [100, 100]
-    assert rows["ref_gflops"].tolist() == [15.01, 55.00]
-    assert rows["cpu_time_ms"].iloc[0] == 1118.44  # '(1118.44)': wider than %7.2f, no space
-    assert math.isnan(rows["cpu_gflops"].iloc[1])
+    assert every.loc[every["impl"] == "cublas", "gflops"].tolist() == [15.01, 55.00]
+    assert every.loc[every["impl"] == "cpu", "time_ms"].tolist() == [1118.44]  # '(1118.44)': wider than %7.2f, no space
+    assert rows["magma_error"].tolist() == [1.13e-08, 2.00e-08] and math.isnan(rows["cublas_error"].iloc[1])
     # A100 FP32 peak 19.5 TFLOPS: 33.8 TFLOPS in FP32 cannot be real.
     assert rows["impossible"].tolist() == [False, True]
 
@@ -124,7 +128,8 @@ CUDA runtime error: out of memory (2) in magma_dgemm at x.cpp:10
 
 def test_rows_without_any_header_are_reported(tmp_path: Path) -> None:
     rows, findings = magma.read(write(tmp_path, "bare.out", "% MAGMA 2.8.0  32-bit magma_int_t, 64-bit pointer.\n  300 32 32 31  1.0 ( 0.1)\n"))
-    assert rows.empty and any(f.kind == "no-header" for f in findings)
+    assert rows.empty
+    assert any(f.kind == "no-data" and "yields no rows" in f.message and "no MAGMA column header" in f.message for f in findings)
 
 
 @pytest.mark.parametrize(

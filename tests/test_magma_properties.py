@@ -9,8 +9,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers import magma, magma_rows
-from gpuscope.parsers.magma_scan import scan
+from gpuscope.parsers import magma
+from gpuscope.parsers import magma_layout as fmt
+from gpuscope.parsers.magma_lines import tokenize
 
 SAMPLE = (Path(__file__).resolve().parents[1] / "examples/magma/azure/cyclecloud/gpu/size4/results/magma/magma-4n-53-iter-1.out").read_bytes()[:20000]
 ROW_TOKENS = st.sampled_from(["300", "32", "31", "0.00", "(", ")", "( 12.5)", "---", "(  ---  )", "nan", "-nan", "inf", "ok", "failed", "2.1e-17", "1e", "x", '"', "'", "#", "%", "\t", "1118.44)", "-3", "+4"])
@@ -62,62 +63,30 @@ def test_mangled_real_output_never_raises(tmp_path: Path, data: st.DataObject) -
 
 
 @SETTINGS
-@given(st.lists(st.lists(ROW_TOKENS, min_size=1, max_size=40), min_size=1, max_size=30))
-def test_fast_and_slow_tokenisers_agree(rows: list[list[str]]) -> None:
-    """The C reader (fast path) and the Python split (fallback) give the same frame."""
-    text = ("\n".join("  300 " + " ".join(tokens) for tokens in rows) + "\n").encode()
-    fast = magma_rows.tokenize(text, [len(rows)])
-    slow = magma_rows._read_slow(text)
-    assert len(fast) == len(slow) == len(rows)
-    for col in range(magma_rows.WIDTH):
-        a = np.asarray(fast[col].astype(str).where(fast[col].notna(), "<NA>"))
-        b = np.asarray(slow[col].astype(str).where(slow[col].notna(), "<NA>"))
-        a_num = [_as_float(x) for x in a]
-        b_num = [_as_float(x) for x in b]
-        assert a_num == b_num, (col, a, b)
-
-
-def _as_float(token: str) -> object:
-    if token == "<NA>":
-        return None
-    try:
-        value = float(token)
-        return None if value != value else value
-    except ValueError:
-        return token
-
-
-@SETTINGS
-@given(st.text(max_size=2000))
-def test_scan_handles_any_text(text: str) -> None:
-    found = scan(text.encode("utf-8"))
-    assert found.row_lines.size == found.row_block.size or found.orphan_rows
-
-
-NUMBER = st.one_of(
-    st.floats(0, 1e7, allow_nan=False).map(lambda v: f"{v:7.2f}"),
-    st.sampled_from(["nan", "-nan", "inf", "0.00", "33822.46", "19735789.18"]),
-)
-
-
-@SETTINGS
-@given(st.lists(st.tuples(st.integers(1, 5000), NUMBER, NUMBER, st.sampled_from(["", "ok", "failed"])), min_size=1, max_size=40), st.booleans())
-def test_numeric_reader_equals_the_general_tokeniser(tmp_path: Path, rows: list[tuple[int, str, str, str]], with_check: bool) -> None:
-    """The all-float fast paths (Arrow's tokens, numpy's loadtxt) and pandas' tokeniser give
-    the same tidy rows."""
-    import pandas as pd
-    import pytest
-
-    header = "% Usage: ./testing_dgemm_vbatched [options] [-h|--help]\n% BatchCount     M     N     K   MAGMA Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error\n"
-    lines = []
-    for size, gflops, ms, status in rows:
-        tail = f"   1.00e-16   {status or 'ok'}" if with_check else "     ---"
-        lines.append(f"  {300:10d} {size:5d} {size:5d} {size - 1:5d}   {gflops} ({ms})     ---   (  ---  ){tail}")
-    path = tmp_path / "rows.out"
-    path.write_text(header + "\n".join(lines) + "\n")
-    fast = magma.read_tree([path]).rows
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(magma, "numeric_rows", lambda *a: None)  # the Arrow token matrix
-        patch.setattr(magma, "read_numeric", lambda *a: None)  # numpy's loadtxt
-        general = magma.read_tree([path]).rows
-    pd.testing.assert_frame_equal(fast, general)
+@given(st.lists(st.lists(ROW_TOKENS, min_size=0, max_size=40), min_size=1, max_size=30))
+def test_tokens_are_what_python_splits(rows: list[list[str]]) -> None:
+    """The numpy tokeniser finds, row by row, the tokens Python's split finds once `(` and `)`
+    are blanks, and reads as numbers exactly those float() reads (`---`, words, status apart)."""
+    text = ("\n".join("  " + " ".join(tokens) for tokens in rows) + "\n").encode()
+    ends = [i for i, b in enumerate(text) if b == 10]
+    starts = [0] + [e + 1 for e in ends[:-1]]
+    tokens = tokenize(text, np.array(starts, np.int64), np.array(ends, np.int64))
+    for i, (a, b) in enumerate(zip(starts, ends)):
+        expected = text[a:b].replace(b"(", b" ").replace(b")", b" ").replace(b'"', b" ").replace(b"'", b" ").replace(b"#", b" ").replace(b"%", b" ").split()
+        assert tokens.count[i] == len(expected)
+        for j, word in enumerate(expected):
+            k = tokens.first[i] + j
+            kind, value = tokens.kind[k], tokens.value[k]
+            if word in (b"ok", b"failed"):
+                assert kind == (fmt.OK if word == b"ok" else fmt.FAILED)
+            elif word.startswith(b"--"):
+                assert kind == fmt.DASHES
+            elif kind == fmt.NUMBER:
+                assert value == float(word) or (np.isnan(value) and np.isnan(float(word)))
+            else:
+                assert kind == fmt.WORD
+                try:
+                    float(word)
+                except ValueError:
+                    continue
+                assert word[-1:] not in b"0123456789."  # a number that does not end like one counts as a word

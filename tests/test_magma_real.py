@@ -34,7 +34,8 @@ def test_vbatched_flux_file_rows_and_values() -> None:
     assert (first["batch_count"], first["m"], first["n"], first["k"]) == (300, 32, 32, 31)
     assert first["problem_size"] == "32x32x31" and first["line"] == 15
     assert first["gflops"] == 0.0 and first["time_ms"] == pytest.approx(793.59)
-    assert math.isnan(first["cpu_gflops"]) and math.isnan(first["cpu_time_ms"])  # '---'
+    assert set(rows["impl"]) == {"magma"}  # CPU printed '---': it did not run, so it has no rows
+    assert math.isnan(first["magma_error"])  # '---'
     last = rows.iloc[-1]
     assert (last["problem_size"], last["gflops"], last["time_ms"], last["line"]) == ("512x512x511", 3612.11, 3.00, 240)
     assert str(first["device"]) == "Tesla V100-SXM2-32GB"
@@ -45,21 +46,23 @@ def test_vbatched_flux_file_rows_and_values() -> None:
     assert any(f.kind == "warmup" and f.count == 8 for f in findings)
 
 
-def test_gemm_file_maps_cublas_and_error_columns() -> None:
+def test_gemm_file_keeps_magma_and_cublas_rows_with_their_errors() -> None:
     rows, _ = magma.read(GEMM)
-    assert len(rows) == 80  # 8 tasks x 10 sizes of the default 1088:10304:1024 sweep
-    first = rows.iloc[0]
-    assert first["test"] == "dgemm" and first["problem_size"] == "1088x1088x1088"
+    assert rows["impl"].value_counts().to_dict() == {"magma": 80, "cublas": 80}  # 8 tasks x 10 sizes each; CPU '---'
+    magma_rows, cublas = rows[rows["impl"] == "magma"], rows[rows["impl"] == "cublas"]
+    first, ref = magma_rows.iloc[0], cublas.iloc[0]
+    assert first["test"] == "dgemm" and first["problem_size"] == "1088x1088x1088" and first["line"] == ref["line"]
     assert pd.isna(first["batch_count"])
-    assert (first["gflops"], first["time_ms"], first["ref_gflops"], first["ref_time_ms"]) == (13.81, 186.51, 1324.32, 1.95)
-    assert first["error"] == pytest.approx(2.12e-17)
-    assert first["status"] == "ok" and (rows["status"] == "ok").all()
-    assert rows["warmup"].sum() == 8
+    assert (first["gflops"], first["time_ms"], ref["gflops"], ref["time_ms"]) == (13.81, 186.51, 1324.32, 1.95)
+    assert first["magma_error"] == pytest.approx(2.12e-17) and math.isnan(first["cublas_error"])  # cuBLAS error '---'
+    assert (rows["status"] == "ok").all()
+    assert magma_rows["warmup"].sum() == 8  # MAGMA's first call of each task: ~186 ms against ~2 ms
+    assert cublas["warmup"].sum() == 0  # cuBLAS ran second in the same row: no warm-up of its own
 
 
 def test_failed_rows_are_kept_flagged_and_excluded(examples: magma.MagmaResult) -> None:
     rows, findings = magma.read(AKS_FAILED)
-    assert len(rows) == 320 and (rows["status"] == "failed").all()
+    assert len(rows) == 640 and (rows["status"] == "failed").all()  # magma and cublas, 320 each
     assert (rows["excluded"] == "failed").all()
     assert rows["gflops"].max() > 1e6  # absurd values of kernels that did not run
     run = examples.runs.set_index("file").loc["azure/aks/gpu/size4/results/magma/magma-1-iter-1-1189303287808.out"]
@@ -120,7 +123,7 @@ def test_exclude_and_path_pattern() -> None:
 def test_whole_shared_study_counts() -> None:
     result = magma.read_tree([SHARED_MAGMA])
     assert result.files_read == 14
-    assert len(result.rows) == 9984
+    assert result.rows["impl"].value_counts().to_dict() == {"magma": 9984, "cublas": 416}
     by_outcome = result.runs["outcome"].value_counts().to_dict()
     assert by_outcome == {"complete": 10, "cancelled": 2, "failed checks": 1, "assert-only": 1}
     big = result.runs.set_index("file").loc["experiments/azure/cyclecloud/gpu/size32/results/magma/magma-32n-323-iter-1.out"]

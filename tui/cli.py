@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     magma.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip files or folders matching GLOB (repeatable), e.g. --exclude attempt-1")
     magma.add_argument("--keep-warmup", action="store_true", help="count each process's first (warm-up) row in the statistics")
     magma.add_argument("--keep-impossible", action="store_true", help="count values above the GPU's peak in the statistics")
+    magma.add_argument("--keep-untrusted", action="store_true", help="count runs marked untrusted (implausible as a whole) in the statistics and comparison")
+    magma.add_argument("--impl", default="magma", metavar="NAME", help="implementation whose numbers are summarised: magma (default), cublas, cpu, atomics, ...")
     magma.add_argument("--peak-gflops", type=float, metavar="X", help="peak Gflop/s to check values against, instead of the GPU table")
     magma.add_argument("--pool-nodes", action="store_true", help="pool all cluster sizes into one distribution per environment")
     magma.add_argument("--nodes", type=int, metavar="N", help="only this cluster size")
@@ -141,16 +143,24 @@ def run_magma(args: argparse.Namespace) -> int:
         result = magma.read_tree(args.paths, path_pattern=args.path_pattern, exclude=args.exclude, peak_override=args.peak_gflops)
     except ValueError as exc:  # a bad --path-pattern
         return _fail(str(exc), 2)
-    from gpuscope.tui.magma_report import report
+    from gpuscope.tui.magma_report import report, unknown_choice
 
+    problem = unknown_choice(result.rows, args)
+    if problem:
+        return _fail(problem, 2)
     fmt = args.format or export.format_for_path(args.output)
     tables, extra = report(result, args, fmt)
     if _emit(args, fmt, export.render(tables, fmt, _width(args), extra)):
         return 1
-    if result.files_read == 0:
-        _print_findings(result.findings)
+    if result.files_read == 0 or result.rows.empty:  # nothing to summarise: say why, and fail
+        _print_findings([f for f in result.findings if f.severity != "info"] or result.findings)
         return 1
+    _print_findings([f for f in result.findings if f.kind in NO_ROWS])  # files that gave nothing: never silently
     return 0
+
+
+NO_ROWS = ("no-data", "assert-only", "missing")
+"""Findings about a file that gave no rows at all: printed on stderr even when others did."""
 
 
 def _open_magma_screen(args: argparse.Namespace) -> int:
@@ -162,8 +172,8 @@ def _open_magma_screen(args: argparse.Namespace) -> int:
             return _fail(f"no such file or folder: {path}", 2)
 
     def first_screen() -> MagmaScreen:
-        return MagmaScreen(args.paths, path_pattern=args.path_pattern, exclude=tuple(args.exclude),
-                           keep_warmup=args.keep_warmup, keep_impossible=args.keep_impossible)
+        return MagmaScreen(args.paths, path_pattern=args.path_pattern, exclude=tuple(args.exclude), keep_warmup=args.keep_warmup,
+                           keep_impossible=args.keep_impossible, keep_untrusted=args.keep_untrusted, impl=args.impl)
 
     GpuscopeApp(first_screen=first_screen).run()
     return 0

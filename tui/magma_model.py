@@ -7,7 +7,7 @@ the user's view state: one test, one cluster size (or all pooled) and one metric
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -30,6 +30,8 @@ class Selection:
     test: str
     nodes: str = POOLED
     metric: str = "gflops"
+    impl: str = magma_stats.DEFAULT_IMPL
+    """Whose numbers: MAGMA's own, or a reference the tester also timed (cublas, cpu, ...)."""
 
     @property
     def pooled(self) -> bool:
@@ -42,16 +44,17 @@ class Selection:
 
 @dataclass(frozen=True)
 class MagmaModel:
-    """A loaded result and every table derived from it, computed once off the main thread."""
+    """A loaded result and every table derived from it. The default implementation's tables
+    are computed off the main thread when loading; another implementation's on first use."""
 
     result: MagmaResult
-    summary_per_size: pd.DataFrame
-    summary_pooled: pd.DataFrame
-    comparisons: dict[tuple[bool, str], pd.DataFrame]
-    """Keyed by (pooled, metric)."""
     tests: tuple[str, ...]
     node_counts: tuple[str, ...]
     """Cluster sizes present, numerically sorted, as strings (`'4'`, `'8'`, ...)."""
+    impls: tuple[str, ...] = ()
+    keep: dict[str, bool] = field(default_factory=dict)
+    """keep_warmup, keep_impossible, keep_untrusted: as the command line asked."""
+    _cache: dict[tuple, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
     def empty(self) -> bool:
@@ -62,21 +65,33 @@ class MagmaModel:
         return (POOLED, *self.node_counts)
 
     def first_selection(self) -> Selection:
-        return Selection(test=self.tests[0] if self.tests else "")
+        return Selection(test=self.tests[0] if self.tests else "", impl=self.impls[0] if self.impls else magma_stats.DEFAULT_IMPL)
+
+    def _summary(self, impl: str, pooled: bool) -> pd.DataFrame:
+        key = ("summary", impl, pooled)
+        if key not in self._cache:
+            self._cache[key] = magma_stats.summarize(self.result.rows, impl=impl, pool_nodes=pooled, **self.keep)
+        return self._cache[key]
+
+    def _comparison(self, impl: str, pooled: bool, metric: str) -> pd.DataFrame:
+        key = ("comparison", impl, pooled, metric)
+        if key not in self._cache:
+            self._cache[key] = magma_stats.compare(self.result.rows, impl=impl, pool_nodes=pooled, metric=metric, **self.keep)
+        return self._cache[key]
 
     def summary(self, sel: Selection) -> pd.DataFrame:
-        """Summary rows of the selected test and cluster size."""
-        return _selected(self.summary_pooled if sel.pooled else self.summary_per_size, sel)
+        """Summary rows of the selected implementation, test and cluster size."""
+        return _selected(self._summary(sel.impl, sel.pooled), sel)
 
     def comparison(self, sel: Selection) -> pd.DataFrame:
-        return _selected(self.comparisons.get((sel.pooled, sel.metric), pd.DataFrame()), sel)
+        return _selected(self._comparison(sel.impl, sel.pooled, sel.metric), sel)
 
     def summary_table(self, sel: Selection, full: bool = False) -> ResultTable:
         """`full`: every statistic of both metrics, as `gpuscope magma --format csv` writes."""
-        return magma_stats.summary_table(self.summary(sel), sel.metric, full=full)
+        return magma_stats.summary_table(self.summary(sel), sel.metric, full=full, impl=sel.impl)
 
     def comparison_table(self, sel: Selection) -> ResultTable:
-        return magma_stats.comparison_table(self.comparison(sel), sel.metric)
+        return magma_stats.comparison_table(self.comparison(sel), sel.metric, impl=sel.impl)
 
     def cycle_cluster(self, sel: Selection, step: int = 1) -> Selection:
         choices = self.cluster_choices
@@ -88,6 +103,12 @@ class MagmaModel:
             return sel
         index = self.tests.index(sel.test) if sel.test in self.tests else -1
         return replace(sel, test=self.tests[(index + 1) % len(self.tests)])
+
+    def cycle_impl(self, sel: Selection) -> Selection:
+        if not self.impls:
+            return sel
+        index = self.impls.index(sel.impl) if sel.impl in self.impls else -1
+        return replace(sel, impl=self.impls[(index + 1) % len(self.impls)])
 
 
 def toggle_metric(sel: Selection) -> Selection:
@@ -101,22 +122,26 @@ def problem_sizes(summary: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(summary["problem_size"].astype(str)))
 
 
-def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossible: bool = False) -> MagmaModel:
-    """Everything the screen needs; slow parts (statistics) run here, in the worker thread."""
+def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossible: bool = False, keep_untrusted: bool = False,
+                impl: str | None = None) -> MagmaModel:
+    """Everything the screen needs; the first implementation's statistics are computed here, in
+    the worker thread. `impl`: the implementation shown first (default MAGMA's own)."""
     rows = result.rows
     if rows.empty:  # nothing to summarise; the screen shows why (findings) instead
-        return MagmaModel(result, pd.DataFrame(), pd.DataFrame(), {}, (), ())
-    keep: dict[str, Any] = {"keep_warmup": keep_warmup, "keep_impossible": keep_impossible}
-    per_size = magma_stats.summarize(rows, pool_nodes=False, **keep)
-    pooled = magma_stats.summarize(rows, pool_nodes=True, **keep)
-    comparisons = {
-        (pool, metric): magma_stats.compare(rows, pool_nodes=pool, metric=metric, **keep)
-        for pool in (False, True)
-        for metric in METRICS
-    }
-    tests = tuple(dict.fromkeys(per_size["test"].astype(str)))
-    nodes = sorted(set(per_size["nodes"].astype(str)) - {POOLED}, key=_numeric)
-    return MagmaModel(result, per_size, pooled, comparisons, tests, tuple(nodes))
+        return MagmaModel(result, (), ())
+    keep: dict[str, Any] = {"keep_warmup": keep_warmup, "keep_impossible": keep_impossible, "keep_untrusted": keep_untrusted}
+    impls = magma_stats.impls(rows)
+    if impl in impls:
+        impls.remove(impl)
+        impls.insert(0, impl)
+    tests = tuple(str(t) for t in dict.fromkeys(rows["test"].astype(str)))
+    nodes = sorted({str(int(n)) for n in rows["nodes"].dropna().unique()} | ({"?"} if rows["nodes"].isna().any() else set()), key=_numeric)
+    model = MagmaModel(result, tests, tuple(nodes), tuple(impls), keep)
+    for pooled in (False, True):
+        model._summary(impls[0], pooled)
+        for metric in METRICS:
+            model._comparison(impls[0], pooled, metric)
+    return model
 
 
 def _numeric(text: str) -> tuple[int, str]:

@@ -23,6 +23,19 @@ def metric_key(metric: str) -> str:
     return "time_ms" if metric in ("ms", "time_ms") else "gflops"
 
 
+def unknown_choice(rows: pd.DataFrame, args: argparse.Namespace) -> str | None:
+    """A message when --test, --nodes or --impl names nothing in the rows (with what exists)."""
+    if rows.empty:
+        return None
+    checks = (("--test", args.test, [str(t) for t in rows["test"].cat.categories]),
+              ("--nodes", None if args.nodes is None else str(args.nodes), [str(n) for n in sorted(rows["nodes"].dropna().unique())]),
+              ("--impl", args.impl, magma_stats.impls(rows)))
+    for flag, value, present in checks:
+        if value is not None and value not in present:
+            return f"{flag} {value!r} matches nothing; present: {', '.join(present) or 'none'}"
+    return None
+
+
 def select(rows: pd.DataFrame, *, test: str | None = None, nodes: int | None = None) -> pd.DataFrame:
     """Rows of one tester and/or one cluster size."""
     keep = pd.Series(True, index=rows.index)
@@ -37,12 +50,13 @@ def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[lis
     """Tables (and, for text/markdown, box plots) for the chosen format."""
     metric = metric_key(args.metric)
     rows = select(result.rows, test=args.test, nodes=args.nodes)
-    options = dict(pool_nodes=args.pool_nodes, keep_warmup=args.keep_warmup, keep_impossible=args.keep_impossible)
+    options = dict(impl=args.impl, pool_nodes=args.pool_nodes, keep_warmup=args.keep_warmup, keep_impossible=args.keep_impossible,
+                   keep_untrusted=args.keep_untrusted)
     summary = magma_stats.summarize(rows, **options)
     full = fmt in ("csv", "json")
     tables = {
-        "summary": magma_stats.summary_table(summary, metric, full=full),
-        "comparison": magma_stats.comparison_table(magma_stats.compare(rows, metric=metric, **options), metric),
+        "summary": magma_stats.summary_table(summary, metric, full=full, impl=args.impl),
+        "comparison": magma_stats.comparison_table(magma_stats.compare(rows, metric=metric, **options), metric, impl=args.impl),
         "findings": magma_stats.findings_table(result.findings, limit=None if args.table == "findings" or fmt in ("csv", "json") else FINDINGS_SHOWN),
         "runs": magma_stats.runs_table(result.runs),
     }

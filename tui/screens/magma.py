@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_EXPORT = "magma-summary.csv"
 STATED = ("test", "nodes")
-NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "export", "show_tab", "zoom"}
+NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "next_impl", "export", "show_tab", "zoom"}
 
 
 class MagmaScreen(LoadingScreen):
@@ -46,6 +46,7 @@ class MagmaScreen(LoadingScreen):
         Binding("n", "next_cluster", "Nodes", tooltip="Next cluster size (all pooled, then each node count)"),
         Binding("N", "previous_cluster", "Prev. nodes", show=False, tooltip="Previous cluster size"),
         Binding("t", "next_test", "Test", tooltip="Next MAGMA test (e.g. dgemm_vbatched, dgemm)"),
+        Binding("i", "next_impl", "Impl", tooltip="Next implementation the tester timed (magma, cublas, cpu, ...)"),
         Binding("e", "export", "Export", tooltip="Write the summary (format from the file extension)"),
         Binding("z", "zoom", "Zoom", tooltip="Fill the screen with the focused pane (again to restore)"),
         Binding("s", "show_tab('tab-summary')", "Summary", show=False, tooltip="Show the summary table"),
@@ -62,6 +63,8 @@ class MagmaScreen(LoadingScreen):
         exclude: Sequence[str] = (),
         keep_warmup: bool = False,
         keep_impossible: bool = False,
+        keep_untrusted: bool = False,
+        impl: str | None = None,
         loader: Callable[[], MagmaResult] | None = None,
     ) -> None:
         super().__init__()
@@ -70,6 +73,8 @@ class MagmaScreen(LoadingScreen):
         self.exclude = tuple(exclude)
         self.keep_warmup = keep_warmup
         self.keep_impossible = keep_impossible
+        self.keep_untrusted = keep_untrusted
+        self.impl = impl
         self._loader = loader
         self.model: MagmaModel | None = None
         """Everything loaded; None until the worker is done."""
@@ -99,7 +104,8 @@ class MagmaScreen(LoadingScreen):
 
     def read_model(self) -> MagmaModel:
         result = self._loader() if self._loader is not None else read_tree(self.paths, path_pattern=self.path_pattern, exclude=self.exclude)
-        return build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible)
+        return build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible,
+                           keep_untrusted=self.keep_untrusted, impl=self.impl)
 
     async def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
         model = self.model = message.model
@@ -152,6 +158,11 @@ class MagmaScreen(LoadingScreen):
             text.append(f" ({tests.index(sel.test) + 1}/{len(tests)})", style="dim")
         text.append("   Nodes ", style="dim").append(sel.nodes_label, style="bold")
         text.append("   Metric ", style="dim").append(METRIC_LABELS[sel.metric], style="bold")
+        impls = self.model.impls
+        if len(impls) > 1 or sel.impl != "magma":
+            text.append("   Impl ", style="dim").append(sel.impl, style="bold")
+            if len(impls) > 1:
+                text.append(f" ({impls.index(sel.impl) + 1}/{len(impls)})", style="dim")
         if empty:
             text.append("   (no data for this choice)", style="italic")
         return text
@@ -181,6 +192,14 @@ class MagmaScreen(LoadingScreen):
             self.notify(f"Only one test here: {self.selection.test}", markup=False)
             return
         await self.select(self.model.cycle_test(self.selection))
+
+    async def action_next_impl(self) -> None:
+        if self.model is None or self.selection is None:
+            return
+        if len(self.model.impls) < 2:
+            self.notify(f"Only one implementation here: {self.selection.impl}", markup=False)
+            return
+        await self.select(self.model.cycle_impl(self.selection))
 
     def action_zoom(self) -> None:
         if self.maximized is not None:

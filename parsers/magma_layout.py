@@ -1,0 +1,150 @@
+"""Provides the MAGMA format knowledge, in one place: what a column header line means, and
+which other lines of a tester's output say something about the run.
+
+A data row is read through the header line above it, never by fixed positions: the header
+maps every token of the row to a column (a size, one implementation's Gflop/s or time, an
+error, the status word). Adding a tester means, at most, a word in the tables below and a
+fixture test; shared/research/formats-scaling.md §1 has the testers' printf formats.
+
+    % BatchCount     M     N     K   MAGMA Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error
+             300    64    64    63     94.60 (   0.26)     ---   (  ---  )     ---
+
+    sizes: batch_count m n k;  pairs: magma (ms), cpu (ms);  errors: magma_error;  status word optional
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+SIZE_WORDS = {"batchcount": "batch_count", "m": "m", "n": "n", "k": "k"}
+"""Header words of the leading integer columns."""
+
+IMPLS = {
+    "magma": "magma", "gpu": "magma",  # LAPACK-style testers call MAGMA's own result "GPU"
+    "cublas": "cublas", "hipblas": "hipblas", "rocblas": "rocblas",
+    "cpu": "cpu", "lapack": "cpu",
+    "atomics": "atomics",
+}
+"""The word before `Gflop/s` (lower case) -> implementation name in the tidy table's `impl`."""
+
+GFLOPS = re.compile(r"(\S+)\s+G[Ff]lop/s(?:\s*\(\s*(ms|sec|s)\s*\))?")
+"""One implementation's column(s): `MAGMA Gflop/s (ms)` (a pair), `CPU GFlop/s (sec)`, or a
+lone `Atomics Gflop/s` (testing_dsymv: Gflop/s only, no time)."""
+
+STATUS_WORDS = ("ok", "failed")
+"""The status word at the end of a row (MAGMA prints nothing else: `okay ? "ok" : "failed"`)."""
+STATUS_NAMES = ["ok", "failed", ""]
+NUMBER, DASHES, OK, FAILED, NO_STATUS, WORD = range(6)
+"""Token kinds: a number, `---` (not run), the status words, no status word, anything else."""
+
+USAGE = re.compile(r"Usage:\s+(\S+)")
+COMMAND = re.compile(r"(?:^|[\s/])testing_(\w+)")
+"""The tester's name: `% Usage: .../testing_dgemm_vbatched [options]`, or an echoed command
+line (`numactl ... ./testing_dgetrf_gpu -n 1024`, run_tests.py's lines)."""
+
+BANNER = re.compile(r"^%?\s*MAGMA (\d+\.\d+\.\d+)")
+"""A process's first line: `% MAGMA 2.8.0 ...`; MAGMA 1.x prints `MAGMA 1.5.0 compiled for ...`."""
+DEVICE = re.compile(r"^%?\s*device (\d+): (.+?), ([\d.]+) MHz clock")
+OPTION = re.compile(r"(\w+)\s*=\s*([^,=]+?)\s*(?:,|$)")
+"""Options printed before the header: `% transA = No transpose, transB = Transpose`, `% uplo = Lower`."""
+OPTION_NUMBER = re.compile(r"\b(ngpu|version)\s+(\d+)")
+"""`% ngpu 1, version 2` (testing_dgetrf), `% version 1`, MAGMA 1.x's `ngpu 1`."""
+IGNORED_OPTIONS = {"check"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What each token of a data row under one header means."""
+
+    header: str
+    sizes: tuple[str, ...]
+    """The leading integer columns: ('batch_count', 'm', 'n', 'k'), ('m', 'n'), ('n',)."""
+    impls: tuple[tuple[str, bool, float], ...]
+    """Per implementation in row order: (impl, has a time column, time unit in ms)."""
+    errors: tuple[str, ...]
+    """Error column names in row order: 'magma_error', 'cublas_error', or 'check_error' for a
+    formula such as `|PA-LU|/(N*|A|)` (LAPACK-style testers check MAGMA's result with it)."""
+
+    @property
+    def width(self) -> int:
+        """Tokens in a row without its status word (`(` and `)` are separators)."""
+        return len(self.sizes) + sum(2 if timed else 1 for _, timed, _ in self.impls) + len(self.errors)
+
+
+def fit_layout(layout: Layout, row: str) -> Layout:
+    """The layout as a tester's rows really print it, from its first row: some headers name
+    fewer columns than the rows hold (testing_dsymv's header says `Atomics Gflop/s` while each
+    row prints `Gflop/s (ms)` for it, and three errors under two names). Times are the
+    parenthesised numbers; errors are what is left before the status word."""
+    tokens = row.replace("(", " ").replace(")", " ").split()
+    if not tokens:
+        return layout
+    impls = layout.impls
+    if row.count("(") == len(impls) and not all(timed for _, timed, _ in impls):
+        impls = tuple((impl, True, to_ms if timed else 1.0) for impl, timed, to_ms in impls)
+    status = tokens[-1] in STATUS_WORDS
+    n_errors = len(tokens) - status - len(layout.sizes) - sum(2 if timed else 1 for _, timed, _ in impls)
+    errors = layout.errors
+    if n_errors >= 0 and n_errors != len(errors):
+        errors = errors[:n_errors] + tuple(f"error_{i + 1}" for i in range(len(errors), n_errors))
+    return Layout(layout.header, layout.sizes, impls, errors)
+
+
+def _error_name(label: str) -> str:
+    words = label.lower().replace("error", " ").split()
+    impl = IMPLS.get(words[0]) if len(words) == 1 else None
+    return f"{impl}_error" if impl else "check_error"
+
+
+@lru_cache(maxsize=256)
+def parse_header(line: str) -> Layout | None:
+    """The layout of a column header line (with or without its `%`), or None if it is not one."""
+    body = line.strip().lstrip("%#").strip()
+    found = list(GFLOPS.finditer(body))
+    if not found:
+        return None
+    words = body[: found[0].start()].split()
+    if not words or any(w.lower() not in SIZE_WORDS for w in words):
+        return None
+    impls = []
+    for match in found:
+        unit = match.group(2)
+        impls.append((IMPLS.get(match.group(1).lower(), match.group(1).lower()), unit is not None, 1.0 if unit == "ms" else 1000.0))
+    for previous, match in zip(found, found[1:]):  # nothing but spaces between two implementations
+        if body[previous.end() : match.start()].strip():
+            return None
+    tail = body[found[-1].end() :].strip()
+    # Error columns are separated by two or more spaces; a formula has single spaces inside.
+    labels = [part for part in re.split(r"\s{2,}", tail) if part] if tail else []
+    errors: list[str] = []
+    for label in labels:
+        name = _error_name(label)
+        if name in errors:
+            name = f"{name}_{len(errors)}"
+        errors.append(name)
+    return Layout(line.strip(), tuple(SIZE_WORDS[w.lower()] for w in words), tuple(impls), tuple(errors))
+
+
+def tester_from(line: str) -> str | None:
+    """The tester named by a usage or command line, without `testing_` (`dgemm_vbatched`)."""
+    usage = USAGE.search(line)
+    text = usage.group(1) if usage else line
+    found = COMMAND.search(text if usage is None else "/" + text.rsplit("/", 1)[-1])
+    return found.group(1) if found else None
+
+
+def options_from(line: str) -> dict[str, str]:
+    """Options a line before the header shows (`uplo = Lower` -> {'uplo': 'Lower'})."""
+    body = line.strip().lstrip("%").strip()
+    pairs = OPTION.findall(body) + OPTION_NUMBER.findall(body)
+    return {name: value.strip() for name, value in pairs if name not in IGNORED_OPTIONS}
+
+
+PRECISION = {"s": "FP32", "c": "FP32", "d": "FP64", "z": "FP64", "h": "FP16 tensor"}
+"""A tester's first letter -> the precision its Gflop/s count (for the device peak)."""
+
+
+def precision_of(test: str) -> str:
+    return test[0] if len(test) > 1 and test[0] in PRECISION else ""
