@@ -29,9 +29,9 @@ COLUMNS = (
     Column("transfer", "Transfer"),
     Column("calls", "Calls", "d"),
     Column("total_ms", "Total (ms)", ".3f"),
-    Column("share_pct", "Share of GPU time %", ".1f"),
-    Column("bytes", "Bytes", ",.0f"),
-    Column("gbs", "GB/s", ".2f"),
+    Column("share_pct", "Share of GPU time %", ".1f", "n/a"),
+    Column("bytes", "Bytes", ",.0f", "n/a"),
+    Column("gbs", "GB/s", ".2f", "n/a"),
 )
 
 

@@ -23,9 +23,9 @@ BASE_COLUMNS = (
     Column("kernel", "Kernel"),
     Column("device", "Device"),
     Column("calls", "Invocations", "d"),
-    Column("flops", "FLOPs", ".4g"),
-    Column("bytes", "Bytes", ",.0f"),
-    Column("intensity", "FLOP/byte", ".3g"),
+    Column("flops", "FLOPs", ".4g", "n/a"),
+    Column("bytes", "Bytes", ",.0f", "n/a"),
+    Column("intensity", "FLOP/byte", ".3g", "n/a"),
 )
 
 
@@ -35,7 +35,7 @@ def own_columns(frame: pd.DataFrame) -> list[Column]:
     for key in frame.columns:
         for suffix, (unit, fmt) in OWN_SUFFIXES.items():
             if str(key).endswith(suffix):
-                out.append(Column(key, f"{key[: -len(suffix)]} {unit}", fmt))
+                out.append(Column(key, f"{key[: -len(suffix)]} {unit}", fmt, "n/a"))
     return out
 
 

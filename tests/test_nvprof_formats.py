@@ -184,6 +184,7 @@ def test_summary_transfers_count_their_calls_and_have_no_bytes() -> None:
     model = build_model([str(SUMMARY_TEXT)], gpu="K40m")
     rows = {r["transfer"]: r for r in model.transfers.records()}
     assert rows["memcpy HtoD"]["calls"] == 2 and rows["memcpy HtoD"]["bytes"] is None  # n/a, not 0
+    assert model.transfers.cell_text(0, model.transfers.keys.index("bytes")) == "n/a"
     assert summary(model)["transfer GB"].startswith("n/a")
     assert summary(model)["kernel launches"] == "4"  # saxpy's 3 calls + reduce_sum's 1
 
