@@ -319,9 +319,9 @@ def _same_run(path: Path, metrics: pd.DataFrame, reads: list[tuple[Path, KernelR
     """Index in `reads` of the nvprof trace or summary that `metrics` (from `path`) belongs to:
     the one sharing kernel names with it; among several, the one in the same folder, then the
     one whose file name shares the longest start with it. None, with a finding, otherwise."""
-    names = set(metrics["kernel"].astype(str))
+    names = set(map(str, metrics["kernel"].dropna().unique()))
     found = [i for i, (_, read) in enumerate(reads)
-             if str(read.meta.get("format", "")).startswith("nvprof-") and names & set(read.table["kernel"].astype(str))]
+             if str(read.meta.get("format", "")).startswith("nvprof-") and names & set(map(str, read.table["kernel"].dropna().unique()))]
     if len(found) > 1:
         found = [i for i in found if reads[i][0].parent == path.parent] or found
     if len(found) > 1:
