@@ -145,20 +145,23 @@ def _flat_runs(rows: pd.DataFrame, gflops: np.ndarray, time: np.ndarray, usable:
     count = np.bincount(inv, minlength=keys.size)
     mean_time = np.bincount(inv, time[ok], keys.size) / np.maximum(count, 1)
     mean_work = np.bincount(inv, (gflops * time)[ok], keys.size) / np.maximum(count, 1)
-    run = keys // ns
+    run = keys // ns  # sorted: keys are
     out: dict[tuple[int, str], tuple[float, float, float, float]] = {}
+    if not keys.size:
+        return out
+    x, y = np.log(mean_work), np.log(mean_time)
+    runs, start, k = np.unique(run, return_index=True, return_counts=True)
+    def total(v: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(v, start)
+    sx, sy = total(x), total(y)
+    slope = (total(x * y) - sx * sy / k) / np.maximum(total(x * x) - sx * sx / k, 1e-300)
+    work = np.exp(np.maximum.reduceat(x, start) - np.minimum.reduceat(x, start))
+    grew = np.exp(np.maximum.reduceat(y, start) - np.minimum.reduceat(y, start))
     impls = rows["impl"].cat.categories
-    for r in np.unique(run).tolist():
-        mine = run == r
-        if mine.sum() < 4:
-            continue
-        x, y = np.log(mean_work[mine]), np.log(mean_time[mine])
-        work_ratio = float(np.exp(x.max() - x.min()))
-        if work_ratio < FLAT_WORK:
-            continue
-        slope = float(np.polyfit(x, y, 1)[0])
-        if slope < FLAT_SLOPE:
-            out[int(r // ni // nt), str(impls[r % ni])] = (work_ratio, float(np.exp(y.max() - y.min())), slope, float(np.median(mean_time[mine])))
+    for r in np.flatnonzero((k >= 4) & (work >= FLAT_WORK) & (slope < FLAT_SLOPE)).tolist():
+        key = int(runs[r])
+        ms = float(np.median(mean_time[start[r] : start[r] + k[r]]))
+        out[key // ni // nt, str(impls[key % ni])] = (float(work[r]), float(grew[r]), float(slope[r]), ms)
     return out
 
 
@@ -190,20 +193,21 @@ def flag(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -
                                      f"time ~ work^{slope:.2f}; typical {ms:.2f} ms): the work was not done")
     # An environment (at one cluster size: one deployment) where a tester failed MAGMA's own
     # check on most of its rows: every run there is untrusted.
-    cluster = {(str(r.context.get("environment")), r.context.get("nodes")) for r in runs}
     failing: dict[tuple, str] = {}
     if n:
-        frame = pd.DataFrame({"file": f, "test": rows["test"].to_numpy(), "failed": failed})
-        per_run = frame.groupby(["file", "test"], observed=True)["failed"].agg(["sum", "size"])
+        tests = rows["test"].cat.categories
+        pair = f * len(tests) + _codes(rows, "test")
+        size, bad = np.bincount(pair, minlength=len(runs) * len(tests)), np.bincount(pair[failed], minlength=len(runs) * len(tests))
         totals: dict[tuple, list[int]] = {}
-        for (fc, name), (bad, size) in per_run.iterrows():
-            key = (str(runs[fc].context.get("environment")), runs[fc].context.get("nodes"), str(name))
+        for k in np.flatnonzero(size).tolist():
+            fc, tc = divmod(k, len(tests))
+            key = (str(runs[fc].context.get("environment")), runs[fc].context.get("nodes"), str(tests[tc]))
             totals.setdefault(key, [0, 0])
-            totals[key][0] += int(bad)
-            totals[key][1] += int(size)
-        for (environment, nodes, name), (bad, size) in totals.items():
-            if bad >= FAILED_SHARE * size and (environment, nodes) in cluster:
-                failing.setdefault((environment, nodes), f"its {name} failed MAGMA's own check in {bad} of {size} rows")
+            totals[key][0] += int(bad[k])
+            totals[key][1] += int(size[k])
+        for (environment, nodes, name), (n_bad, n_rows) in totals.items():
+            if n_bad >= FAILED_SHARE * n_rows:
+                failing.setdefault((environment, nodes), f"its {name} failed MAGMA's own check in {n_bad} of {n_rows} rows")
     for run in runs:
         run.untrusted_env = failing.get((str(run.context.get("environment")), run.context.get("nodes")), "")
     file_untrusted = np.array([bool(r.untrusted or r.untrusted_env) for r in runs] or [False])
@@ -289,9 +293,9 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     last_row = np.full(nf, -1, np.int64)
     np.maximum.at(last_row, f, np.arange(f.size))
     failed_sizes: dict[int, list[str]] = {}
-    pairs = np.unique(f[failed] * ns + s[failed], return_index=True)[1] if failed.any() else np.empty(0, np.int64)
-    for k in np.sort(pairs).tolist():
-        failed_sizes.setdefault(int(f[failed][k]), []).append(str(sizes[s[failed][k]]))
+    f_failed, s_failed = f[failed], s[failed]
+    for k in np.sort(np.unique(f_failed * ns + s_failed, return_index=True)[1]).tolist():  # in order of first appearance
+        failed_sizes.setdefault(int(f_failed[k]), []).append(str(sizes[s_failed[k]]))
     file_tests = np.unique(f * nt + t)
     names: dict[int, list[str]] = {}
     for k in file_tests.tolist():
