@@ -11,11 +11,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import gpuscope.collectors.nvml as nvml
 from gpuscope.metrics import export
+from gpuscope.metrics.kernel_metrics import kernel_table
+from gpuscope.metrics.peak_choice import choose_peak
 from gpuscope.parsers.kernels import read_any
+from gpuscope.parsers.profile_runs import read_runs
 from gpuscope.tui.kernels_model import KernelView, build_model
 from paths import ROOT
 
@@ -25,6 +29,7 @@ NSYS_H100 = PROFILES / "nsys_cuda_gpu_trace_2024_us.csv"  # rows name `NVIDIA H1
 KERN_SUM = PROFILES / "nsys_gpukernsum_2021.csv"  # `nsys stats` summary: no start times, no device
 NCU = PROFILES / "ncu_long_2022.csv"  # FLOPs and bytes; names no GPU (device '0')
 TORCH = ROOT / "tests/data/torch/edge_cases.json"  # deviceProperties name the GPU
+SAMPLE = ROOT / "tests/data/kernels"  # two PyProf runs of the same kernels, FLOPs and bytes counted
 
 
 def _summary(model: Any) -> dict[str, Any]:
@@ -71,16 +76,42 @@ def test_a_v100_trace_and_an_rtx_5090_profile_do_not_share_the_v100_peak(tmp_pat
     notes = " ".join(model.ranking_table(KernelView()).notes)
     assert "each kernel's, from the peak of the GPU it ran on" in notes
 
-    # No single peak: the text lists both; the summary's efficiency is the FLOPs done over what
-    # both GPUs could do in their kernel time (the V100 trace has no FLOPs, but its time counts).
+    # No single peak: the text lists both. The V100 trace counts no FLOPs, so FLOP figures of
+    # both together would count its time as time without work: n/a, and the summary says why.
     assert model.peak.tflops is None and "V100 SXM2 15.7 TFLOPS" in model.peak.source_text
     assert "GeForce RTX 5090 104.8 TFLOPS" in model.peak.source_text
-    flops = float(read_any(NCU).table["flops"].sum())
-    possible = (_kernel_ns(v100) * 15.7e12 + _kernel_ns(NCU) * 104.8e12) * 1e-9
     summary = _summary(model)
-    assert _number(summary["FLOPS efficiency %"]) == pytest.approx(flops / possible * 100, abs=5e-4)
+    assert summary["FLOPS efficiency %"] is None and summary["GPU compute efficiency % (seed 001)"] is None
+    assert summary["FLOP figures of all profiles together"] == "n/a: 1 of 2 profiles have no FLOP counts (see Runs)"
     cards = {card.title: card for card in model.cards}
-    assert cards["Peak FP32"].value == "per profile"
+    assert cards["Peak FP32"].value == "per profile" and cards["Compute eff."].value == "n/a"
+
+
+def test_launches_of_two_gpus_are_each_measured_against_their_own_peak() -> None:
+    # The two bundled PyProf runs, as if run 1 ran on a K40m and run 8 on a V100 (the files name
+    # no GPU): every kernel ran in both, so each kernel's peak is what both GPUs could do.
+    from gpuscope.metrics.peak_choice import per_profile  # new in issue 13; imported here so that
+    from gpuscope.tui.kernels_model import overall_peaks, with_launch_peaks  # the other tests run on older code
+
+    loaded = read_runs([str(SAMPLE)])
+    one, eight = loaded.runs
+    peaks = {one.file: choose_peak(gpu="K40m"), eight.file: choose_peak(gpu="V100")}
+    frame = kernel_table(with_launch_peaks(loaded.kernels, peaks)).set_index("kernel")
+    alone_1 = kernel_table(one.kernels, peaks[one.file]).set_index("kernel")
+    alone_8 = kernel_table(eight.kernels, peaks[eight.file]).set_index("kernel")
+    for kernel in alone_1.index:
+        flops = alone_1.loc[kernel, "flops"] + alone_8.loc[kernel, "flops"]
+        possible = (alone_1.loc[kernel, "total_ns"] * 4.29e12 + alone_8.loc[kernel, "total_ns"] * 15.7e12) * 1e-9
+        assert frame.loc[kernel, "flops_eff_pct"] == pytest.approx(flops / possible * 100)
+        assert pd.isna(frame.loc[kernel, "verdict"]) and pd.isna(frame.loc[kernel, "ridge"])  # no single roof
+    # A kernel whose launches all ran on one GPU is measured against exactly that GPU's peak.
+    own = kernel_table(with_launch_peaks(one.kernels, peaks)).set_index("kernel")
+    pd.testing.assert_frame_equal(own, alone_1)
+    # The whole read: the launches' time-weighted peak, so % = work done / what the GPUs could do.
+    t1, t8 = float(alone_1["total_ns"].sum()), float(alone_8["total_ns"].sum())
+    limits = overall_peaks(with_launch_peaks(loaded.kernels, peaks), per_profile(list(peaks.values())))
+    assert limits.per_launch and limits.tflops == pytest.approx((t1 * 4.29 + t8 * 15.7) / (t1 + t8))
+    assert limits.gbs == pytest.approx((t1 * 288 + t8 * 900) / (t1 + t8))
 
 
 def test_gpus_named_in_the_rows_each_give_their_own_peak() -> None:

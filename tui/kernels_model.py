@@ -180,10 +180,11 @@ def build_model(
     grouped = kernel_runs.grouped_table(runs, list(group_by)) if group_by else None
     labels = device_labels(kernels)
     timeline = _timeline(kernels, labels)  # kernels only: the card compares it with kernel time
-    limits = _overall_peaks(kernels, peak)
+    limits = overall_peaks(kernels, peak)
+    totals = _totals(sums, runs)
     return KernelsModel(
-        paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, peak, limits, _devices(kernels, labels, timeline), findings),
-        cards=_cards(sums, peak, limits, timeline), rankings=_rankings(kernels, peak), launches=_launches(kernels), runs=runs, fields=fields,
+        paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, totals, peak, limits, _devices(kernels, labels, timeline), findings),
+        cards=_cards(sums, totals, peak, limits, timeline), rankings=_rankings(kernels, peak), launches=_launches(kernels), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
         transfers=_transfers(loaded.everything, moved), profiler_metrics=profiler_metrics.metrics_table(loaded.metrics),
     )
@@ -211,7 +212,7 @@ def with_launch_peaks(kernels: pd.DataFrame, peaks: Mapping[str, ChosenPeak]) ->
 
 @dataclass(frozen=True)
 class Limits:
-    """The peaks the whole kernel time is measured against (`_overall_peaks`)."""
+    """The peaks the whole kernel time is measured against (`overall_peaks`)."""
 
     tflops: float | None
     gbs: float | None
@@ -219,7 +220,7 @@ class Limits:
     """True when the profiles' GPUs have different peaks and these are time-weighted means."""
 
 
-def _overall_peaks(kernels: pd.DataFrame, peak: ChosenPeak) -> Limits:
+def overall_peaks(kernels: pd.DataFrame, peak: ChosenPeak) -> Limits:
     """The peaks the whole of the kernel time is measured against: the peak, or, with a peak per
     launch, the launches' time-weighted mean peak, so that an efficiency is the work done over
     what the GPUs could do in the time (Σ duration x peak); None where a launch has no peak."""
@@ -337,7 +338,33 @@ def _devices(table: pd.DataFrame, labels: pd.Series, timeline: pd.DataFrame | No
     return out
 
 
-def _summary(loaded: ProfileRuns, s: ke.KernelSums, peak: ChosenPeak, limits: Limits,
+@dataclass(frozen=True)
+class Totals:
+    """The seed's figures for everything read (`kernel_efficiency`), None where unknown."""
+
+    compute_pct: float | None
+    tflops: float | None
+    gbs: float | None
+    notes: tuple[tuple[str, str], ...]
+    """Summary lines saying why a figure is n/a."""
+
+
+def _totals(s: ke.KernelSums, runs: pd.DataFrame) -> Totals:
+    """Compute efficiency, TFLOP/s and GB/s of all profiles together. When only some of several
+    profiles count FLOPs (bytes), the others' kernel time would count as time without work: the
+    FLOP (byte) figures are n/a then, and the runs table has each profile's own."""
+    def without(column: str) -> int:  # profiles with kernel time whose `column` is unknown
+        return int((runs[column].isna() & (runs["launches"] > 0)).sum()) if len(runs) > 1 else 0
+
+    no_flops, no_bytes = without("tflops_per_s"), without("bandwidth_gbs")
+    tflops, gbs = ke.tflops_per_s(s), ke.bandwidth_gbs(s)
+    notes = tuple((f"{what} figures of all profiles together", f"n/a: {count} of {len(runs)} profiles have no {what} counts (see Runs)")
+                  for what, count, known in (("FLOP", no_flops, tflops), ("byte", no_bytes, gbs)) if count and known is not None)
+    return Totals(None if no_flops else ke.compute_efficiency_pct(s), None if no_flops else tflops,
+                  None if no_bytes else gbs, notes)
+
+
+def _summary(loaded: ProfileRuns, s: ke.KernelSums, totals: Totals, peak: ChosenPeak, limits: Limits,
              devices: pd.DataFrame, findings: list[Finding]) -> ResultTable:
     kernels = loaded.kernels
     rows: list[tuple[str, object]] = [("peak used", peak.source_text), ("kernel launches", int(ke.launch_counts(kernels).sum())),
@@ -347,12 +374,13 @@ def _summary(loaded: ProfileRuns, s: ke.KernelSums, peak: ChosenPeak, limits: Li
     rows += transfer_rows(kernel_transfers.transfer_sums(loaded.everything))
     tflops_peak, gbs_peak = limits.tflops, limits.gbs
     if s.used_rows:
-        tflops, gbs = ke.tflops_per_s(s), ke.bandwidth_gbs(s)
-        rows.append(("GPU compute efficiency % (seed 001)", ke.compute_efficiency_pct(s)))
+        tflops, gbs = totals.tflops, totals.gbs
+        rows.append(("GPU compute efficiency % (seed 001)", totals.compute_pct))
         rows.append(("FLOPS efficiency %", _pct(tflops, tflops_peak)))
         rows.append(("achieved TFLOP/s", tflops))
         rows.append(("bandwidth efficiency %", _pct(gbs, gbs_peak)))
         rows.append(("achieved GB/s", gbs))
+        rows += totals.notes
         if limits.per_launch:  # a peak per profile: say what the % are of
             rows.append(("peak TFLOPS, time-weighted over the profiles", tflops_peak))
             rows.append(("peak GB/s, time-weighted over the profiles", gbs_peak))
@@ -384,15 +412,15 @@ def show(value: object) -> str | None:
     return f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
 
 
-def _cards(s: ke.KernelSums, peak: ChosenPeak, limits: Limits,
+def _cards(s: ke.KernelSums, totals: Totals, peak: ChosenPeak, limits: Limits,
            timeline: pd.DataFrame | None) -> tuple[Card, ...]:
-    tflops, gbs = ke.tflops_per_s(s), ke.bandwidth_gbs(s)
+    tflops, gbs = totals.tflops, totals.gbs
     tflops_peak, gbs_peak = limits.tflops, limits.gbs
-    compute = ke.compute_efficiency_pct(s)
+    # No row with FLOPs (nsys, nvprof traces), or only some profiles with FLOPs: n/a, and say why.
+    why = "no FLOPs in profile" if s.null_flops == s.used_rows else ("not all count FLOPs" if totals.compute_pct is None else "kernels with FLOPs")
     # Cards are ~20 columns wide at 120: short words, the numbers first.
     cards = [
-        # No row with FLOPs (nsys, nvprof traces): n/a, and say why.
-        Card("Compute eff.", _pct_text(compute), "kernels with FLOPs" if s.null_flops < s.used_rows else "no FLOPs in profile"),
+        Card("Compute eff.", _pct_text(totals.compute_pct), why),
         Card("FLOPS eff.", _pct_text(_pct(tflops, tflops_peak)), f"{_num(tflops, '.3g')}/{_num(tflops_peak, 'g')} TFLOP/s"),
         Card("Bandwidth eff.", _pct_text(_pct(gbs, gbs_peak)), f"{_num(gbs, '.3g')}/{_num(gbs_peak, 'g')} GB/s"),
     ]
