@@ -161,9 +161,10 @@ def to_result_table(frame: pd.DataFrame, peak: Any = None, title: str = "Kernels
     if peak is not None and getattr(peak, "source_text", ""):
         notes.append(f"Peak: {peak.source_text}")
     ridges = frame["ridge"].dropna().unique()
-    if len(ridges) == 1:
+    per_profile = peak is not None and _peak_values(peak) == (None, None)  # each profile its own GPU's peak
+    if len(ridges) == 1 and not per_profile:
         notes.append(f"Ridge point: {float(ridges[0]):.3g} FLOP/byte; below it a kernel is memory-bound")
-    elif len(ridges) > 1:
+    elif len(ridges):
         notes.append("Ridge point: each kernel's, from the peak of the GPU it ran on; a kernel run on GPUs "
                      "with different peaks has no verdict")
     excluded = frame.attrs.get("excluded_rows", 0)

@@ -121,6 +121,11 @@ def test_gpus_named_in_the_rows_each_give_their_own_peak() -> None:
     assert (runs[NSYS_H100.name]["peak_gpu"], runs[NSYS_H100.name]["peak_gbs"]) == ("H100 SXM5", 3350)
     text = export.render([model.runs_table()], "text")
     assert "V100 SXM2" in text and "H100 SXM5" in text  # the runs table shows the peaks when they differ
+    # PyProf runs that name no GPU (no peak) beside the V100 trace: only the V100's kernels have a
+    # ridge, but it is not the ridge of the whole ranking.
+    mixed = build_model([str(SAMPLE), str(NSYS_V100)]).ranking_table(KernelView())
+    assert not any(note.startswith("Ridge point: 17.4") for note in mixed.notes)
+    assert any("each kernel's, from the peak of the GPU it ran on" in note for note in mixed.notes)
     one = build_model([str(NSYS_V100), str(NSYS_V100.with_name("nsys_cuda_gpu_trace_2023.csv"))], gpu="V100")
     assert one.peak.tflops == 15.7 and "GPU" not in export.render([one.runs_table()], "text").split("\n")[2]
 
