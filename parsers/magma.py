@@ -267,7 +267,7 @@ def _frame(cols: dict[str, np.ndarray], row_of: np.ndarray, lines, runs: list[Ru
         "problem_size": pd.Categorical.from_codes(size_codes.reshape(-1), categories=pd.Index(size_labels, dtype=object)),
         "gflops": cols.get("gflops", empty), "time_ms": cols.get("time_ms", empty),
     }
-    for name in sorted(c for c in cols if c.endswith("_error")):
+    for name in sorted(set(cols) - set(frame) - {"status", "impl"}):  # the error columns, by the names their headers give
         frame[name] = cols[name]
     frame["status"] = pd.Categorical.from_codes(cols.get("status", np.full(n, fmt.NO_STATUS, np.int8)) - fmt.OK, categories=pd.Index(fmt.STATUS_NAMES, dtype=object))
     frame["device"] = categorical(file_of, [r.device for r in runs])

@@ -343,7 +343,8 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
             if b is None:
                 b = state.blocks[key] = len(blocks)
                 blocks.append(Block(test, dict(state.options), value, f))
-                run.tests.append(test) if test not in run.tests else None
+                if test not in run.tests:
+                    run.tests.append(test)
             blocks[b].processes += 1
             if state.block != b:  # rows below belong to this block from here on
                 header_lines.append(i)
