@@ -94,7 +94,9 @@ def draw_roofline(plt: Any, frame: pd.DataFrame, peak: Any) -> str:
     notes = [f"{skipped} row(s) without FLOPs or bytes not drawn"] if skipped else []
     complete = peak is not None and peak.tflops and peak.gbs
     if not complete:
-        notes.insert(0, "no roofs: the peak is incomplete (give --gpu or --peak-tflops and --peak-gbs)")
+        several = peak is not None and "each profile against its own GPU's peak" in getattr(peak, "source_text", "")
+        notes.insert(0, "no roofs: the profiles ran on GPUs with different peaks (each is measured against its own; see Runs)" if several
+                     else "no roofs: the peak is incomplete (give --gpu or --peak-tflops and --peak-gbs)")
     if points.empty:
         plt.title("Roofline: nothing to place")
         return "; ".join(["no row has both FLOPs and bytes"] + notes)
