@@ -188,10 +188,12 @@ def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines, runs: l
     """The rows (indices into `lines.row_*`) under one header kind: one piece per
     implementation that ran (a Gflop/s or time printed, not `---`)."""
     tokens = lines.tokens
-    first_row = int(rows[0])
-    layout = fmt.fit_layout(layout, big[lines.row_start[first_row] : lines.row_end[first_row]].decode("utf-8", "replace"))
-    width = layout.width
+    # The layout as the rows print it, from a row of the most common length (not the first:
+    # it may be cut short).
     count = lines.row_count[rows]
+    typical = int(rows[np.flatnonzero(count == np.bincount(count).argmax())[0]])
+    layout = fmt.fit_layout(layout, big[lines.row_start[typical] : lines.row_end[typical]].decode("utf-8", "replace"))
+    width = layout.width
     with_status = count == width + 1
     ok = (count == width) | with_status
     first = lines.row_token[rows]
@@ -240,8 +242,9 @@ def _frame(cols: dict[str, np.ndarray], row_of: np.ndarray, lines, runs: list[Ru
     empty = np.full(n, np.nan)
 
     def categorical(codes: np.ndarray, labels: list) -> pd.Categorical:
-        index = {}
-        remap = np.array([index.setdefault(x, len(index)) for x in labels] or [0], np.int64)
+        """Per row, the label of its block or file (None: missing, as for an option only some testers print)."""
+        index: dict = {}
+        remap = np.array([-1 if x is None else index.setdefault(x, len(index)) for x in labels] or [0], np.int64)
         return pd.Categorical.from_codes(remap[codes] if n else codes, categories=pd.Index(list(index), dtype=object))
 
     def integers(name: str) -> pd.arrays.IntegerArray:

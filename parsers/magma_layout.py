@@ -27,6 +27,7 @@ IMPLS = {
     "cpu": "cpu", "lapack": "cpu",
     "atomics": "atomics",
 }
+VENDOR_BLAS = ("cublas", "hipblas", "rocblas")
 """The word before `Gflop/s` (lower case) -> implementation name in the tidy table's `impl`."""
 
 GFLOPS = re.compile(r"(\S+)\s+G[Ff]lop/s(?:\s*\(\s*(ms|sec|s)\s*\))?")
@@ -77,7 +78,9 @@ def fit_layout(layout: Layout, row: str) -> Layout:
     """The layout as a tester's rows really print it, from its first row: some headers name
     fewer columns than the rows hold (testing_dsymv's header says `Atomics Gflop/s` while each
     row prints `Gflop/s (ms)` for it, and three errors under two names). Times are the
-    parenthesised numbers; errors are what is left before the status word."""
+    parenthesised numbers; errors are what is left before the status word, named as the header
+    names them, except where a tester's header is known to name them in another order than it
+    prints them (testing_?symv: `MAGMA error  Atomics  CUBLAS` over magma, cublas, atomics)."""
     tokens = row.replace("(", " ").replace(")", " ").split()
     if not tokens:
         return layout
@@ -87,7 +90,11 @@ def fit_layout(layout: Layout, row: str) -> Layout:
     status = tokens[-1] in STATUS_WORDS
     n_errors = len(tokens) - status - len(layout.sizes) - sum(2 if timed else 1 for _, timed, _ in impls)
     errors = layout.errors
-    if n_errors >= 0 and n_errors != len(errors):
+    names = [impl for impl, _, _ in impls]
+    if "atomics" in names and n_errors == 3:  # testing_?symv / ?hemv print MAGMA's, the vendor BLAS's, then the atomics error
+        vendor = next((impl for impl in names if impl in VENDOR_BLAS), "cublas")
+        errors = ("magma_error", f"{vendor}_error", "atomics_error")
+    elif n_errors >= 0 and n_errors != len(errors):
         errors = errors[:n_errors] + tuple(f"error_{i + 1}" for i in range(len(errors), n_errors))
     return Layout(layout.header, layout.sizes, impls, errors)
 

@@ -144,7 +144,7 @@ def _flat_runs(rows: pd.DataFrame, gflops: np.ndarray, time: np.ndarray, usable:
     inv = inv.reshape(-1)
     count = np.bincount(inv, minlength=keys.size)
     mean_time = np.bincount(inv, time[ok], keys.size) / np.maximum(count, 1)
-    mean_work = np.bincount(inv, (gflops * time)[ok], keys.size) / np.maximum(count, 1)
+    mean_work = np.bincount(inv, gflops[ok] * time[ok], keys.size) / np.maximum(count, 1)
     run = keys // ns  # sorted: keys are
     out: dict[tuple[int, str], tuple[float, float, float, float]] = {}
     if not keys.size:
