@@ -41,7 +41,7 @@ NUMBER, DASHES, OK, FAILED, NO_STATUS, WORD = range(6)
 """Token kinds: a number, `---` (not run), the status words, no status word, anything else."""
 
 USAGE = re.compile(r"Usage:\s+(\S+)")
-COMMAND = re.compile(r"(?:^|[\s/])testing_(\w+)")
+COMMAND = re.compile(r"(?:^|[\s/])testing_(\w+)(?=\s|$)")
 """The tester's name: `% Usage: .../testing_dgemm_vbatched [options]`, or an echoed command
 line (`numactl ... ./testing_dgetrf_gpu -n 1024`, run_tests.py's lines)."""
 

@@ -33,6 +33,8 @@ KNOWN_OTHER = re.compile(
     r"^(?:Compiled (?:with|for) |summary$|routines with failures|flux-job:|singularity in matrix|M != N|WARNING: MAGMA|"
     r"device \d+ has only|=+$|\*+$|\[enter to continue|Loading |CUDA runtime |Usage:)"
 )
+
+
 def _first8(prefix: bytes) -> int:
     return int(np.frombuffer(prefix.ljust(8)[:8], "<u8")[0])
 
@@ -100,16 +102,16 @@ class RunInfo:
 
 @dataclass
 class Tokens:
+    """The tokens of some lines, one after another."""
+
     first: np.ndarray
-    """Each row's first token."""
+    """Each line's first token."""
     count: np.ndarray
-    """Tokens in each row."""
+    """Tokens in each line."""
     kind: np.ndarray
     """Per token: fmt.NUMBER, DASHES, OK, FAILED or WORD."""
     value: np.ndarray
     """Per token: its number, NaN for anything else."""
-
-
 
 
 NUMBER_START = np.zeros(256, bool)
@@ -346,8 +348,8 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
     # Every process prints the same usage, options and header lines: each distinct text is
     # understood once (`meaning`), and a line that changes nothing is only counted.
     meaning: dict[bytes, tuple[str, Any]] = {}
-    for i, f in zip(lines.tolist(), line_file.tolist()):
-        raw = big[starts[i] : ends[i]]
+    for i, f, a, b in zip(lines.tolist(), line_file.tolist(), starts[lines].tolist(), ends[lines].tolist()):
+        raw = big[a:b]
         known = meaning.get(raw)
         if known is None:
             known = meaning[raw] = _meaning(raw)
@@ -356,17 +358,17 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
         if kind == "header":
             test = state.test or ("gemm_vbatched" if "batch_count" in value.sizes else "unknown")
             key = (test, state.options_key, value.header)
-            b = state.blocks.get(key)
-            if b is None:
-                b = state.blocks[key] = len(blocks)
+            block = state.blocks.get(key)
+            if block is None:
+                block = state.blocks[key] = len(blocks)
                 blocks.append(Block(test, dict(state.options), value, f))
                 if test not in run.tests:
                     run.tests.append(test)
-            blocks[b].processes += 1
-            if state.block != b:  # rows below belong to this block from here on
+            blocks[block].processes += 1
+            if state.block != block:  # rows below belong to this block from here on
                 header_lines.append(i)
-                header_blocks.append(b)
-                state.block = b
+                header_blocks.append(block)
+                state.block = block
             continue
         if kind == "test":
             if value != state.test:
@@ -393,7 +395,7 @@ def _meaning(raw: bytes) -> tuple[str, Any]:
     text = raw.decode("utf-8", "replace").strip()
     if "lop/s" in text and (layout := fmt.parse_header(text)) is not None:
         return "header", layout
-    if "testing_" in text and not text.startswith("{") and (test := fmt.tester_from(text)) is not None:
+    if "testing_" in text and not text.startswith("{") and not ERROR.match(text) and (test := fmt.tester_from(text)) is not None:
         return "test", test
     if OPTION_LINE.match(text) and (text.startswith("%") or ":" not in text):  # MAGMA 1.x prints options without `%`
         return "options", fmt.options_from(text)

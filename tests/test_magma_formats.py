@@ -193,3 +193,17 @@ def test_run_tests_wrapper_with_two_testers(tmp_path: Path) -> None:
     assert rows["problem_size"].astype(str).tolist() == ["100x100", "200"]
     assert rows["time_ms"].tolist() == [0.0, 10.0]
     assert not any(f.kind in ("unrecognised", "unparsed") for f in findings)
+
+
+def test_an_error_naming_the_tester_source_is_an_error_not_a_tester(tmp_path: Path) -> None:
+    """`failed at testing_dgemm.cpp:NN` (TESTING_CHECK) is an error line; the rows after it stay dgemm_vbatched's."""
+    text = BANNER_25 + """% Usage: ./testing_dgemm_vbatched [options] [-h|--help]
+% BatchCount     M     N     K   MAGMA Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error
+%===================================================================================
+         300    32    32    31      1.00 (   0.46)     ---   (  ---  )     ---
+failed at testing_dgemm_vbatched.cpp:212: error -113: cannot allocate memory on GPU device
+         300    64    64    63      2.00 (   0.30)     ---   (  ---  )     ---
+"""
+    rows, findings = magma.read(write(tmp_path, "error.out", text))
+    assert rows["test"].tolist() == ["dgemm_vbatched", "dgemm_vbatched"]
+    assert [f.line for f in findings if f.kind == "error-line"] == [9]
