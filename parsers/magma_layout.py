@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-SIZE_WORDS = {"batchcount": "batch_count", "m": "m", "n": "n", "k": "k"}
-"""Header words of the leading integer columns."""
+SIZE_WORDS = {"batchcount": "batch_count", "m": "m", "n": "n", "k": "k", "nrhs": "nrhs"}
+"""Header words of the leading integer columns (the problem size is M x N x K; NRHS, the
+right-hand sides of testing_?gesv, is a column of its own)."""
 
 IMPLS = {
     "magma": "magma", "gpu": "magma",  # LAPACK-style testers call MAGMA's own result "GPU"

@@ -31,7 +31,8 @@ HOST = re.compile(r"\bSLURMD_NODENAME=(\S+)|\bhost(?:name)?[:=]\s*(\S+)", re.IGN
 OPTION_LINE = re.compile(r"^%?\s*(?:\w+\s*=\s*\S|ngpu\s+\d|version\s+\d)")
 KNOWN_OTHER = re.compile(
     r"^(?:Compiled (?:with|for) |summary$|routines with failures|flux-job:|singularity in matrix|M != N|WARNING: MAGMA|"
-    r"device \d+ has only|=+$|\*+$|\[enter to continue|Loading |CUDA runtime |Usage:)"
+    r"device \d+ has only|=+$|\*+$|\[enter to continue|Loading |CUDA runtime |Usage:|"
+    r"\d+ tests? (?:in \d+ commands? passed|failed)|\d+ errors? detected|\*\* \d+ tests? failed|all \d+ tests? in)"  # run_tests.py
 )
 
 
@@ -80,6 +81,7 @@ class RunInfo:
     unknown: list[tuple[int, str]] = field(default_factory=list)
     orphan_rows: int = 0
     unparsed: list[int] = field(default_factory=list)
+    unknown_headers: list[tuple[int, str]] = field(default_factory=list)
     start: float | None = None
     end: float | None = None
     exit_code: int | None = None
@@ -263,8 +265,9 @@ def read_lines(big: bytes, sizes: list[int], runs: list[RunInfo]) -> Lines:
     has = tokens.count > 0
     lead_kind = np.where(has, tokens.kind[np.minimum(lead, max(tokens.kind.size - 1, 0))], fmt.WORD) if tokens.kind.size else np.full(candidate.size, fmt.WORD)
     lead_value = np.where(has, tokens.value[np.minimum(lead, max(tokens.value.size - 1, 0))], np.nan) if tokens.value.size else np.full(candidate.size, np.nan)
-    with np.errstate(invalid="ignore"):
-        is_row = (lead_kind == fmt.NUMBER) & (lead_value >= 0) & (lead_value == np.floor(lead_value))
+    second = np.where(tokens.count > 1, tokens.kind[np.minimum(lead + 1, max(tokens.kind.size - 1, 0))], fmt.WORD) if tokens.kind.size else lead_kind
+    with np.errstate(invalid="ignore"):  # a row: a whole number, then a number or `---` (`5 tests in 2 commands passed` is none)
+        is_row = (lead_kind == fmt.NUMBER) & (lead_value >= 0) & (lead_value == np.floor(lead_value)) & (second <= fmt.DASHES)
     row = np.zeros(ends.size, bool)
     row[candidate[is_row]] = True
     percent = (first == 37)
@@ -356,7 +359,7 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
         kind, value = known
         run, state = runs[f], states[f]
         if kind == "header":
-            test = state.test or ("gemm_vbatched" if "batch_count" in value.sizes else "unknown")
+            test = state.test or "unknown"  # no usage or command line named the tester
             key = (test, state.options_key, value.header)
             block = state.blocks.get(key)
             if block is None:
@@ -404,6 +407,9 @@ def _meaning(raw: bytes) -> tuple[str, Any]:
 
 def _read_line(text: str, line_no: int, run: RunInfo, state: _State) -> None:
     """What one non-row, non-header line says."""
+    if "lop/s" in text and not text.startswith("{"):  # a column header, but not one magma_layout knows
+        run.unknown_headers.append((line_no, text))
+        return
     if state.in_log and text.startswith("{"):
         _flux_event(run, text)
         return

@@ -336,13 +336,16 @@ def _run_findings(run: RunInfo, c: dict[str, Any]) -> list[Finding]:
         out.append(Finding("error", "assert-only", f"{where}no data rows: {len(run.asserts)} process(es) stopped at {text!r}", label, line, len(run.asserts)))
     elif ended in ("error", "no data"):
         why = (f"first error: {run.errors[0][1]!r}" if run.errors else f"{len(run.unparsed)} row(s) do not fit their column header" if run.unparsed
+               else f"a column header gpuscope does not know, line {run.unknown_headers[0][0]}: {run.unknown_headers[0][1][:100]!r}" if run.unknown_headers
                else f"{run.orphan_rows} numeric line(s) but no MAGMA column header" if run.orphan_rows
                else "no column header (`... Gflop/s (ms) ...`) and no data rows" if not run.tests else "a header but no rows under it")
         out.append(Finding("error", "no-data", f"{where}looks like MAGMA output but yields no rows: {why}", label))
     elif ended == "cancelled":
         out.append(Finding("warning", "cancelled", f"{where}run was cancelled (exit {run.exit_code}){took}: partial table of {c['rows']} rows, last size {c['last_size']}", label))
     elif ended == "truncated":
-        out.append(Finding("warning", "truncated", f"{where}table ends early: some sizes have {c['smallest']} rows, others {c['largest']} (killed, timed out, or still running?)", label))
+        why = (f"some sizes have {c['smallest']} rows, others {c['largest']}" if c["smallest"] < c["largest"]
+               else "its last line is cut short" if run.last_line_cut else "a Start time but no End time")
+        out.append(Finding("warning", "truncated", f"{where}table ends early: {why} (killed, timed out, or still running?)", label))
     elif run.exit_code:
         out.append(Finding("warning", "exit-code", f"{where}processes exited with code {run.exit_code} (a MAGMA tester returns its number of failed checks)", label))
     if run.errors and ended not in ("error", "no data"):
@@ -351,6 +354,10 @@ def _run_findings(run: RunInfo, c: dict[str, Any]) -> list[Finding]:
         out.append(Finding("warning", "unparsed", f"{len(run.unparsed)} line(s) start with a number but do not fit their column header; skipped", label, run.unparsed[0], len(run.unparsed)))
     if run.orphan_rows and c.get("rows"):
         out.append(Finding("warning", "no-header", f"{run.orphan_rows} numeric line(s) above any MAGMA column header: not read", label, None, run.orphan_rows))
+    if run.unknown_headers and c.get("rows"):
+        line, text = run.unknown_headers[0]
+        out.append(Finding("warning", "unknown-header", f"{len(run.unknown_headers)} column header(s) gpuscope does not know; their rows are not read: {text[:100]!r}",
+                           label, line, len(run.unknown_headers)))
     if run.unknown:
         line, text = run.unknown[0]
         out.append(Finding("info", "unrecognised", f"{len(run.unknown)} line(s) not recognised, ignored; first: {text[:80]!r}", label, line, len(run.unknown)))

@@ -114,7 +114,7 @@ def test_stray_lines_are_counted_not_lost(tmp_path: Path) -> None:
 %===================================================================================
          300    32    32    31      1.00 (   0.46)     ---   (  ---  )     ---
 something unexpected happened here
-42 is the answer
+42 43 is the answer
 CUDA runtime error: out of memory (2) in magma_dgemm at x.cpp:10
          300    64    64    63      2.00 (   0.30)     ---   (  ---  )     ---"""
     rows, findings = magma.read(write(tmp_path, "stray.out", text))

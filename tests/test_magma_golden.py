@@ -64,5 +64,5 @@ if __name__ == "__main__" and "--update" in sys.argv:
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for name, tree in TREES.items():
         if tree.is_dir():
-            golden_rows(tree).to_csv(GOLDEN / f"{name}.csv.gz", index=False)
+            golden_rows(tree).to_csv(GOLDEN / f"{name}.csv.gz", index=False, compression={"method": "gzip", "mtime": 0})
             print(f"wrote {GOLDEN / name}.csv.gz")
