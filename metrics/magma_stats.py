@@ -218,16 +218,16 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
         return pd.DataFrame(columns=columns)
     keys = ["test", "nodes", "problem_size", "environment"]
     every = _with_node_key(rows, pool_nodes)
-    totals = every.groupby(keys, observed=True).size()
-    frame = every[included(rows, keep_warmup, keep_impossible, keep_untrusted)]
-    frame = frame[np.isfinite(frame[metric].to_numpy(float))]
-    if frame.empty:
+    grouper = every.groupby(keys, observed=True, sort=True)  # every row: the totals; the trusted ones: the samples
+    all_codes = grouper.ngroup().to_numpy()
+    index = grouper.size().index
+    totals = np.bincount(all_codes, minlength=len(index))
+    values = every[metric].to_numpy(float)
+    chosen = included(rows, keep_warmup, keep_impossible, keep_untrusted) & np.isfinite(values)
+    if not chosen.any():
         return pd.DataFrame(columns=columns)
     # Sort once by (group, value): every environment's sample is then a slice.
-    grouper = frame.groupby(keys, observed=True, sort=True)
-    codes = grouper.ngroup().to_numpy()
-    index = grouper.size().index
-    values = frame[metric].to_numpy(float)
+    values, codes = values[chosen], all_codes[chosen]
     order = np.lexsort((values, codes))
     values, codes = values[order], codes[order]
     counts = np.bincount(codes, minlength=len(index))
@@ -236,11 +236,12 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
     records = []
     outer: dict[tuple[str, str, str], list[int]] = {}
     for g, key in enumerate(index):
-        outer.setdefault((str(key[0]), str(key[1]), str(key[2])), []).append(g)
+        if counts[g]:  # a group with no trusted row is left out
+            outer.setdefault((str(key[0]), str(key[1]), str(key[2])), []).append(g)
     for (test, nodes, size), groups in outer.items():
         sample = {g: values[starts[g] : starts[g] + counts[g]] for g in groups}
         medians = {g: float(np.median(v)) for g, v in sample.items()}
-        total = {g: int(totals.get(index[g], counts[g])) for g in groups}
+        total = {g: int(totals[g]) for g in groups}
         trusted = {g: counts[g] >= MIN_SAMPLES and counts[g] >= MIN_SURVIVING * total[g] for g in groups}
         ranked = sorted(groups, key=lambda g: (not trusted[g], -medians[g] if higher else medians[g]))
         best = ranked[0] if trusted[ranked[0]] else None
