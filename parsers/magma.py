@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
@@ -29,7 +30,7 @@ import pandas as pd
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_layout as fmt
 from gpuscope.parsers import magma_trust
-from gpuscope.parsers.magma_lines import RunInfo, read_lines
+from gpuscope.parsers.magma_lines import Block, Lines, RunInfo, label_blocks, read_lines
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.textfile import SNIFF_BYTES, decode, read_bytes
 
@@ -127,7 +128,7 @@ def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | No
     for r in runs:
         r.context["environment"] = rename.get(str(r.context.get("environment", ".")), r.context.get("environment"))
     _digests(texts, runs)
-    rows = _rows(b"".join(texts), [len(t) for t in texts], runs)
+    rows = _rows(texts, runs)
     return _result(magma_trust.flag(rows, runs, peak_override), runs, findings)
 
 
@@ -158,33 +159,88 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
     else:
         loaded = _load(Path(root), path, True, None)
         if not isinstance(loaded, tuple):
-            return _rows(b"", [], []), [loaded] if loaded else []
+            return _rows([], []), [loaded] if loaded else []
         data, run = loaded
-        result = _result(magma_trust.flag(_rows(data, [len(data)], [run]), [run], None), [run], [])
+        result = _result(magma_trust.flag(_rows([data], [run]), [run], None), [run], [])
     return result.rows, result.findings
 
 
 # --- data rows -------------------------------------------------------------------------------
 
-def _rows(big: bytes, sizes: list[int], runs: list[RunInfo]) -> pd.DataFrame:
-    """The tidy table of every data row in `big` (the files' texts one after another)."""
-    lines = read_lines(big, sizes, runs)
+BATCH_BYTES = 4 << 20
+"""Files are read a few MB at a time, on two threads: numpy and Arrow work with the interpreter
+lock released, so both cores of a small node share the work, and each batch's temporary arrays
+stay small enough to be reused instead of faulted in afresh."""
+
+
+@dataclass
+class _Batch:
+    """The rows of some consecutive files: columns, and per row its file, block and line."""
+
+    cols: dict[str, np.ndarray]
+    file: np.ndarray
+    block: np.ndarray
+    line: np.ndarray
+    blocks: list[Block]
+    impl_names: list[str]
+    """The names of the batch's `impl` codes."""
+
+
+def _rows(texts: list[bytes], runs: list[RunInfo]) -> pd.DataFrame:
+    """The tidy table of every data row of the files (`texts[i]` is `runs[i]`'s text)."""
+    cuts = [0]
+    size = 0
+    for i, text in enumerate(texts):
+        size += len(text)
+        if size >= BATCH_BYTES * len(cuts):
+            cuts.append(i + 1)
+    if cuts[-1] != len(texts):
+        cuts.append(len(texts))
+    spans = list(zip(cuts, cuts[1:]))
+    with ThreadPoolExecutor(2) as pool:
+        batches = list(pool.map(lambda span: _read_batch(texts[span[0] : span[1]], runs[span[0] : span[1]], span[0]), spans))
+    blocks = [b for batch in batches for b in batch.blocks]
+    label_blocks(blocks, runs)
+    offsets = np.cumsum([0] + [len(batch.blocks) for batch in batches])
+    impls = list(dict.fromkeys(name for batch in batches for name in batch.impl_names))
+    for batch in batches:  # one numbering of the implementations for all batches
+        if "impl" in batch.cols:
+            batch.cols["impl"] = np.array([impls.index(name) for name in batch.impl_names], np.int16)[batch.cols["impl"]]
+    names = list(dict.fromkeys(name for batch in batches for name in batch.cols))
+    cols = {name: np.concatenate([batch.cols.get(name, _missing(name, batch.file.size)) for batch in batches] or [np.empty(0)]) for name in names}
+    def joined(part: str) -> np.ndarray:
+        return np.concatenate([getattr(batch, part) + (offset if part == "block" else 0) for batch, offset in zip(batches, offsets)] or [np.empty(0, np.int64)])
+    return _frame(cols, joined("file"), joined("block"), joined("line"), blocks, runs, impls)
+
+
+def _missing(name: str, size: int) -> np.ndarray:
+    """A column a batch has no values for: no status, or NaN."""
+    if name in ("status", "impl"):
+        return np.full(size, fmt.NO_STATUS, np.int8) if name == "status" else np.zeros(size, np.int16)
+    return np.full(size, np.nan)
+
+
+def _read_batch(texts: list[bytes], runs: list[RunInfo], first_file: int) -> _Batch:
+    """The rows of some consecutive files, in file and line order, a row's implementations in
+    header order."""
+    big = b"".join(texts)
+    lines = read_lines(big, [len(t) for t in texts], runs)
     pieces = []
     for layout, rows in lines.groups():
-        pieces += _read_group(big, layout, rows, lines, runs)
-    if not pieces:
-        return _frame({}, np.empty(0, np.int64), lines, runs)
-    cols = {name: np.concatenate([p[0].get(name, np.full(p[1].size, np.nan)) for p in pieces])
-            for name in dict.fromkeys(n for p in pieces for n in p[0])}
-    row_of = np.concatenate([p[1] for p in pieces])
-    if len(pieces) > 1:  # rows in file and line order, a row's implementations in header order
+        pieces += _read_group(big, layout, rows, lines)
+    names = list(dict.fromkeys(n for cols, _ in pieces for n in cols))
+    cols = {name: np.concatenate([c.get(name, _missing(name, r.size)) for c, r in pieces]) for name in names}
+    row_of = np.concatenate([r for _, r in pieces]) if pieces else np.empty(0, np.int64)
+    if len(pieces) > 1:
         order = np.argsort(row_of, kind="stable")
         row_of = row_of[order]
         cols = {name: values[order] for name, values in cols.items()}
-    return _frame(cols, row_of, lines, runs)
+    for block in lines.blocks:  # file numbers of the whole read, from here on
+        block.file += first_file
+    return _Batch(cols, lines.row_file[row_of] + first_file, lines.row_block[row_of], lines.row_line[row_of], lines.blocks, lines.impl_names)
 
 
-def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines, runs: list[RunInfo]) -> list[tuple[dict, np.ndarray]]:
+def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines: Lines) -> list[tuple[dict, np.ndarray]]:
     """The rows (indices into `lines.row_*`) under one header kind: one piece per
     implementation that ran (a Gflop/s or time printed, not `---`)."""
     tokens = lines.tokens
@@ -221,7 +277,7 @@ def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines, runs: l
         shared[name] = values[:, at]
         at += 1
     shared["status"] = status
-    pieces = []
+    pieces: list[tuple[dict, np.ndarray]] = []
     for impl, gflops, time in impl_cols:
         ran = ~(np.isnan(gflops) & np.isnan(time))
         if not ran.any():
@@ -229,16 +285,15 @@ def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines, runs: l
         chosen = np.flatnonzero(ran)
         cols = {name: v[chosen] for name, v in shared.items()}
         cols.update(gflops=gflops[chosen], time_ms=time[chosen])
-        pieces.append((cols, rows[chosen], impl))
-    return [(dict(cols, impl=np.full(r.size, lines.impl_code(impl), np.int16)), r) for cols, r, impl in pieces]
+        cols["impl"] = np.full(chosen.size, lines.impl_code(impl), np.int16)
+        pieces.append((cols, rows[chosen]))
+    return pieces
 
 
-def _frame(cols: dict[str, np.ndarray], row_of: np.ndarray, lines, runs: list[RunInfo]) -> pd.DataFrame:
+def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarray, line: np.ndarray, blocks: list[Block],
+           runs: list[RunInfo], impls: list[str]) -> pd.DataFrame:
     """The tidy table: number columns, then what each row's block and file say."""
-    n = row_of.size
-    file_of = lines.row_file[row_of]
-    block_of = lines.row_block[row_of]
-    blocks = lines.blocks
+    n = file_of.size
     empty = np.full(n, np.nan)
 
     def categorical(codes: np.ndarray, labels: list) -> pd.Categorical:
@@ -261,11 +316,10 @@ def _frame(cols: dict[str, np.ndarray], row_of: np.ndarray, lines, runs: list[Ru
     else:
         triples, size_codes = np.unique(np.stack(dims, 1) - 1 if n else np.empty((0, 3), np.int64), axis=0, return_inverse=True)
     size_labels = ["x".join(str(v) for v in t if v >= 0) for t in triples.tolist()]
-    impl_names = lines.impl_names
     frame = {
         "test": categorical(block_of, [b.label for b in blocks]),
         "precision": categorical(block_of, [fmt.precision_of(b.test) for b in blocks]),
-        "impl": pd.Categorical.from_codes(cols.get("impl", np.zeros(n, np.int16)), categories=pd.Index(impl_names or ["magma"], dtype=object)),
+        "impl": pd.Categorical.from_codes(cols.get("impl", np.zeros(n, np.int16)), categories=pd.Index(impls or ["magma"], dtype=object)),
         "batch_count": integers("batch_count"), "m": integers("m"), "n": integers("n"), "k": integers("k"),
         "problem_size": pd.Categorical.from_codes(size_codes.reshape(-1), categories=pd.Index(size_labels, dtype=object)),
         "gflops": cols.get("gflops", empty), "time_ms": cols.get("time_ms", empty),
@@ -275,7 +329,7 @@ def _frame(cols: dict[str, np.ndarray], row_of: np.ndarray, lines, runs: list[Ru
     frame["status"] = pd.Categorical.from_codes(cols.get("status", np.full(n, fmt.NO_STATUS, np.int8)) - fmt.OK, categories=pd.Index(fmt.STATUS_NAMES, dtype=object))
     frame["device"] = categorical(file_of, [r.device for r in runs])
     frame["file"] = categorical(file_of, [r.label for r in runs])
-    frame["line"] = lines.row_line[row_of]
+    frame["line"] = line
     frame["environment"] = categorical(file_of, [str(r.context.get("environment", ".")) for r in runs])
     nodes = np.array([np.nan if r.context.get("nodes") is None else float(r.context["nodes"]) for r in runs] or [np.nan])
     frame["nodes"] = pd.arrays.IntegerArray(np.nan_to_num(nodes[file_of]).astype(np.int64), np.isnan(nodes[file_of]))

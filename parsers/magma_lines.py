@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -124,26 +123,8 @@ NUMBER_END[np.frombuffer(b"0123456789.nNfFyY", np.uint8)] = True
 `.` (or as nan, inf and infinity do); other tokens are words, `---`, or the status word."""
 
 
-CHUNK_LINES = 1 << 14
-"""Lines are tokenised this many at a time, on two threads: numpy and Arrow do the work with
-the interpreter lock released, so both cores of a small node share it, and each chunk's
-temporary arrays stay small enough to be reused instead of faulted in afresh (16k lines: half
-the time of one pass over the 37 MB benchmark tree, a third of the page faults)."""
-
-
 def tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
     """Tokens of the lines big[start[i]:end[i]] (`end` is the line's newline)."""
-    cuts = range(0, start.size, CHUNK_LINES)
-    if len(cuts) < 2:
-        return _tokenize(big, start, end)
-    with ThreadPoolExecutor(2) as pool:
-        parts = list(pool.map(lambda at: _tokenize(big, start[at : at + CHUNK_LINES], end[at : at + CHUNK_LINES]), cuts))
-    offsets = np.cumsum([0] + [p.kind.size for p in parts[:-1]])
-    return Tokens(np.concatenate([p.first + o for p, o in zip(parts, offsets)]), np.concatenate([p.count for p in parts]),
-                  np.concatenate([p.kind for p in parts]), np.concatenate([p.value for p in parts]))
-
-
-def _tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
     if not start.size:
         return Tokens(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0))
     # Consecutive rows are copied as one slice: a run of rows ends where the next row does
@@ -390,7 +371,6 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
     for run, state in zip(runs, states):
         if run.exit_code is None and state.flux_exit is not None:
             run.exit_code = state.flux_exit
-    _label_blocks(blocks)
     return header_lines, header_blocks, blocks
 
 
@@ -499,9 +479,10 @@ def _jobspec(run: RunInfo, raw: str) -> None:
             run.run_nodes = count
 
 
-def _label_blocks(blocks: list[Block]) -> None:
+def label_blocks(blocks: list[Block], runs: list[RunInfo]) -> None:
     """A block's label is its tester, plus the options whose values differ between that
-    tester's blocks (`dpotrf uplo=Lower`): such runs must not be pooled."""
+    tester's blocks in all files read (`dpotrf uplo=Lower`): such runs must not be pooled.
+    Each file's processes are counted per label."""
     values: dict[str, dict[str, set[str]]] = {}
     count: dict[str, int] = {}
     having: dict[tuple[str, str], int] = {}
@@ -513,6 +494,7 @@ def _label_blocks(blocks: list[Block]) -> None:
     for b in blocks:
         varying = sorted(name for name, seen in values.get(b.test, {}).items() if len(seen) > 1 or having[b.test, name] < count[b.test])
         b.label = " ".join([b.test] + [f"{name}={b.options.get(name, '?')}" for name in varying])
+        runs[b.file].processes[b.label] = runs[b.file].processes.get(b.label, 0) + b.processes
 
 
 def _assign_rows(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, file_first_line: np.ndarray,
@@ -533,8 +515,6 @@ def _assign_rows(rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, file_fi
     rows, row_file, block, row_of_candidate = rows[keep], row_file[keep], block[keep], row_of_candidate[keep]
     for b, n in zip(*np.unique(block, return_counts=True)):
         blocks[int(b)].rows = int(n)
-    for b in blocks:
-        runs[b.file].processes[b.label] = runs[b.file].processes.get(b.label, 0) + b.processes
     line = (rows - file_first_line[row_file] + 1).astype(np.int64)
     per_file = np.bincount(row_file, minlength=len(runs))
     last_banner = np.array([r.last_banner_line for r in runs] or [0], np.int64)

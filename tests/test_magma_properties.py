@@ -92,16 +92,13 @@ def test_tokens_are_what_python_splits(rows: list[list[str]]) -> None:
                 assert word[-1:] not in b"0123456789."  # a number that does not end like one counts as a word
 
 
-def test_tokens_are_the_same_in_chunks(monkeypatch) -> None:
-    """Lines tokenised a few at a time on two threads give the same tokens as all at once."""
-    from gpuscope.parsers import magma_lines
+def test_batches_give_the_rows_of_one_pass(monkeypatch) -> None:
+    """Files read a few at a time on two threads give the rows one batch of all gives."""
+    from paths import EXAMPLES
 
-    text = SAMPLE + b"\n" + SAMPLE
-    ends = np.array([i for i, b in enumerate(text) if b == 10], np.int64)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    whole = magma_lines.tokenize(text, starts, ends)
-    monkeypatch.setattr(magma_lines, "CHUNK_LINES", 7)
-    chunked = magma_lines.tokenize(text, starts, ends)
-    for name in ("first", "count", "kind"):
-        assert np.array_equal(getattr(whole, name), getattr(chunked, name)), name
-    assert np.array_equal(whole.value, chunked.value, equal_nan=True)
+    whole = magma.read_tree([EXAMPLES]).rows
+    monkeypatch.setattr(magma, "BATCH_BYTES", 20_000)  # about one file a batch
+    batched = magma.read_tree([EXAMPLES]).rows
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(whole, batched)
