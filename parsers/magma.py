@@ -32,7 +32,7 @@ from gpuscope.parsers import magma_layout as fmt
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_lines import Block, Lines, RunInfo, label_blocks, read_lines
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.textfile import SNIFF_BYTES, decode, read_bytes
+from gpuscope.parsers.textfile import decode, read_bytes
 
 MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
 """A file met while walking a folder is read only if its text holds one of these."""
@@ -207,9 +207,12 @@ def _rows(texts: list[bytes], runs: list[RunInfo]) -> pd.DataFrame:
         if "impl" in batch.cols:
             batch.cols["impl"] = np.array([impls.index(name) for name in batch.impl_names], np.int16)[batch.cols["impl"]]
     names = list(dict.fromkeys(name for batch in batches for name in batch.cols))
-    cols = {name: np.concatenate([batch.cols.get(name, _missing(name, batch.file.size)) for batch in batches] or [np.empty(0)]) for name in names}
+    cols = {name: np.concatenate([batch.cols.get(name, _missing(name, batch.file.size)) for batch in batches]) for name in names}
+
     def joined(part: str) -> np.ndarray:
+        """A per-row array of all batches (block numbers of the whole read)."""
         return np.concatenate([getattr(batch, part) + (offset if part == "block" else 0) for batch, offset in zip(batches, offsets)] or [np.empty(0, np.int64)])
+
     return _frame(cols, joined("file"), joined("block"), joined("line"), blocks, runs, impls)
 
 
