@@ -72,6 +72,21 @@ def _median_by(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _number(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct keys (sorted), each row's number among them, and each key's first row; by a
+    table lookup when the keys are small numbers, as they are here (file x test x impl)."""
+    if keys.size and keys.max() < 1 << 22:
+        present = np.zeros(int(keys.max()) + 1, bool)
+        present[keys] = True
+        distinct = np.flatnonzero(present)
+        number = (np.cumsum(present) - 1)[keys]
+        first = np.full(distinct.size, keys.size)
+        np.minimum.at(first, number, np.arange(keys.size))
+        return distinct, number, first
+    distinct, first, number = np.unique(keys, return_index=True, return_inverse=True)
+    return distinct, number.reshape(-1), first
+
+
 def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, dict[int, dict]]:
     """First calls of each process that are slow against the evidence.
 
@@ -86,9 +101,7 @@ def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: n
         return warm, {}
     f, t, i, s, e = (_codes(rows, c) for c in ("file", "test", "impl", "problem_size", "environment"))
     nt, ni, ns = (len(rows[c].cat.categories) for c in ("test", "impl", "problem_size"))
-    group = (f * nt + t) * ni + i
-    groups, first_row, group_of = np.unique(group, return_index=True, return_inverse=True)
-    group_of = group_of.reshape(-1)
+    groups, group_of, first_row = _number((f * nt + t) * ni + i)
     first_size = s[first_row]
     at_first = s == first_size[group_of]
     processes = np.ones(groups.size, np.int64)
@@ -121,8 +134,10 @@ def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: n
     evidence: dict[int, dict] = {}
     sizes, lines = rows["problem_size"].cat.categories, rows["line"].to_numpy(np.int64)
     chosen = np.flatnonzero(warm)
-    for g in np.unique(group_of[chosen]).tolist():
-        mine = chosen[group_of[chosen] == g]
+    chosen = chosen[np.argsort(group_of[chosen], kind="stable")]
+    cuts = np.flatnonzero(np.diff(group_of[chosen])) + 1
+    for mine in np.split(chosen, cuts) if chosen.size else []:
+        g = int(group_of[mine[0]])
         fc = int(groups[g] // ni // nt)
         record = evidence.setdefault(fc, {"rows": 0, "line": int(lines[mine].min()), "ms": [], "size": str(sizes[first_size[g]]), "next": None})
         record["rows"] += int(mine.size)
