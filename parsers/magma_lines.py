@@ -132,7 +132,7 @@ def tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
     cut = np.flatnonzero(start[1:] != end[:-1] + 1) + 1
     run_start = np.concatenate(([0], cut))
     run_end = np.concatenate((cut, [start.size])) - 1
-    text = b"\n" + b"".join([big[a : b + 1] for a, b in zip(start[run_start].tolist(), end[run_end].tolist())])
+    text = b"".join([b"\n"] + [big[a : b + 1] for a, b in zip(start[run_start].tolist(), end[run_end].tolist())])
     r = np.frombuffer(text, np.uint8)
     # Separators: blanks, control bytes and `!"#$%&'()` (every byte up to `)`): `(` and `)`
     # part `94.60 (   0.26)` and `33822.46 (1118.44)` alike; none belongs in a number or a word.
@@ -361,7 +361,7 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
                 state.test, state.options, state.options_key = value, {}, ()
             continue
         if kind == "options":
-            if any(state.options.get(k) != v for k, v in value.items()):
+            if not value.items() <= state.options.items():
                 state.options.update(value)
                 state.options_key = tuple(sorted(state.options.items()))
             continue
