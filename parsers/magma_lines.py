@@ -115,12 +115,19 @@ class Tokens:
     """Per token: its number, NaN for anything else."""
 
 
-NUMBER_START = np.zeros(256, bool)
-NUMBER_START[np.frombuffer(b"0123456789+-.nNiI", np.uint8)] = True
-NUMBER_END = np.zeros(256, bool)
-NUMBER_END[np.frombuffer(b"0123456789.nNfFyY", np.uint8)] = True
-"""A number starts with a digit, a sign or `.` (or as nan and inf do) and ends with a digit or
-`.` (or as nan, inf and infinity do); other tokens are words, `---`, or the status word."""
+def _kinds() -> np.ndarray:
+    """Token kind by (first byte, last byte): a number starts with a digit, a sign or `.` (or as
+    nan and inf do) and ends with a digit or `.` (or as nan, inf and infinity do); `-` ... `-` is
+    `---`; `o`...`k` and `f`...`d` may be the status words (their length is checked too)."""
+    table = np.full((256, 256), fmt.WORD, np.int8)
+    table[np.ix_(np.frombuffer(b"0123456789+-.nNiI", np.uint8), np.frombuffer(b"0123456789.nNfFyY", np.uint8))] = fmt.NUMBER
+    table[ord("-"), ord("-")] = fmt.DASHES
+    table[ord("o"), ord("k")] = fmt.OK
+    table[ord("f"), ord("d")] = fmt.FAILED
+    return table.reshape(-1)
+
+
+KIND = _kinds()
 
 
 def tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
@@ -143,14 +150,11 @@ def tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
     newline = np.concatenate(([0], np.cumsum(end - start + 1)))
     bounds = np.searchsorted(tok_start, newline)
     first, count = bounds[:-1], np.diff(bounds)
-    length = edges[1::2] - tok_start
-    c = r[tok_start]
-    c2 = r[np.minimum(tok_start + 1, r.size - 1)]
-    kind = np.full(tok_start.size, fmt.WORD, np.int8)
-    kind[NUMBER_START[c] & NUMBER_END[r[edges[1::2] - 1]] & ((c != 45) | (c2 != 45))] = fmt.NUMBER
-    kind[(c == 45) & (c2 == 45)] = fmt.DASHES
-    kind[(c == ord("o")) & (length == 2)] = fmt.OK
-    kind[(c == ord("f")) & (length == 6)] = fmt.FAILED
+    tok_end = edges[1::2]
+    kind = KIND[(r[tok_start].astype(np.uint16) << 8) | r[tok_end - 1]]  # by the token's first and last byte
+    words = np.flatnonzero((kind >= fmt.DASHES) & (kind <= fmt.FAILED))  # `---` has 2 dashes or more, `ok` 2 letters, `failed` 6
+    length, wanted = tok_end[words] - tok_start[words], kind[words]
+    kind[words[np.where(wanted == fmt.DASHES, length < 2, length != np.where(wanted == fmt.OK, 2, 6))]] = fmt.WORD
     value = _numbers(text, edges, kind)
     return Tokens(first, count, kind, value)
 
