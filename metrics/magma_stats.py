@@ -41,11 +41,19 @@ def included(rows: pd.DataFrame, keep_warmup: bool = False, keep_impossible: boo
     return keep
 
 
-def of_impl(rows: pd.DataFrame, impl: str | None) -> pd.DataFrame:
-    """The rows of one implementation (magma, cublas, cpu, ...); None: all rows."""
+def of_impl(rows: pd.DataFrame, impl: str | None, columns: list[str] | None = None) -> pd.DataFrame:
+    """The rows of one implementation (magma, cublas, cpu, ...; None: all rows), with only
+    `columns` when given (fewer columns to copy)."""
+    if columns is not None:
+        rows = rows[[c for c in columns if c in rows]]
     if impl is None or "impl" not in rows or rows.empty:
         return rows
-    return rows[(rows["impl"] == impl).to_numpy(bool)]
+    chosen = (rows["impl"] == impl).to_numpy(bool)
+    return rows if chosen.all() else rows[chosen]
+
+
+STATS_COLUMNS = ["test", "environment", "nodes", "problem_size", "impl", "gflops", "time_ms", "excluded"]
+"""The columns the summary and the comparison read."""
 
 
 def impls(rows: pd.DataFrame) -> list[str]:
@@ -125,7 +133,7 @@ def summarize(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, pool_nodes
     Rows are sorted by test, problem size, environment and nodes (in category order). The
     groups are numbered once in that order; each metric is then sorted by (group, value) and
     every statistic is a segment operation (metrics/distribution.py)."""
-    rows = of_impl(rows, impl)
+    rows = of_impl(rows, impl, STATS_COLUMNS)
     if rows.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     codes = _key_codes(rows, pool_nodes)
@@ -213,7 +221,7 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
     Only a group with at least MIN_SAMPLES trusted rows and MIN_SURVIVING of its rows trusted
     is ranked; the others are listed after them as "too few trusted rows", never as best."""
     columns = ["test", "nodes", "problem_size", "environment", "rank", "count", "rows", "median", "ratio_to_best", "p_value", "verdict"]
-    rows = of_impl(rows, impl)
+    rows = of_impl(rows, impl, STATS_COLUMNS)
     if rows.empty:
         return pd.DataFrame(columns=columns)
     keys = ["test", "nodes", "problem_size", "environment"]

@@ -25,6 +25,8 @@ FLUX_EXIT = re.compile(r"flux-job: task\(s\) exited with exit code (\d+)")
 EVENT = re.compile(r"[\d.]+s: job\.exception type=(\w+)")
 EPOCH = re.compile(r"(Start|End) time:\s*(\d+(?:\.\d+)?)\s*$")
 ERROR = re.compile(r"(?:error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|\w+ returned error|Can not allocate|failed at )")
+FLUX_EVENTS = re.compile(r'"(?:shell\.start|done|shell\.task-exit|exception)"|\\')
+"""The Flux eventlog names `_flux_event` reads (a backslash may escape one: such a line is read)."""
 NODES = re.compile(r"\bSLURM_(?:JOB_)?NNODES=(\d+)|\bSLURM_JOB_NUM_NODES=(\d+)")
 HOST = re.compile(r"\bSLURMD_NODENAME=(\S+)|\bhost(?:name)?[:=]\s*(\S+)", re.IGNORECASE)
 OPTION_LINE = re.compile(r"^%?\s*(?:\w+\s*=\s*\S|ngpu\s+\d|version\s+\d)")
@@ -397,7 +399,8 @@ def _read_line(text: str, line_no: int, run: RunInfo, state: _State) -> None:
         run.unknown_headers.append((line_no, text))
         return
     if state.in_log and text.startswith("{"):
-        _flux_event(run, text)
+        if FLUX_EVENTS.search(text):  # most events change nothing: their JSON is not decoded
+            _flux_event(run, text)
         return
     if text.startswith("START OF"):
         state.in_trailer = True

@@ -155,8 +155,7 @@ def _flat_runs(rows: pd.DataFrame, gflops: np.ndarray, time: np.ndarray, usable:
     nt, ni, ns = (len(rows[c].cat.categories) for c in ("test", "impl", "problem_size"))
     ok = usable & (gflops > 0) & (time > 0)
     key = ((f * nt + t) * ni + i) * ns + s
-    keys, inv = np.unique(key[ok], return_inverse=True)
-    inv = inv.reshape(-1)
+    keys, inv, _ = _number(key[ok])
     count = np.bincount(inv, minlength=keys.size)
     mean_time = np.bincount(inv, time[ok], keys.size) / np.maximum(count, 1)
     mean_work = np.bincount(inv, gflops[ok] * time[ok], keys.size) / np.maximum(count, 1)
