@@ -279,3 +279,27 @@ async def test_export_asks_before_replacing_a_file(magma_data: Path, tmp_path: P
         await pilot.pause()
         assert app.screen is screen
     assert target.read_text().startswith("test,environment")
+
+
+async def test_i_switches_to_the_implementations_the_test_timed() -> None:
+    """dgemm timed MAGMA and cuBLAS: `i` shows cuBLAS's numbers; dgemm_vbatched timed MAGMA alone."""
+    from paths import EXAMPLES
+
+    app = magma_app(EXAMPLES, exclude=["attempt-1"])
+    notes = capture_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.selection is not None and (screen.selection.test, screen.selection.impl) == ("dgemm_vbatched", "magma")
+        await pilot.press("i")
+        await pilot.pause()
+        assert screen.selection.impl == "magma" and "one implementation only" in notes[-1]["message"]
+        await pilot.press("t", "i")
+        await pilot.pause()
+        assert (screen.selection.test, screen.selection.impl) == ("dgemm", "cublas")
+        assert "cublas" in summary_model(screen).title
+        summary = screen.model.summary(screen.selection)  # type: ignore[union-attr]
+        first = summary[summary["problem_size"] == "1088x1088x1088"]
+        assert 1300 < first["gflops_median"].iloc[0] < 1500  # cuBLAS's first calls; MAGMA's are 14 Gflop/s warm-ups
+        await pilot.press("t")
+        await pilot.pause()
+        assert (screen.selection.test, screen.selection.impl) == ("dgemm_vbatched", "magma")  # vbatched timed no cuBLAS

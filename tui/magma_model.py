@@ -52,6 +52,8 @@ class MagmaModel:
     node_counts: tuple[str, ...]
     """Cluster sizes present, numerically sorted, as strings (`'4'`, `'8'`, ...)."""
     impls: tuple[str, ...] = ()
+    impls_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per test, the implementations it timed (MAGMA's own first)."""
     keep: dict[str, bool] = field(default_factory=dict)
     """keep_warmup, keep_impossible, keep_untrusted: as the command line asked."""
     _cache: dict[tuple, pd.DataFrame] = field(default_factory=dict, repr=False)
@@ -65,7 +67,9 @@ class MagmaModel:
         return (POOLED, *self.node_counts)
 
     def first_selection(self) -> Selection:
-        return Selection(test=self.tests[0] if self.tests else "", impl=self.impls[0] if self.impls else magma_stats.DEFAULT_IMPL)
+        test = self.tests[0] if self.tests else ""
+        impls = self.impls_of.get(test, self.impls)
+        return Selection(test=test, impl=impls[0] if impls else magma_stats.DEFAULT_IMPL)
 
     def _summary(self, impl: str, pooled: bool) -> pd.DataFrame:
         key = ("summary", impl, pooled)
@@ -99,16 +103,24 @@ class MagmaModel:
         return replace(sel, nodes=choices[(index + step) % len(choices)])
 
     def cycle_test(self, sel: Selection) -> Selection:
+        """The next test, with the implementation kept where that test timed it."""
         if not self.tests:
             return sel
         index = self.tests.index(sel.test) if sel.test in self.tests else -1
-        return replace(sel, test=self.tests[(index + 1) % len(self.tests)])
+        test = self.tests[(index + 1) % len(self.tests)]
+        impls = self.impls_of.get(test, self.impls)
+        return replace(sel, test=test, impl=sel.impl if sel.impl in impls or not impls else impls[0])
+
+    def test_impls(self, sel: Selection) -> tuple[str, ...]:
+        """The implementations the selected test timed."""
+        return self.impls_of.get(sel.test, self.impls)
 
     def cycle_impl(self, sel: Selection) -> Selection:
-        if not self.impls:
+        impls = self.test_impls(sel)
+        if not impls:
             return sel
-        index = self.impls.index(sel.impl) if sel.impl in self.impls else -1
-        return replace(sel, impl=self.impls[(index + 1) % len(self.impls)])
+        index = impls.index(sel.impl) if sel.impl in impls else -1
+        return replace(sel, impl=impls[(index + 1) % len(impls)])
 
 
 def toggle_metric(sel: Selection) -> Selection:
@@ -136,7 +148,9 @@ def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossib
         impls.insert(0, impl)
     tests = tuple(str(t) for t in dict.fromkeys(rows["test"].astype(str)))
     nodes = sorted({str(int(n)) for n in rows["nodes"].dropna().unique()} | ({"?"} if rows["nodes"].isna().any() else set()), key=_numeric)
-    model = MagmaModel(result, tests, tuple(nodes), tuple(impls), keep)
+    pairs = rows[["test", "impl"]].drop_duplicates()
+    impls_of = {test: tuple(i for i in impls if i in set(pairs.loc[pairs["test"] == test, "impl"].astype(str))) for test in tests}
+    model = MagmaModel(result, tests, tuple(nodes), tuple(impls), impls_of, keep)
     for pooled in (False, True):
         model._summary(impls[0], pooled)
         for metric in METRICS:

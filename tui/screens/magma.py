@@ -158,7 +158,7 @@ class MagmaScreen(LoadingScreen):
             text.append(f" ({tests.index(sel.test) + 1}/{len(tests)})", style="dim")
         text.append("   Nodes ", style="dim").append(sel.nodes_label, style="bold")
         text.append("   Metric ", style="dim").append(METRIC_LABELS[sel.metric], style="bold")
-        impls = self.model.impls
+        impls = self.model.test_impls(sel)
         if len(impls) > 1 or sel.impl != "magma":
             text.append("   Impl ", style="dim").append(sel.impl, style="bold")
             if len(impls) > 1:
@@ -196,8 +196,8 @@ class MagmaScreen(LoadingScreen):
     async def action_next_impl(self) -> None:
         if self.model is None or self.selection is None:
             return
-        if len(self.model.impls) < 2:
-            self.notify(f"Only one implementation here: {self.selection.impl}", markup=False)
+        if len(self.model.test_impls(self.selection)) < 2:
+            self.notify(f"{self.selection.test} timed one implementation only: {self.selection.impl}", markup=False)
             return
         await self.select(self.model.cycle_impl(self.selection))
 
