@@ -28,6 +28,8 @@ FLAT_WORK = 100.0
 FLAT_SLOPE = 0.2
 """A run whose work grows at least FLAT_WORK-fold across sizes while its time grows as
 work**slope with slope below FLAT_SLOPE did not do the work it reports (times stay flat)."""
+FLAT_SHARE = 0.1
+"""... and only where its largest sizes claim at least this share of the GPU's peak."""
 FAILED_SHARE = 0.5
 """An environment where a tester failed MAGMA's own check on at least this share of its rows
 is untrusted for every tester."""
@@ -147,35 +149,44 @@ def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: n
     return warm, evidence
 
 
-def _flat_runs(rows: pd.DataFrame, gflops: np.ndarray, time: np.ndarray, usable: np.ndarray) -> dict[tuple[int, str], tuple[float, float, float, float]]:
+def _flat_runs(rows: pd.DataFrame, gflops: np.ndarray, time: np.ndarray, usable: np.ndarray,
+               peak: np.ndarray) -> dict[tuple[int, str], tuple[float, float, float, float, float]]:
     """Per (file, implementation) whose time does not grow with the work: (work ratio, time
-    ratio, fitted slope, typical ms). Work per size is Gflop/s x ms (Mflop), fitted as
-    log(time) against log(work) over the sizes' mean values."""
+    ratio, fitted slope, typical ms, top Gflop/s). Work per size is Gflop/s x ms (Mflop), fitted
+    as log(time) against log(work) over the sizes' mean values. Flat time is evidence only where
+    the run claims a real share of the GPU's peak (FLAT_SHARE) or the peak is unknown: calls so
+    small that the launch dominates take about the same time whatever their size."""
     f, t, i, s = (_codes(rows, c) for c in ("file", "test", "impl", "problem_size"))
     nt, ni, ns = (len(rows[c].cat.categories) for c in ("test", "impl", "problem_size"))
     ok = usable & (gflops > 0) & (time > 0)
     key = ((f * nt + t) * ni + i) * ns + s
     keys, inv, _ = _number(key[ok])
-    count = np.bincount(inv, minlength=keys.size)
-    mean_time = np.bincount(inv, time[ok], keys.size) / np.maximum(count, 1)
-    mean_work = np.bincount(inv, gflops[ok] * time[ok], keys.size) / np.maximum(count, 1)
-    run = keys // ns  # sorted: keys are
-    out: dict[tuple[int, str], tuple[float, float, float, float]] = {}
+    out: dict[tuple[int, str], tuple[float, float, float, float, float]] = {}
     if not keys.size:
         return out
+    count = np.maximum(np.bincount(inv, minlength=keys.size), 1)
+    mean_time = np.bincount(inv, time[ok], keys.size) / count
+    mean_work = np.bincount(inv, gflops[ok] * time[ok], keys.size) / count
+    mean_gflops = np.bincount(inv, gflops[ok], keys.size) / count
+    run_peak = np.full(keys.size, -np.inf)
+    np.fmax.at(run_peak, inv, peak[ok])
     x, y = np.log(mean_work), np.log(mean_time)
-    runs, start, k = np.unique(run, return_index=True, return_counts=True)
+    runs, start, k = np.unique(keys // ns, return_index=True, return_counts=True)  # keys are sorted: a run's sizes are together
+
     def total(v: np.ndarray) -> np.ndarray:
         return np.add.reduceat(v, start)
+
     sx, sy = total(x), total(y)
     slope = (total(x * y) - sx * sy / k) / np.maximum(total(x * x) - sx * sx / k, 1e-300)
     work = np.exp(np.maximum.reduceat(x, start) - np.minimum.reduceat(x, start))
     grew = np.exp(np.maximum.reduceat(y, start) - np.minimum.reduceat(y, start))
+    top, limit = np.maximum.reduceat(mean_gflops, start), np.fmax.reduceat(run_peak, start)
+    claims = ~np.isfinite(limit) | (top >= FLAT_SHARE * limit)
     impls = rows["impl"].cat.categories
-    for r in np.flatnonzero((k >= 4) & (work >= FLAT_WORK) & (slope < FLAT_SLOPE)).tolist():
+    for r in np.flatnonzero((k >= 4) & (work >= FLAT_WORK) & (slope < FLAT_SLOPE) & claims).tolist():
         key = int(runs[r])
         ms = float(np.median(mean_time[start[r] : start[r] + k[r]]))
-        out[key // ni // nt, str(impls[key % ni])] = (float(work[r]), float(grew[r]), float(slope[r]), ms)
+        out[key // ni // nt, str(impls[key % ni])] = (float(work[r]), float(grew[r]), float(slope[r]), ms, float(top[r]))
     return out
 
 
@@ -192,7 +203,7 @@ def flag(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -
     not_number = ~np.isfinite(gflops) | np.isinf(time)
     f = _codes(rows, "file") if n else np.zeros(0, np.int64)
     usable = ~failed & ~warm & ~not_number
-    flat = _flat_runs(rows, gflops, time, usable) if n else {}
+    flat = _flat_runs(rows, gflops, time, usable, peak) if n else {}
     # Runs (files) that are implausible as a whole, then environments.
     rows_per_file = np.bincount(f, minlength=len(runs))
     bad_per_file = np.bincount(f[impossible & ~failed], minlength=len(runs))
@@ -201,10 +212,10 @@ def flag(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -
         run.warm = warm_evidence.get(fc)
         if rows_per_file[fc] and bad_per_file[fc] >= IMPOSSIBLE_SHARE * rows_per_file[fc]:
             run.untrusted.append(f"{bad_per_file[fc]} of {rows_per_file[fc]} rows ({bad_per_file[fc] / rows_per_file[fc]:.0%}) are above the GPU's peak")
-        for (file, impl), (work, grew, slope, ms) in flat.items():
+        for (file, impl), (work, grew, slope, ms, top) in flat.items():
             if file == fc:
                 run.untrusted.append(f"{impl} time stays flat while the work grows {work:,.0f}x (time x{grew:.1f}, "
-                                     f"time ~ work^{slope:.2f}; typical {ms:.2f} ms): the work was not done")
+                                     f"time ~ work^{slope:.2f}; typical {ms:.2f} ms, up to {top:,.0f} Gflop/s): the work was not done")
     # An environment (at one cluster size: one deployment) where a tester failed MAGMA's own
     # check on most of its rows: every run there is untrusted.
     failing: dict[tuple, str] = {}

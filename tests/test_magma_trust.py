@@ -184,3 +184,21 @@ def test_peak_at_the_printed_clock(tmp_path: Path) -> None:
     assert not rows.loc[~rows["impossible"] & (rows["status"] != "failed"), "gflops"].gt(peak).any()
     message = next(f.message for f in findings if f.kind == "impossible")
     assert f"({peak:,.0f} Gflop/s, V100 SXM2 datasheet at its printed 1290 MHz clock)" in message
+
+
+def test_flat_time_of_tiny_calls_is_no_evidence(tmp_path: Path) -> None:
+    """Calls so small that the launch dominates take about the same time at every size: with
+    Gflop/s far below the GPU's peak that is no sign of work not done."""
+    lines = []
+    for line in VBATCHED.read_text().splitlines(keepends=True):
+        match = re.match(r"^( +300 +(\d+) +(\d+) +(\d+) +)([\d.]+) \( *([\d.]+)\)(.*)$", line, re.S)
+        if match and match.group(2) != "32":
+            work = float(match.group(5)) * float(match.group(6))
+            line = f"{match.group(1)}{work / 40.0:7.2f} (  40.00){match.group(7)}"  # 40 ms whatever the size: at most 90 Gflop/s
+        lines.append(line)
+    folder = tmp_path / "cloud" / "size4"
+    folder.mkdir(parents=True)
+    (folder / "latency.out").write_text("".join(lines))
+    result = magma.read_tree([tmp_path])
+    assert result.runs["untrusted"].tolist() == [""]
+    assert result.rows.loc[~result.rows["warmup"], "gflops"].max() < 0.1 * 7800
