@@ -247,8 +247,11 @@ def flag(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -
 # --- findings ----------------------------------------------------------------------------
 
 def _where(run: RunInfo) -> str:
-    nodes = run.context.get("nodes")
-    return f"{run.context.get('environment')}" + ("" if nodes is None else f", {int(nodes)} nodes") + ": "  # type: ignore[arg-type]
+    """`environment, N nodes: ` as the path gives them; nothing for a file given alone."""
+    environment, nodes = run.context.get("environment"), run.context.get("nodes")
+    if environment in (None, "", ".") and nodes is None:
+        return ""
+    return f"{environment}" + ("" if nodes is None else f", {int(nodes)} nodes") + ": "  # type: ignore[arg-type]
 
 
 def _examples(items: list[str], noun: str = "sizes") -> str:
