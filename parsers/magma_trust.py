@@ -9,6 +9,7 @@ implausible). Statistics skip them unless asked to keep them; findings say why, 
 from __future__ import annotations
 
 import os
+import statistics
 from typing import Any
 
 import numpy as np
@@ -272,7 +273,7 @@ def findings(rows: pd.DataFrame, runs: list[RunInfo], stats: dict[str, dict[str,
             w = run.warm
             nxt = f"; next size {w['next'][0]}: {w['next'][1]:.2f} ms" if w["next"] else ""
             out.append(Finding("info", "warmup", f"{where}{w['rows']} warm-up row(s): first call of a process at size {w['size']} took a median "
-                               f"{np.median(w['ms']):.2f} ms, over {SLOW:g}x its evidence (other processes' calls of that size, or the next size per flop){nxt}. "
+                               f"{statistics.median(w['ms']):.2f} ms, over {SLOW:g}x its evidence (other processes' calls of that size, or the next size per flop){nxt}. "
                                f"Excluded; --keep-warmup keeps them", run.label, w["line"], w["rows"]))
         if c.get("impossible"):
             (device, precision), (peak, how) = next(iter(run.peaks.items())) if run.peaks else ((run.device, ""), (float("nan"), ""))
@@ -324,7 +325,7 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     f_failed, s_failed = f[failed], s[failed]
     for k in np.sort(np.unique(f_failed * ns + s_failed, return_index=True)[1]).tolist():  # in order of first appearance
         failed_sizes.setdefault(int(f_failed[k]), []).append(str(sizes[s_failed[k]]))
-    file_tests = np.unique(f * nt + t)
+    file_tests = _number(f * nt + t)[0]
     names: dict[int, list[str]] = {}
     for k in file_tests.tolist():
         names.setdefault(k // nt, []).append(str(tests[k % nt]))
@@ -426,17 +427,17 @@ def _tree_findings(rows: pd.DataFrame, runs: list[RunInfo]) -> list[Finding]:
 def runs_table(rows: pd.DataFrame, runs: list[RunInfo], stats: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """One row per file: what ran, how it ended, and how many rows each trust rule took out.
     `stats` is `file_stats(rows)`."""
-    counts = {}
+    warm = {}
     if len(rows):
-        flags = pd.DataFrame({"file": rows["file"], "warmup": rows["warmup"], "untrusted": rows["untrusted"]}).groupby("file", observed=True).sum()
-        counts = flags.to_dict("index")
+        labels, codes = rows["file"].cat.categories, _codes(rows, "file")
+        warm = dict(zip(map(str, labels), np.bincount(codes[rows["warmup"].to_numpy(bool)], minlength=len(labels)).tolist()))
     records = []
     for run in runs:
         c = stats.get(run.label, {})
         records.append({
             "file": run.label, "environment": run.context.get("environment"), "nodes": run.context.get("nodes"),
             "test": c.get("test", ",".join(run.tests)), "processes": run.banners, "rows": int(c.get("rows", 0)),
-            "failed": int(c.get("failed", 0)), "warmup": int(counts.get(run.label, {}).get("warmup", 0)),
+            "failed": int(c.get("failed", 0)), "warmup": warm.get(run.label, 0),
             "impossible": int(c.get("impossible", 0)), "untrusted": "; ".join(run.untrusted + ([run.untrusted_env] if run.untrusted_env else [])),
             "outcome": outcome(run, c), "duration_s": (run.end - run.start) if run.start is not None and run.end is not None else None,
             "exit_code": run.exit_code, "cancelled": run.cancelled, "device": run.device, "visible_devices": run.visible_devices,
