@@ -316,7 +316,9 @@ def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarra
     # Problem sizes numbered in (m, n, k) order: one int64 key per row when the sizes fit.
     dims = [np.where(np.isnan(d), -1, d).astype(np.int64) + 1 for d in (m, nn, k)]
     if n and max(int(d.max()) for d in dims) < 1 << 21:
-        keys, size_codes = np.unique((dims[0] << 42) | (dims[1] << 21) | dims[2], return_inverse=True)
+        codes, found = pd.factorize((dims[0] << 42) | (dims[1] << 21) | dims[2])  # a hash table: few distinct sizes
+        order = np.argsort(found)
+        keys, size_codes = found[order], np.argsort(order)[codes]
         triples = np.stack([keys >> 42, (keys >> 21) & ((1 << 21) - 1), keys & ((1 << 21) - 1)], 1) - 1
     else:
         triples, size_codes = np.unique(np.stack(dims, 1) - 1 if n else np.empty((0, 3), np.int64), axis=0, return_inverse=True)
