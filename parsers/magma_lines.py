@@ -327,6 +327,7 @@ class _State:
         self.blocks: dict[tuple, int] = {}
         self.options_key: tuple = ()
         self.block = -1
+        self.same: dict[bytes, int] = {}
 
 
 def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -338,15 +339,22 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
     blocks: list[Block] = []
     states = [_State() for _ in runs]
     # Every process prints the same usage, options and header lines: each distinct text is
-    # understood once (`meaning`), and a line that changes nothing is only counted.
+    # understood once (`meaning`), and a file's `same` holds the lines that change nothing in
+    # its present state (a header: the block it counts a process for), until the state changes.
     meaning: dict[bytes, tuple[str, Any]] = {}
     for i, f, a, b in zip(lines.tolist(), line_file.tolist(), starts[lines].tolist(), ends[lines].tolist()):
         raw = big[a:b]
+        state = states[f]
+        same = state.same.get(raw)
+        if same is not None:
+            if same >= 0:
+                blocks[same].processes += 1
+            continue
         known = meaning.get(raw)
         if known is None:
             known = meaning[raw] = _meaning(raw)
         kind, value = known
-        run, state = runs[f], states[f]
+        run = runs[f]
         if kind == "header":
             test = state.test or "unknown"  # no usage or command line named the tester
             key = (test, state.options_key, value.header)
@@ -360,16 +368,20 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
             if state.block != block:  # rows below belong to this block from here on
                 header_lines.append(i)
                 header_blocks.append(block)
-                state.block = block
+                state.block, state.same = block, {}
+            state.same[raw] = block
             continue
         if kind == "test":
             if value != state.test:
-                state.test, state.options, state.options_key = value, {}, ()
+                state.test, state.options, state.options_key, state.same = value, {}, (), {}
+            state.same[raw] = -1
             continue
         if kind == "options":
             if not value.items() <= state.options.items():
                 state.options.update(value)
                 state.options_key = tuple(sorted(state.options.items()))
+                state.same = {}
+            state.same[raw] = -1
             continue
         text = raw.decode("utf-8", "replace").strip()
         line_no = i - int(file_first_line[f]) + 1
