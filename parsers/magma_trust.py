@@ -61,17 +61,11 @@ def _peaks(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None)
 
 
 def _median_by(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
-    """Median of the finite values of each group (NaN for a group with none)."""
+    """Median of the finite values of each group 0..n-1 (NaN for a group with none)."""
     keep = np.isfinite(values)
-    values, group = values[keep], group[keep]
-    order = np.lexsort((values, group))
-    values, group = values[order], group[order]
-    counts = np.bincount(group, minlength=n)
-    start = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    medians = pd.Series(values[keep]).groupby(group[keep]).median()
     out = np.full(n, np.nan)
-    has = counts > 0
-    lo, hi = start + (counts - 1) // 2, start + counts // 2
-    out[has] = (values[lo[has]] + values[hi[has]]) / 2
+    out[medians.index.to_numpy()] = medians.to_numpy()
     return out
 
 
@@ -108,16 +102,14 @@ def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: n
     first_size = s[first_row]
     at_first = s == first_size[group_of]
     processes = np.ones(groups.size, np.int64)
-    tests = rows["test"].cat.categories
+    tests = [str(x) for x in rows["test"].cat.categories]
     for g, (fc, tc) in enumerate(zip((groups // ni // nt).tolist(), (groups // ni % nt).tolist())):
-        processes[g] = max(1, runs[fc].processes.get(str(tests[tc]), 1))
+        processes[g] = max(1, runs[fc].processes.get(tests[tc], 1))
     # The slowest `processes` rows of the first size of each group.
     chosen = np.flatnonzero(at_first)
-    order = chosen[np.lexsort((-np.nan_to_num(time[chosen], nan=-np.inf), group_of[chosen]))]
-    start = np.searchsorted(group_of[order], np.arange(groups.size))
-    rank = np.arange(order.size) - start[group_of[order]]
+    rank = pd.Series(np.nan_to_num(time[chosen], nan=-np.inf)).groupby(group_of[chosen]).rank(method="first", ascending=False).to_numpy()
     candidate = np.zeros(n, bool)
-    candidate[order[rank < processes[group_of[order]]]] = True
+    candidate[chosen[rank <= processes[group_of[chosen]]]] = True
     # Evidence 1: the median time of the size in the environment (test, implementation).
     same = ((e * nt + t) * ni + i) * ns + s
     keys, key_of = np.unique(same[at_first], return_inverse=True)
