@@ -17,6 +17,19 @@ import pandas as pd
 STATS = ("count", "median", "q1", "q3", "whisker_lo", "whisker_hi", "min", "max", "mean", "cv")
 
 
+def number_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (sorted) and each key's number among them: by a table lookup when the
+    keys are small non-negative integers (group codes), else by a sort."""
+    if not keys.size:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    if keys.max() < 1 << 22:
+        present = np.zeros(int(keys.max()) + 1, bool)
+        present[keys] = True
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[keys]
+    distinct, number = np.unique(keys, return_inverse=True)
+    return distinct, number.reshape(-1)
+
+
 def _quantile(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, q: float) -> np.ndarray:
     """Linear-interpolated quantile of each sorted segment (numpy's default method)."""
     pos = (counts - 1) * q

@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics.distribution import STATS, group_order, mann_whitney, segment_stats, sort_by_group
+from gpuscope.metrics.distribution import STATS, group_order, mann_whitney, number_keys, segment_stats, sort_by_group
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.table import Column, ResultTable
 
@@ -158,16 +158,9 @@ def summarize(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, pool_nodes
         counted |= mask
     # Group number in output order: (test, problem_size, environment, nodes).
     key = _group_key([codes[0], codes[3], codes[1], codes[2]])
-    possible = len(tests) * len(sizes) * len(envs) * len(node_labels)
     every = bool(counted.all())  # the usual case: no row to leave out, no copies to pick them
     chosen = key if every else key[counted]
-    if possible <= 1 << 22:  # few possible groups: number the ones present by a table lookup
-        present = np.zeros(possible, bool)
-        present[chosen] = True
-        uniq = np.flatnonzero(present)
-        group = (np.cumsum(present) - 1)[chosen]
-    else:
-        group, uniq = pd.factorize(chosen, sort=True)
+    uniq, group = number_keys(chosen)
     if every:
         group_of_row = group
     else:

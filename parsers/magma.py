@@ -8,11 +8,11 @@ Formats: shared/research/formats-scaling.md §1; what a header means is in magma
 one place that knows columns. Rows are kept even when they cannot be trusted: the `excluded`
 column says why statistics skip them (magma_trust decides).
 
-How, in one path: all files are read into one buffer; numpy finds the lines and which of them
-are data rows (first non-blank byte a digit); the few other lines that say something (banners,
-devices, usage and command lines, options, headers, trailers) are read one by one in Python,
-in file order, and give each data row its header; the rows' tokens are found with numpy and
-their numbers parsed by one Arrow cast.
+How, in one path: files are read a few MB at a time on two threads (magma_lines): numpy finds
+the lines and tokenises those that start with a blank or a digit, one Arrow cast reads the
+numbers, and a data row is a line whose first token is a whole number; the few other lines that
+say something (usage and command lines, options, headers, trailers) are read in Python, in file
+order, and give each data row its header. The batches' columns are then joined into one table.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscope.metrics.distribution import number_keys
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.gpu_peaks import find_peak, peak_at_clock
 from gpuscope.parsers.magma_layout import PRECISION
@@ -70,18 +71,11 @@ def _median_by(values: np.ndarray, group: np.ndarray, n: int) -> np.ndarray:
 
 
 def _number(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct keys (sorted), each row's number among them, and each key's first row; by a
-    table lookup when the keys are small numbers, as they are here (file x test x impl)."""
-    if keys.size and keys.max() < 1 << 22:
-        present = np.zeros(int(keys.max()) + 1, bool)
-        present[keys] = True
-        distinct = np.flatnonzero(present)
-        number = (np.cumsum(present) - 1)[keys]
-        first = np.full(distinct.size, keys.size)
-        np.minimum.at(first, number, np.arange(keys.size))
-        return distinct, number, first
-    distinct, first, number = np.unique(keys, return_index=True, return_inverse=True)
-    return distinct, number.reshape(-1), first
+    """`number_keys`, and each distinct key's first row."""
+    distinct, number = number_keys(keys)
+    first = np.full(distinct.size, keys.size)
+    np.minimum.at(first, number, np.arange(keys.size))
+    return distinct, number, first
 
 
 def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, dict[int, dict]]:
@@ -153,7 +147,7 @@ def _flat_runs(rows: pd.DataFrame, gflops: np.ndarray, time: np.ndarray, usable:
     nt, ni, ns = (len(rows[c].cat.categories) for c in ("test", "impl", "problem_size"))
     ok = usable & (gflops > 0) & (time > 0)
     key = ((f * nt + t) * ni + i) * ns + s
-    keys, inv, _ = _number(key[ok])
+    keys, inv = number_keys(key[ok])
     out: dict[tuple[int, str], tuple[float, float, float, float, float]] = {}
     if not keys.size:
         return out
@@ -317,7 +311,7 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     f_failed, s_failed = f[failed], s[failed]
     for k in np.sort(np.unique(f_failed * ns + s_failed, return_index=True)[1]).tolist():  # in order of first appearance
         failed_sizes.setdefault(int(f_failed[k]), []).append(str(sizes[s_failed[k]]))
-    file_tests = _number(f * nt + t)[0]
+    file_tests = number_keys(f * nt + t)[0]
     names: dict[int, list[str]] = {}
     for k in file_tests.tolist():
         names.setdefault(k // nt, []).append(str(tests[k % nt]))

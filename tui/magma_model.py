@@ -44,8 +44,8 @@ class Selection:
 
 @dataclass(frozen=True)
 class MagmaModel:
-    """A loaded result and every table derived from it. The default implementation's tables
-    are computed off the main thread when loading; another implementation's on first use."""
+    """A loaded result and every table derived from it, computed off the main thread when loading
+    (`build_model`); the screen's keys only pick among them."""
 
     result: MagmaResult
     tests: tuple[str, ...]
@@ -136,7 +136,7 @@ def problem_sizes(summary: pd.DataFrame) -> list[str]:
 
 def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossible: bool = False, keep_untrusted: bool = False,
                 impl: str | None = None) -> MagmaModel:
-    """Everything the screen needs; the first implementation's statistics are computed here, in
+    """Everything the screen needs, every implementation's statistics included, computed here, in
     the worker thread. `impl`: the implementation shown first (default MAGMA's own)."""
     rows = result.rows
     if rows.empty:  # nothing to summarise; the screen shows why (findings) instead
@@ -151,10 +151,11 @@ def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossib
     pairs = rows[["test", "impl"]].drop_duplicates()
     impls_of = {test: tuple(i for i in impls if i in set(pairs.loc[pairs["test"] == test, "impl"].astype(str))) for test in tests}
     model = MagmaModel(result, tests, tuple(nodes), tuple(impls), impls_of, keep)
-    for pooled in (False, True):
-        model._summary(impls[0], pooled)
-        for metric in METRICS:
-            model._comparison(impls[0], pooled, metric)
+    for impl in impls:  # every table here, in the worker: a key press only picks one
+        for pooled in (False, True):
+            model._summary(impl, pooled)
+            for metric in METRICS:
+                model._comparison(impl, pooled, metric)
     return model
 
 
