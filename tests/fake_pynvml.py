@@ -46,6 +46,8 @@ class FakeGpu:
     util_memory: int = 41
     memory_used: int = 30 * GIB
     memory_total: int = 80 * GIB
+    memory_reserved: int = 0
+    """What the driver keeps back: counted as used by the v1 memory call, not by v2 (nvidia-smi)."""
     temperature: int = 61
     power_mw: int = 312_500
     power_limit_mw: int = 400_000
@@ -178,12 +180,17 @@ class FakePynvml:
             raise real.NVMLError(real.NVML_ERROR_NOT_SUPPORTED)
         return SimpleNamespace(gpu=gpu.util_gpu, memory=gpu.util_memory)  # type: ignore[union-attr]
 
-    def nvmlDeviceGetMemoryInfo(self, h: Handle) -> SimpleNamespace:
+    nvmlMemory_v2 = real.nvmlMemory_v2
+
+    def nvmlDeviceGetMemoryInfo(self, h: Handle, version: int | None = None) -> SimpleNamespace:
         gpu = self._enter("nvmlDeviceGetMemoryInfo", h)
+        if version and "nvmlDeviceGetMemoryInfo_v2" in self.not_found:  # a driver before R510
+            raise real.NVMLError(real.NVML_ERROR_FUNCTION_NOT_FOUND)
         if h.mig is not None:
             m = self._mig(h)
             return SimpleNamespace(total=m.memory_total, used=m.memory_used, free=m.memory_total - m.memory_used)
-        return SimpleNamespace(total=gpu.memory_total, used=gpu.memory_used, free=gpu.memory_total - gpu.memory_used)  # type: ignore[union-attr]
+        used = gpu.memory_used + (0 if version else gpu.memory_reserved)  # type: ignore[union-attr]
+        return SimpleNamespace(total=gpu.memory_total, used=used, free=gpu.memory_total - used)  # type: ignore[union-attr]
 
     def nvmlDeviceGetTemperature(self, h: Handle, sensor: int) -> int:
         assert sensor == real.NVML_TEMPERATURE_GPU

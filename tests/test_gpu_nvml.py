@@ -85,6 +85,16 @@ def test_healthy_gpu_fields_and_units(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(NVIDIA_SMI_EQUIVALENTS) <= set(GpuSample.__dataclass_fields__)
 
 
+@pytest.mark.parametrize(("not_found", "used"), [
+    pytest.param(set(), 30 * GIB, id="v2-like-nvidia-smi"),
+    pytest.param({"nvmlDeviceGetMemoryInfo_v2"}, 30 * GIB + 480 * 2**20, id="pre-R510-driver-v1"),
+])
+def test_memory_used_leaves_out_the_driver_reserve_like_nvidia_smi(monkeypatch: pytest.MonkeyPatch, not_found: set[str], used: int) -> None:
+    # Seen on an H100 (driver 580): v1 said 480 MiB used on an idle GPU, nvidia-smi said 0 (it uses v2).
+    (s,) = _sample(monkeypatch, FakePynvml(gpus(1, memory_reserved=480 * 2**20), not_found=not_found))
+    assert s.memory_used == used and s.memory_total == 80 * GIB
+
+
 def test_gpu_lost_on_device_1_of_3(monkeypatch: pytest.MonkeyPatch) -> None:
     devices = gpus(3)
     fake = install(monkeypatch, FakePynvml(devices))
