@@ -143,7 +143,7 @@ def run_magma(args: argparse.Namespace) -> int:
         result = magma.read_tree(args.paths, path_pattern=args.path_pattern, exclude=args.exclude, peak_override=args.peak_gflops)
     except ValueError as exc:  # a bad --path-pattern
         return _fail(str(exc), 2)
-    from gpuscope.tui.magma_report import report, unknown_choice
+    from gpuscope.tui.model.magma_report import report, unknown_choice
 
     problem = unknown_choice(result.rows, args)
     if problem:
@@ -243,7 +243,7 @@ def run_kernels(args: argparse.Namespace) -> int:
         return _fail(str(exc), 2)
     if args.format is None and args.output is None:
         return _open_kernels_screen(args)
-    from gpuscope.tui.kernels_report import report
+    from gpuscope.tui.model.kernels_report import report
 
     fmt = args.format or export.format_for_path(args.output)
     try:
@@ -261,7 +261,7 @@ def run_kernels(args: argparse.Namespace) -> int:
 
 def _open_kernels_screen(args: argparse.Namespace) -> int:
     from gpuscope.metrics.peak_choice import choose_peak
-    from gpuscope.tui.kernels_report import split_fields
+    from gpuscope.tui.model.kernels_report import split_fields
 
     for path in [*args.paths, *args.markers]:
         if not os.path.exists(path):
@@ -271,7 +271,7 @@ def _open_kernels_screen(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc), 2)
     from gpuscope.tui.app import GpuscopeApp
-    from gpuscope.tui.kernels_model import KernelView
+    from gpuscope.tui.model.kernels_model import KernelView
     from gpuscope.tui.screens.kernels import KernelsScreen
 
     options = dict(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,

@@ -20,8 +20,8 @@ from textual.widgets import ContentSwitcher, Footer, Header, Input, Static, Tabb
 
 from gpuscope.metrics import export
 from gpuscope.metrics.table import ResultTable
-from gpuscope.tui.kernels_model import GROUP_TITLES, SORT_LABELS, SORTS, KernelsModel, KernelView, build_model
-from gpuscope.tui.kernels_report import tab_tables
+from gpuscope.tui.model.kernels_model import GROUP_TITLES, SORT_LABELS, SORTS, KernelsModel, KernelView, build_model
+from gpuscope.tui.model.kernels_report import tab_tables
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.screens.loading import LoadingScreen
 from gpuscope.tui.widgets.findings import FindingsPane

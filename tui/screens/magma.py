@@ -18,8 +18,8 @@ from textual.widgets import ContentSwitcher, Footer, Header, Static, TabbedConte
 
 from gpuscope.metrics import export
 from gpuscope.parsers.magma import read_tree
-from gpuscope.tui.boxplot import boxplots_text
-from gpuscope.tui.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
+from gpuscope.tui.model.boxplot import boxplots_text
+from gpuscope.tui.model.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.screens.loading import LoadingScreen
 from gpuscope.tui.widgets.boxplots import BoxPlotStack

@@ -26,8 +26,8 @@ from textual.widgets import Footer, Header, Input, Static
 
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
-from gpuscope.tui.poller import PollDone, Poller
-from gpuscope.tui.watch_model import (
+from gpuscope.tui.model.poller import PollDone, Poller
+from gpuscope.tui.model.watch_model import (
     INTERVALS, ProcessView, base_rows, record, select_rows, step_interval, unseen_gpu_pids, window_verdicts,
 )
 from gpuscope.tui.widgets.cpu_pane import CpuPane

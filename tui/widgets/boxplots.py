@@ -1,6 +1,6 @@
 """Provides `BoxPlot` (one problem size, one box per environment) and `BoxPlotStack`.
 
-The drawing itself is `gpuscope.tui.boxplot.draw_boxes`, shared with the text export, so the
+The drawing itself is `gpuscope.tui.model.boxplot.draw_boxes`, shared with the text export, so the
 screen and `--format text` show the same figure. The stack scrolls, and Textual only renders
 the plots that are on screen. Problem sizes whose rows were all excluded (typically the
 warm-up size) get one line at the end instead of an empty frame at the top.
@@ -16,8 +16,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from gpuscope.tui.boxplot import draw_boxes
-from gpuscope.tui.magma_model import METRIC_LABELS, problem_sizes
+from gpuscope.tui.model.boxplot import draw_boxes
+from gpuscope.tui.model.magma_model import METRIC_LABELS, problem_sizes
 
 MIN_PLOT_HEIGHT = 10
 """Lines per plot with one or two boxes; plotext needs ~2 lines per horizontal box."""

@@ -16,7 +16,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gpuscope.metrics.samples import HostSample
-from gpuscope.tui.widgets.watch_bars import bar, fixed, id_ranges, level_style
+from gpuscope.tui.model.watch_bars import bar, fixed, id_ranges, level_style
 from gpuscope.tui.widgets.quiet_update import same_text, set_border_title
 
 GIB = 1024**3

@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import GpuSample, GpuStatus
-from gpuscope.tui.widgets.watch_bars import bar, fixed, level_style, sparkline
+from gpuscope.tui.model.watch_bars import bar, fixed, level_style, sparkline
 from gpuscope.tui.widgets.quiet_update import set_border_title
 
 GIB = 1024**3

@@ -2,7 +2,7 @@
 
 Drawn by `tui.braille` straight into strips (the line API), not by plotext: plotext's figure
 build costs tens of ms per redraw at 200x50, which a plot redrawn every refresh cannot afford
-(see `tui/braille.py`). Percent series (0-100); the left edge is the oldest sample shown, the
+(see `tui/model/braille.py`). Percent series (0-100); the left edge is the oldest sample shown, the
 right edge the newest; at most two samples per cell (`History.downsample` keeps each bucket's
 maximum, so a short spike stays visible).
 """
@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gpuscope.metrics.history import History
-from gpuscope.tui.braille import axis_label, raster
+from gpuscope.tui.model.braille import axis_label, raster
 
 COLORS = ("cyan", "magenta", "yellow")
 AXIS_W = 4

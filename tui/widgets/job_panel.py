@@ -17,7 +17,7 @@ from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import scope_memory_used
 from gpuscope.metrics.units import human_bytes
-from gpuscope.tui.widgets.watch_bars import id_ranges
+from gpuscope.tui.model.watch_bars import id_ranges
 from gpuscope.tui.widgets.quiet_update import set_border_title, set_text
 
 ICONS = {"problem": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "ok": ("✓", "green")}

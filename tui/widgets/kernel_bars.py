@@ -12,7 +12,7 @@ import pandas as pd
 from rich.text import Text
 from textual.widget import Widget
 
-from gpuscope.tui.kernel_plots import BAR_ROWS, share_bars
+from gpuscope.tui.model.kernel_plots import BAR_ROWS, share_bars
 
 
 class ShareBars(Widget):

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from gpuscope.tui.kernels_model import Card
+from gpuscope.tui.model.kernels_model import Card
 
 CARD_COUNT = 5
 

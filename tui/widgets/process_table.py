@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gpuscope.metrics.samples import ProcessRow
-from gpuscope.tui.watch_model import ShownRow
+from gpuscope.tui.model.watch_model import ShownRow
 
 MIB = 1024**2
 GIB = 1024**3

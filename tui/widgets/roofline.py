@@ -17,7 +17,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from gpuscope.tui.kernel_plots import draw_roofline, roofline_points
+from gpuscope.tui.model.kernel_plots import draw_roofline, roofline_points
 
 
 class RooflinePlot(PlotextPlot, can_focus=True):

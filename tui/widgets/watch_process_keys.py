@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Input
 
-from gpuscope.tui.watch_model import ProcessView, base_rows, my_user_name, next_sort, next_user
+from gpuscope.tui.model.watch_model import ProcessView, base_rows, my_user_name, next_sort, next_user
 from gpuscope.tui.widgets.process_table import ProcessTable
 
 if TYPE_CHECKING:

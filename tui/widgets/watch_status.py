@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from gpuscope.tui.watch_model import ProcessView
+from gpuscope.tui.model.watch_model import ProcessView
 
 
 def status_text(

@@ -20,7 +20,7 @@ from plotext._figure import _figure_class as Figure
 from rich.text import Text
 
 from gpuscope.metrics.safe_text import clean
-from gpuscope.tui.boxplot import strip_colour
+from gpuscope.tui.model.boxplot import strip_colour
 
 BAR_ROWS = 10
 BLOCKS = " ▏▎▍▌▋▊▉█"

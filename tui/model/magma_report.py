@@ -66,7 +66,7 @@ def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[lis
     if chosen:
         return [tables[chosen]], []
     if fmt in ("text", "markdown"):
-        from gpuscope.tui.boxplot import boxplots_text
+        from gpuscope.tui.model.boxplot import boxplots_text
 
         plots = boxplots_text(summary, metric, width=min(getattr(args, "width", None) or 100, 160))
         return list(tables.values()), [plots] if plots else []
