@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscope.tui.braille import BRAILLE_BASE, axis_label, raster
+from gpuscope.tui.model.braille import BRAILLE_BASE, axis_label, raster
 
 
 def dots(grid_chars: tuple[str, ...]) -> set[tuple[int, int]]:

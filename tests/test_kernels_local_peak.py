@@ -10,7 +10,7 @@ import pytest
 
 import gpuscope.collectors.nvml as nvml
 from fake_pynvml import FakePynvml, gpus, install
-from gpuscope.tui.kernels_model import build_model
+from gpuscope.tui.model.kernels_model import build_model
 from paths import ROOT
 
 REAL_LOCAL_GPU_NAMES = nvml.local_gpu_names  # bound before conftest's fixture stubs it
@@ -64,7 +64,7 @@ def test_gpu_named_in_the_rows_wins_over_this_machine(monkeypatch: Any) -> None:
 def test_rows_naming_two_models_name_no_gpu() -> None:
     import pandas as pd
 
-    from gpuscope.tui.kernels_model import device_column_meta
+    from gpuscope.tui.model.kernels_model import device_column_meta
 
     assert device_column_meta(pd.DataFrame({"device": ["Tesla V100-SXM2-16GB (0)", "Tesla V100-SXM2-16GB (1)"]}))["gpu_name"] == "Tesla V100-SXM2-16GB"
     assert device_column_meta(pd.DataFrame({"device": ["Tesla V100-SXM2-16GB (0)", "NVIDIA A100-SXM4-40GB (1)"]})) == {}

@@ -20,7 +20,7 @@ from gpuscope.metrics.kernel_metrics import kernel_table
 from gpuscope.metrics.peak_choice import choose_peak
 from gpuscope.parsers.kernels import read_any
 from gpuscope.parsers.profile_runs import read_runs
-from gpuscope.tui.kernels_model import KernelView, build_model
+from gpuscope.tui.model.kernels_model import KernelView, build_model
 from paths import ROOT
 
 PROFILES = ROOT / "tests/data/profiles"
@@ -91,7 +91,7 @@ def test_launches_of_two_gpus_are_each_measured_against_their_own_peak() -> None
     # The two bundled PyProf runs, as if run 1 ran on a K40m and run 8 on a V100 (the files name
     # no GPU): every kernel ran in both, so each kernel's peak is what both GPUs could do.
     from gpuscope.metrics.peak_choice import per_profile  # new in issue 13; imported here so that
-    from gpuscope.tui.kernels_model import overall_peaks, with_launch_peaks  # the other tests run on older code
+    from gpuscope.tui.model.kernels_model import overall_peaks, with_launch_peaks  # the other tests run on older code
 
     loaded = read_runs([str(SAMPLE)])
     one, eight = loaded.runs

@@ -15,7 +15,7 @@ import pandas as pd
 from gpuscope.metrics import export
 from gpuscope.metrics import kernel_efficiency as ke
 from gpuscope.parsers.kernels import read_any
-from gpuscope.tui.kernels_model import KernelView, build_model
+from gpuscope.tui.model.kernels_model import KernelView, build_model
 from paths import ROOT
 
 NSYS_V100 = ROOT / "tests/data/profiles/nsys_gputrace_2021.csv"  # one saxpy launch: no FLOPs, no bytes

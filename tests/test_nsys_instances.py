@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from gpuscope.metrics import kernel_efficiency as ke
 from gpuscope.metrics.kernel_metrics import kernel_table
 from gpuscope.parsers import nsys
-from gpuscope.tui.kernels_model import build_model
+from gpuscope.tui.model.kernels_model import build_model
 
 DATA = Path(__file__).parent / "data" / "profiles"
 KERN_SUM = DATA / "nsys_cuda_gpu_kern_sum_16448.csv"

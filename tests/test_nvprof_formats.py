@@ -21,7 +21,7 @@ from gpuscope.parsers.kernel_table import KERNEL_COLUMNS
 from gpuscope.parsers.nsys import number_and_unit
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.cli import main
-from gpuscope.tui.kernels_model import build_model
+from gpuscope.tui.model.kernels_model import build_model
 from gpuscope.tui.screens.kernels import KernelsScreen
 from gpuscope.tui.widgets.result_table import ResultTableView
 from loading_helpers import settled

@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import threading
 
-from gpuscope.tui.poller import Poller
+from gpuscope.tui.model.poller import Poller
 
 
 def test_each_request_polls_once_in_the_same_thread_and_errors_come_as_text() -> None:

@@ -16,7 +16,7 @@ from textual.worker import WorkerCancelled
 
 from gpuscope.parsers.magma import read_tree
 from gpuscope.tui.app import GpuscopeApp
-from gpuscope.tui.kernels_model import build_model
+from gpuscope.tui.model.kernels_model import build_model
 from gpuscope.tui.screens.kernels import KernelsScreen
 from gpuscope.tui.screens.magma import MagmaScreen
 

@@ -13,7 +13,7 @@ from textual.widgets import Input, Static
 from fake_watch import MARKUP_COMMAND, NO_GPU_REASON, FakeSource, pids, poll, select_pid, status, table, watch_app
 from gpuscope.metrics.samples import GpuProcess, ProcessRow, Verdict
 from gpuscope.tui.screens.watch import WatchScreen
-from gpuscope.tui.watch_model import INTERVALS, ProcessView, next_user, select_rows, step_interval, unseen_gpu_pids
+from gpuscope.tui.model.watch_model import INTERVALS, ProcessView, next_user, select_rows, step_interval, unseen_gpu_pids
 from gpuscope.tui.widgets.gpu_pane import GpuPane, pane_title
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.widgets.watch_dialogs import SignalModal
