@@ -173,7 +173,9 @@ def _open_magma_screen(args: argparse.Namespace) -> int:
 
     def first_screen() -> MagmaScreen:
         return MagmaScreen(args.paths, path_pattern=args.path_pattern, exclude=tuple(args.exclude), keep_warmup=args.keep_warmup,
-                           keep_impossible=args.keep_impossible, keep_untrusted=args.keep_untrusted, impl=args.impl)
+                           keep_impossible=args.keep_impossible, keep_untrusted=args.keep_untrusted, impl=args.impl,
+                           test=args.test, nodes=None if args.pool_nodes else args.nodes, metric=args.metric,
+                           peak_gflops=args.peak_gflops, tab=args.table)
 
     GpuscopeApp(first_screen=first_screen).run()
     return 0
@@ -277,7 +279,7 @@ def _open_kernels_screen(args: argparse.Namespace) -> int:
     options = dict(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
                    name_pattern=args.name_pattern, group_by=split_fields(args.group_by), markers=tuple(args.markers))
     view = KernelView(sort=args.sort, group=args.rank_by, top=args.top)
-    GpuscopeApp(first_screen=lambda: KernelsScreen(args.paths, view=view, **options)).run()
+    GpuscopeApp(first_screen=lambda: KernelsScreen(args.paths, view=view, tab=args.table, **options)).run()
     return 0
 
 

@@ -66,10 +66,35 @@ class MagmaModel:
     def cluster_choices(self) -> tuple[str, ...]:
         return (POOLED, *self.node_counts)
 
-    def first_selection(self) -> Selection:
-        test = self.tests[0] if self.tests else ""
+    def first_selection(self, test: str | None = None, nodes: int | str | None = None, metric: str = "gflops",
+                        impl: str | None = None) -> Selection:
+        """The selection the screen opens on: the command line's --test, --nodes, --metric and
+        --impl where the results have them (see `unknown_choices`), else the first of each."""
+        test = self._opening_test(test, impl)
         impls = self.impls_of.get(test, self.impls)
-        return Selection(test=test, impl=impls[0] if impls else magma_stats.DEFAULT_IMPL)
+        chosen = impl if impl in impls else (impls[0] if impls else magma_stats.DEFAULT_IMPL)
+        cluster = str(nodes) if nodes is not None and str(nodes) in self.node_counts else POOLED
+        return Selection(test=test, nodes=cluster, metric="time_ms" if metric in ("ms", "time_ms") else "gflops", impl=chosen)
+
+    def _opening_test(self, test: str | None, impl: str | None) -> str:
+        """`test` if present; else the first test that timed `impl`; else the first test."""
+        if test in self.tests:
+            return str(test)
+        timed = [t for t in self.tests if impl in self.impls_of.get(t, ())]
+        return timed[0] if timed else (self.tests[0] if self.tests else "")
+
+    def unknown_choices(self, test: str | None = None, nodes: int | str | None = None, impl: str | None = None) -> list[str]:
+        """What the command line asked for that the results do not have, with what they do have."""
+        problems = []
+        if test is not None and test not in self.tests:
+            problems.append(f"--test {test!r} matches nothing; present: {', '.join(self.tests)}")
+        if nodes is not None and str(nodes) not in self.node_counts:
+            problems.append(f"--nodes {nodes} matches nothing; present: {', '.join(self.node_counts) or 'none'}")
+        shown_test = self._opening_test(test, impl)
+        if impl is not None and impl not in self.impls_of.get(shown_test, self.impls):
+            present = ", ".join(self.impls_of.get(shown_test, self.impls))
+            problems.append(f"--impl {impl!r}: {shown_test} timed {present} only")
+        return problems
 
     def _summary(self, impl: str, pooled: bool) -> pd.DataFrame:
         key = ("summary", impl, pooled)

@@ -39,6 +39,10 @@ EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("ke
                 "tab-findings": ("kernel-findings.csv", "findings"), "tab-transfers": ("kernel-transfers.csv", "transfers table"),
                 "tab-metrics": ("profiler-metrics.csv", "profiler metrics")}
 
+TABLE_TABS = {"summary": "tab-kernels", "kernels": "tab-kernels", "transfers": "tab-transfers", "metrics": "tab-metrics",
+              "runs": "tab-runs", "grouped": "tab-runs", "findings": "tab-findings"}
+"""The tab `--table NAME` opens the screen on (the summary is the cards above every tab)."""
+
 
 def screen_order(table: ResultTable) -> ResultTable:
     """The ranking with the efficiencies and the verdict before the absolute rates, so what
@@ -75,8 +79,9 @@ class KernelsScreen(LoadingScreen):
     COMMAND_TITLES = {"export": "Export table"}
     """Command palette wording for this screen's export (it writes the tab shown)."""
 
-    def __init__(self, paths: Sequence[str | Path], *, view: KernelView | None = None,
+    def __init__(self, paths: Sequence[str | Path], *, view: KernelView | None = None, tab: str | None = None,
                  loader: Callable[[], KernelsModel] | None = None, **options: Any) -> None:
+        """`tab`: the table to open on, as `--table` names it (kernels, runs, findings, ...)."""
         super().__init__()
         self.paths = [str(p) for p in paths]
         self.options = options
@@ -86,6 +91,7 @@ class KernelsScreen(LoadingScreen):
         """Everything loaded; None until the worker is done."""
         self.view = view or KernelView()
         """What the ranking shows: sort, grouping, filter."""
+        self.tab = tab
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -144,6 +150,11 @@ class KernelsScreen(LoadingScreen):
         self._show_runs(model)
         self._show_beside(model)
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "kernels-body"
+        if self.tab in TABLE_TABS:
+            tabs = self.query_one("#kernels-tables", TabbedContent)
+            tab = TABLE_TABS[self.tab]
+            if tabs.get_tab(tab).display:  # a hidden tab (no transfers here): stay on the ranking
+                tabs.active = tab
         self.apply(self.view)
 
     def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
@@ -197,6 +208,8 @@ class KernelsScreen(LoadingScreen):
         text.append("   Rows per ", style="dim").append(GROUP_TITLES[view.group].lower(), style="bold")
         if view.filter:
             text.append("   Filter ", style="dim").append(repr(view.filter), style="bold")
+        if view.top:
+            text.append("   Limit ", style="dim").append(f"top {view.top}", style="bold")
         text.append(f"   {shown} of {len(self.model.rankings[view.group])} shown", style="dim")
         return text
 

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import ContentSwitcher, Footer, Header, Static, TabbedContent, TabPane
 
-from gpuscope.metrics import export
+from gpuscope.metrics import export, magma_stats
 from gpuscope.parsers.magma import read_tree
 from gpuscope.tui.model.boxplot import boxplots_text
 from gpuscope.tui.model.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 DEFAULT_EXPORT = "magma-summary.csv"
 STATED = ("test", "nodes")
+TABS = ("summary", "comparison", "findings")
+"""Tables `--table` can open the screen on."""
 NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "next_impl", "export", "show_tab", "zoom"}
 
 
@@ -65,8 +67,16 @@ class MagmaScreen(LoadingScreen):
         keep_impossible: bool = False,
         keep_untrusted: bool = False,
         impl: str | None = None,
+        test: str | None = None,
+        nodes: int | None = None,
+        metric: str = "gflops",
+        peak_gflops: float | None = None,
+        tab: str | None = None,
         loader: Callable[[], MagmaResult] | None = None,
     ) -> None:
+        """`impl`, `test`, `nodes`, `metric`: what to open on (the command line's flags; pooled
+        when `nodes` is None); `peak_gflops`: the peak values are checked against instead of the
+        GPU table; `tab`: the table shown first (summary, comparison or findings)."""
         super().__init__()
         self.paths = [Path(p) for p in paths]
         self.path_pattern = path_pattern
@@ -75,6 +85,9 @@ class MagmaScreen(LoadingScreen):
         self.keep_impossible = keep_impossible
         self.keep_untrusted = keep_untrusted
         self.impl = impl
+        self.test, self.nodes, self.metric = test, nodes, metric
+        self.peak_gflops = peak_gflops
+        self.tab = tab
         self._loader = loader
         self.model: MagmaModel | None = None
         """Everything loaded; None until the worker is done."""
@@ -103,7 +116,8 @@ class MagmaScreen(LoadingScreen):
         self.load()
 
     def read_model(self) -> MagmaModel:
-        result = self._loader() if self._loader is not None else read_tree(self.paths, path_pattern=self.path_pattern, exclude=self.exclude)
+        result = self._loader() if self._loader is not None else read_tree(
+            self.paths, path_pattern=self.path_pattern, exclude=self.exclude, peak_override=self.peak_gflops)
         return build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible,
                            keep_untrusted=self.keep_untrusted, impl=self.impl)
 
@@ -125,7 +139,11 @@ class MagmaScreen(LoadingScreen):
         self.query_one("#findings-pane", FindingsPane).show(result.findings)
         self._label_findings_tab(len(result.findings))
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "body"
-        await self.select(model.first_selection())
+        if self.tab in TABS:
+            self.action_show_tab(f"tab-{self.tab}")
+        for problem in model.unknown_choices(self.test, self.nodes, self.impl if self.impl != magma_stats.DEFAULT_IMPL else None):
+            self.notify(problem, title="Not in these results", severity="warning", markup=False)
+        await self.select(model.first_selection(self.test, self.nodes, self.metric, self.impl))
 
     def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
         self.sub_title = f"MAGMA · could not read {self.paths_text()}"
@@ -163,6 +181,12 @@ class MagmaScreen(LoadingScreen):
             text.append("   Impl ", style="dim").append(sel.impl, style="bold")
             if len(impls) > 1:
                 text.append(f" ({impls.index(sel.impl) + 1}/{len(impls)})", style="dim")
+        kept = [name for name, flag in (("warm-up", self.keep_warmup), ("impossible", self.keep_impossible),
+                                        ("untrusted", self.keep_untrusted)) if flag]
+        if kept:
+            text.append("   Kept ", style="dim").append(", ".join(kept), style="bold")
+        if self.peak_gflops is not None:
+            text.append("   Peak ", style="dim").append(f"{self.peak_gflops:g} Gflop/s", style="bold")
         if empty:
             text.append("   (no data for this choice)", style="italic")
         return text
