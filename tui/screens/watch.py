@@ -320,16 +320,16 @@ class WatchScreen(ProcessKeys, Screen[None]):
 
     def action_signal(self) -> None:
         row = self.query_one(ProcessTable).selected
-        if row is None:
+        if row is None or self.snapshot is None:
             self.notify("No process selected.", severity="warning")
             return
-        if (reason := refusal(row)) is not None:
+        if (reason := refusal(row, self.snapshot.scope)) is not None:
             self.notify(reason, title="Not sent", severity="warning", markup=False)
             return
-        self.app.push_screen(SignalModal(row), partial(self.send_signal, row))
+        self.app.push_screen(SignalModal(row, self.snapshot.scope), partial(self.send_signal, row))
 
     def send_signal(self, row: ProcessRow, signum: int | None) -> None:
         """After confirmation (None: cancelled): `watch_dialogs.deliver` checks and sends."""
-        if signum is not None:
-            text, severity = deliver(row, signum, listed=self.applied_at is not None)
+        if signum is not None and self.snapshot is not None:  # the scope as of now: a job's pids change
+            text, severity = deliver(row, signum, self.snapshot.scope, listed=self.applied_at is not None)
             self.notify(text, severity=severity, markup=False)  # type: ignore[arg-type]
