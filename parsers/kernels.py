@@ -7,14 +7,12 @@ lists the formats gpuscope reads.
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
-from pathlib import Path
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import ncu, nsys, nvprof, pyprof, torch_trace
 from gpuscope.parsers.kernel_table import KernelRead, empty
+from gpuscope.parsers.textfile import display_name, head
 
 READERS = {"pyprof": pyprof.read, "nsys": nsys.read, "ncu": ncu.read, "nvprof": nvprof.read, "torch": torch_trace.read}
 KNOWN = ("PyProf Parquet/--csv/-w, Nsight Systems SQLite or `nsys stats` CSV, Nsight Compute CSV, "
@@ -22,23 +20,27 @@ KNOWN = ("PyProf Parquet/--csv/-w, Nsight Systems SQLite or `nsys stats` CSV, Ns
 PEEK = 64 * 1024
 
 
-def _head(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        head = handle.read(PEEK)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            return gzip.GzipFile(fileobj=path.open("rb")).read(PEEK)
-        except (OSError, EOFError, zlib.error):
-            return head
-    return head
-
-
 def sniff(path: str | os.PathLike[str]) -> str | None:
-    """'pyprof', 'nsys', 'ncu', 'nvprof', 'torch', or None when no reader knows the file."""
-    try:
-        head = _head(Path(path))
-    except OSError:
-        return None
+    """'pyprof', 'nsys', 'ncu', 'nvprof', 'torch', or None when no reader knows the file (or it
+    cannot be opened: `identify` says why)."""
+    return identify(path, "")[0]
+
+
+def identify(path: str | os.PathLike[str], label: str) -> tuple[str | None, list[Finding]]:
+    """(the reader's name, []), or (None, the finding that says why not): not a regular file,
+    unreadable (permission denied...), or not a profiler export."""
+    data, findings = head(path, label, PEEK)
+    if data is None:
+        if not os.path.lexists(path):
+            return None, [Finding("error", "missing", "no such file or folder", label)]
+        return None, findings
+    kind = _kind(data)
+    if kind is None:
+        return None, [Finding("error", "unknown-format", f"not a profiler export gpuscope reads (it reads {KNOWN})", label)]
+    return kind, []
+
+
+def _kind(head: bytes) -> str | None:
     if head.startswith(b"PAR1"):
         return "pyprof"
     if head.startswith(b"SQLite format 3"):
@@ -61,11 +63,8 @@ def sniff(path: str | os.PathLike[str]) -> str | None:
 
 def read_any(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
     """Read a profiler export of any known kind into the canonical kernel table."""
-    label = label if label is not None else str(path)
-    kind = sniff(path)
+    label = label if label is not None else display_name(path)
+    kind, findings = identify(path, label)
     if kind is None:
-        if not Path(path).exists():
-            return KernelRead(empty("unknown"), [Finding("error", "missing", "no such file or folder", label)])
-        return KernelRead(empty("unknown"), [Finding("error", "unknown-format", f"not a profiler export gpuscope reads (it reads {KNOWN})", label)])
-    result = READERS[kind](path, label)
-    return result
+        return KernelRead(empty("unknown"), findings)
+    return READERS[kind](path, label)

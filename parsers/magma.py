@@ -31,10 +31,12 @@ from gpuscope.parsers import magma_layout as fmt
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_lines import Block, Lines, RunInfo, label_blocks, read_lines
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.textfile import decode, read_bytes
+from gpuscope.parsers.textfile import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes
 
 MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
 """A file met while walking a folder is read only if its text holds one of these."""
+SKIPPED_NAMED = 20
+"""How many of the files skipped as not MAGMA output the finding names."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,15 @@ class MagmaResult:
     files_read: int = 0
 
 
-def _walk(root: Path) -> Iterable[Path]:
-    for folder, dirs, files in os.walk(root, followlinks=False):
+def _walk(root: Path, findings: list[Finding]) -> Iterable[Path]:
+    """Every file under `root`; a folder that cannot be listed (permission denied, a path over
+    PATH_MAX) is a finding, and the walk goes on."""
+
+    def unlisted(exc: OSError) -> None:
+        where = display_name(exc.filename) if exc.filename is not None else display_name(root)
+        findings.append(Finding("warning", "unreadable", f"cannot list folder: {exc.strerror or exc}", where))
+
+    for folder, dirs, files in os.walk(root, followlinks=False, onerror=unlisted):
         dirs.sort()
         base = Path(folder)
         for name in sorted(files):
@@ -62,30 +71,30 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            walked: Iterable[Path] = _walk(path)
+            walked: Iterable[Path] = _walk(path, findings)
             if exclude:
                 walked = (f for f in walked if not is_excluded(PurePosixPath(f.relative_to(path).as_posix()), tuple(exclude)))
             found.extend((path, f, False) for f in walked)
-        elif path.exists():
+        elif path.exists() or path.is_symlink():  # a symlink loop: read, to say so
             found.append((path.parent, path, True))
         else:
-            findings.append(Finding("error", "missing", "no such file or folder", str(path)))
+            findings.append(Finding("error", "missing", "no such file or folder", display_name(path)))
     return found, findings
 
 
 def _label(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix() if path != root else path.name
+    return display_name(path.relative_to(root).as_posix() if path != root else path.name)
 
 
-def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None) -> tuple[bytes, RunInfo] | Finding | None:
+def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, budget: tuple[int, int] = (MAX_BYTES, MAX_LINES)) -> tuple[bytes, RunInfo] | Finding | str:
     """One file's text (ending with a newline) and its run record; a finding when it cannot be
-    read; None for a file met while walking a folder that is not MAGMA output."""
+    read; for a file met while walking a folder that is not MAGMA output, why (a few words)."""
     label = _label(root, path)
-    data, problems = read_bytes(path, label)
+    data, problems = read_bytes(path, label, *budget)
     if data is None:
-        return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else None
+        return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else problems[0].kind
     if not explicit and not any(m in data for m in MARKERS):
-        return None
+        return "no MAGMA header"
     if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
         text, problems = decode(data, label)
         data = text.encode("utf-8")
@@ -109,18 +118,26 @@ def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | No
     candidates, findings = discover(paths, exclude)
     texts: list[bytes] = []
     runs: list[RunInfo] = []
-    skipped = 0
+    skipped: list[str] = []
+    left = [MAX_BYTES, MAX_LINES]  # one budget for the tree: every text is kept until the table is built
     for root, path, explicit in candidates:
-        loaded = _load(root, path, explicit, pattern)
-        if loaded is None:
-            skipped += 1
+        loaded = _load(root, path, explicit, pattern, (left[0], left[1]))
+        if isinstance(loaded, str):
+            skipped.append(f"{_label(root, path)} ({loaded})")
         elif isinstance(loaded, Finding):
+            if loaded.kind == "huge" and left != [MAX_BYTES, MAX_LINES]:
+                loaded = Finding("error", "huge", f"{loaded.message}; the limit is what the files read before it left of the budget of one read "
+                                 f"({MAX_BYTES // MB} MB and {MAX_LINES:,} lines of text for all files)", loaded.file)
             findings.append(loaded)
         else:
             texts.append(loaded[0])
             runs.append(loaded[1])
+            left[0] -= len(loaded[0])
+            left[1] -= loaded[0].count(b"\n")
     if skipped:
-        findings.append(Finding("info", "skipped", f"{skipped} file(s) under the given folders hold no MAGMA output and were skipped"))
+        named = ", ".join(skipped[:SKIPPED_NAMED]) + (f" and {len(skipped) - SKIPPED_NAMED} more" if len(skipped) > SKIPPED_NAMED else "")
+        findings.append(Finding("info", "skipped", f"{len(skipped)} file(s) under the given folders hold no MAGMA output and were skipped: {named}",
+                                count=len(skipped)))
     if not runs and not findings:
         findings.append(Finding("warning", "no-data", "no MAGMA output files found"))
     rename = strip_common_prefix([str(r.context.get("environment", ".")) for r in runs])
@@ -161,7 +178,7 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
     else:
         loaded = _load(Path(root), path, True, None)
         if not isinstance(loaded, tuple):
-            return _rows([], []), [loaded] if loaded else []
+            return _rows([], []), [loaded] if isinstance(loaded, Finding) else []
         data, run = loaded
         result = _result(magma_trust.flag(_rows([data], [run]), [run], None), [run], [])
     return result.rows, result.findings

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.textfile import display_name, read_text
 
 END_OF_BATCH = "End of Batch"
 FORWARD_PASS = "Forward Pass"
@@ -139,12 +140,13 @@ def parse_markers(text: str, label: str = "") -> MarkerRead:
 
 
 def read_markers(path: str | Path) -> MarkerRead:
-    """`parse_markers` of a file; an unreadable file is an error finding."""
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return MarkerRead(_empty(), [Finding("error", "unreadable", f"cannot read marker file: {exc.strerror or exc}", str(path))])
-    return parse_markers(text, str(path))
+    """`parse_markers` of a file; an unreadable, empty, binary or non-regular file is one finding."""
+    label = display_name(path)
+    text, findings = read_text(Path(path), label)
+    if text is None:
+        return MarkerRead(_empty(), findings)
+    read = parse_markers(text, label)
+    return MarkerRead(read.table, findings + read.findings)
 
 
 def _stamps(markers: pd.DataFrame, name: str) -> np.ndarray:

@@ -27,6 +27,7 @@ import math
 import os
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -34,7 +35,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.kernel_table import KernelRead, canonical, empty
-from gpuscope.parsers.textfile import decode, read_bytes
+from gpuscope.parsers.textfile import check_regular, decode, display_name, head, read_bytes
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SOURCE = "nsys"
@@ -207,13 +208,11 @@ def read_csv_export(path: str | os.PathLike[str], label: str | None, parse_csv: 
 
 def read(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
     """Read an nsys SQLite export or `nsys stats` CSV report; never raises on bad content."""
-    label = label if label is not None else str(path)
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(SQLITE_MAGIC))
-    except OSError:
-        head = b""
-    if head == SQLITE_MAGIC:
+    label = label if label is not None else display_name(path)
+    first, findings = head(path, label, len(SQLITE_MAGIC))
+    if first is None:
+        return failed_read(label, findings)
+    if first == SQLITE_MAGIC:
         return read_sqlite(path, label)
     text, label, findings = load_text(path, label)
     if text is None:
@@ -230,12 +229,46 @@ def _columns(con: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in con.execute(f"PRAGMA table_info({table})")]
 
 
-def _tables(con: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
+def _tables(con: sqlite3.Connection) -> tuple[set[str], list[str]]:
+    """(the plain tables, the names that are views or virtual tables). nsys writes only plain
+    tables; a view or a virtual table can compute without end, so it is never queried."""
+    tables, refused = set(), []
+    for name, kind, sql in _sql(con, "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table','view')", "sqlite_master", rows=True):
+        if kind == "table" and not str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
+            tables.add(name)
+        else:
+            refused.append(name)
+    return tables, refused
+
+
+QUERY_SECONDS = 20.0
+"""One query of an export may run this long: a crafted file cannot hang `kernels`."""
+
+
+class _Refused(Exception):
+    """A query of table `args[0]` ran over QUERY_SECONDS."""
+
+
+def _sql(con: sqlite3.Connection, sql: str, table: str, rows: bool = False) -> Any:
+    """The result of one query (a DataFrame, or the rows), interrupted by SQLite's progress
+    handler once it runs over QUERY_SECONDS (raises _Refused naming the table)."""
+    deadline = time.monotonic() + QUERY_SECONDS
+    con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+    try:
+        return con.execute(sql).fetchall() if rows else pd.read_sql_query(sql, con)
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:  # pandas wraps the sqlite3 error
+        cause = exc.__cause__ or exc
+        if time.monotonic() > deadline and "interrupt" in str(cause):
+            raise _Refused(table) from exc
+        raise cause if isinstance(cause, sqlite3.Error) else sqlite3.DatabaseError(str(cause)) from exc
 
 
 def read_sqlite(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
-    label = label if label is not None else str(path)
+    """An nsys SQLite export, opened read-only (regular files only), each query bounded in time."""
+    label = label if label is not None else display_name(path)
+    problem = check_regular(path, label)
+    if problem is not None:
+        return failed_read(label, [problem])
     uri = Path(path).resolve().as_uri() + "?mode=ro&immutable=1"
     try:
         con = sqlite3.connect(uri, uri=True)
@@ -243,6 +276,8 @@ def read_sqlite(path: str | os.PathLike[str], label: str | None = None) -> Kerne
         return failed_read(label, [Finding("error", "corrupt", f"cannot open the SQLite export: {exc}", label)])
     try:
         return _read_sqlite(con, label)
+    except _Refused as exc:
+        return failed_read(label, [Finding("error", "refused", f"table {exc.args[0]} refused: its query ran over {QUERY_SECONDS:g} s", label)])
     except sqlite3.DatabaseError as exc:
         return failed_read(label, [Finding("error", "corrupt", f"SQLite export is corrupt or not an nsys export: {exc}", label)])
     finally:
@@ -253,8 +288,9 @@ _KERNEL_REQUIRED = ("start", "end", "deviceId", "streamId")
 
 
 def _read_sqlite(con: sqlite3.Connection, label: str) -> KernelRead:
-    tables = _tables(con)
-    findings: list[Finding] = []
+    tables, refused = _tables(con)
+    findings: list[Finding] = [Finding("warning", "refused", f"{name} is a view or virtual table, not a table an nsys export has: not read", label)
+                               for name in refused]
     meta: dict[str, Any] = {"format": "nsys-sqlite"}
     gpus = _gpu_info(con, tables, findings, label)
     if gpus:
@@ -313,7 +349,7 @@ def _kernels(con: sqlite3.Connection, cols: list[str], name_cols: list[str], str
     sql = (f"SELECT k.start AS start_ns, k.\"end\" - k.start AS duration_ns, k.deviceId AS device_id, "
            f"k.streamId AS stream, {name} AS kernel, {short} AS short_name, {corr} AS correlation_id "
            f"FROM CUPTI_ACTIVITY_KIND_KERNEL k {joins}")
-    frame = pd.read_sql_query(sql, con)
+    frame = _sql(con, sql, "CUPTI_ACTIVITY_KIND_KERNEL")
     frame["op"] = "kernel"
     return frame
 
@@ -327,7 +363,7 @@ def _copies(con: sqlite3.Connection, table: str, op: str, cols: list[str]) -> pd
     corr = "correlationId" if "correlationId" in cols else "NULL"
     sql = (f"SELECT start AS start_ns, \"end\" - start AS duration_ns, deviceId AS device_id, streamId AS stream, "
            f"{nbytes} AS bytes, {kind} AS copy_kind, {corr} AS correlation_id FROM {table}")
-    frame = pd.read_sql_query(sql, con)
+    frame = _sql(con, sql, table)
     frame["op"] = op
     if op == "memcpy":
         frame["direction"] = [_COPY_KINDS.get(int(k)) if k is not None and not pd.isna(k) else None for k in frame["copy_kind"]]
@@ -346,7 +382,7 @@ def _gpu_info(con: sqlite3.Connection, tables: set[str], findings: list[Finding]
     wanted = [c for c in ("id", "deviceId", "name", "memoryBandwidth", "clockRate", "smCount", "computeMajor", "computeMinor", "totalMemory", "chipName") if c in cols]
     if not wanted:
         return []
-    rows = con.execute(f"SELECT {', '.join(wanted)} FROM {table}").fetchall()
+    rows = _sql(con, f"SELECT {', '.join(wanted)} FROM {table}", table, rows=True)
     out = []
     for row in rows:
         info = dict(zip(wanted, row))
@@ -385,7 +421,7 @@ def _nvtx_sqlite(con: sqlite3.Connection, tables: set[str], strings: bool) -> pd
     sql = (f"SELECT n.start AS start_ns, n.\"end\" AS end_ns, n.\"end\" - n.start AS duration_ns, {name} AS name, "
            f"n.eventType AS event_type, {tid} AS global_tid FROM NVTX_EVENTS n {join} "
            f"WHERE n.eventType IN (59, 60, 70) ORDER BY n.start")
-    frame = pd.read_sql_query(sql, con)
+    frame = _sql(con, sql, "NVTX_EVENTS")
     frame["style"] = frame["event_type"].map({59: "PushPop", 70: "PushPop", 60: "StartEnd"})
     gtid = pd.to_numeric(frame["global_tid"], errors="coerce").astype("Int64")
     frame["pid"] = (gtid // (1 << 24)) % (1 << 24)

@@ -24,7 +24,8 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import markers as marker_files
 from gpuscope.parsers import nvprof
 from gpuscope.parsers.kernel_table import KERNEL_COLUMNS
-from gpuscope.parsers.kernels import read_any, sniff
+from gpuscope.parsers.kernels import identify, read_any
+from gpuscope.parsers.textfile import display_name
 from gpuscope.parsers.run_config import NamePattern, config_fields
 
 COPY_OPS = ("memcpy", "memset")
@@ -62,26 +63,49 @@ class ProfileRuns:
 
 
 def find_files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[Path], list[Finding]]:
-    """(profiles, marker files, findings): files as given, and what folders hold (recursively)."""
+    """(profiles, marker files, findings): files as given, and what folders hold (recursively).
+    What a folder holds that is not a profile is named in the findings: files no reader knows
+    (one finding for all), and each entry that cannot be opened (not a regular file, permission
+    denied, a symlink loop, a folder that cannot be listed or whose path is too long)."""
     found: list[Path] = []
     markers: list[Path] = []
     findings: list[Finding] = []
+    unknown: list[str] = []
+
+    def unlisted(exc: OSError) -> None:
+        where = display_name(exc.filename) if exc.filename is not None else ""
+        findings.append(Finding("warning", "unreadable", f"cannot list folder: {exc.strerror or exc}", where))
+
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for folder, dirs, names in os.walk(path):
+            for folder, dirs, names in os.walk(path, onerror=unlisted):
                 dirs.sort()
                 for name in sorted(names):
                     full = Path(folder) / name
                     if marker_files.is_marker_file(full):
                         markers.append(full)
-                    elif sniff(full):
+                        continue
+                    kind, problems = identify(full, display_name(full))
+                    if kind is not None:
                         found.append(full)
-        elif path.exists():
+                    elif problems and problems[0].kind == "unknown-format":
+                        unknown.append(display_name(full))
+                    else:
+                        findings.extend(problems)
+        elif path.exists() or path.is_symlink():
             (markers if marker_files.is_marker_file(path) else found).append(path)
         else:
-            findings.append(Finding("error", "missing", "no such file or folder", str(path)))
+            findings.append(Finding("error", "missing", "no such file or folder", display_name(path)))
+    if unknown:
+        shown = ", ".join(unknown[:UNKNOWN_NAMED]) + (f" and {len(unknown) - UNKNOWN_NAMED} more" if len(unknown) > UNKNOWN_NAMED else "")
+        findings.append(Finding("info", "skipped", f"{len(unknown)} file(s) under the given folders are not profiler exports and were skipped: {shown}",
+                                count=len(unknown)))
     return found, markers, findings
+
+
+UNKNOWN_NAMED = 20
+"""How many of the files skipped as not profiler exports the finding names."""
 
 
 def _without_copies(table: pd.DataFrame) -> pd.DataFrame:
@@ -90,7 +114,7 @@ def _without_copies(table: pd.DataFrame) -> pd.DataFrame:
     return table[~table["op"].isin(COPY_OPS).fillna(False).astype(bool)]
 
 
-def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tuple[float | None, str | None]:
+def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tuple[float | None, Path | None]:
     path = marker_files.marker_for(profile, candidates)
     if path is None:
         return None, None
@@ -98,8 +122,8 @@ def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tu
     findings.extend(read.findings)
     batch = marker_files.batch_duration_s(read.table)
     if batch is None:
-        findings.append(Finding("warning", "no-batch", "too few 'End of Batch' / 'Forward Pass' markers for a batch duration", str(path)))
-    return batch, str(path)
+        findings.append(Finding("warning", "no-batch", "too few 'End of Batch' / 'Forward Pass' markers for a batch duration", display_name(path)))
+    return batch, path
 
 
 def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | None = None,
@@ -111,13 +135,14 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | No
     files, given_markers, findings = find_files(paths)
     for path in markers:
         if not Path(path).exists():
-            findings.append(Finding("error", "missing", "no such marker file or folder", str(path)))
+            findings.append(Finding("error", "missing", "no such marker file or folder", display_name(path)))
     candidates = marker_files.marker_candidates(files, [*given_markers, *(Path(p) for p in markers if Path(p).exists())])
     runs: list[ProfileRun] = []
     tables: list[pd.DataFrame] = []
     meta: dict[str, Any] = {}
     name_findings: list[Finding] = []
-    reads, metrics, metric_findings = nvprof.pair_metrics([(path, read_any(path)) for path in files])
+    reads, metrics, metric_findings = nvprof.pair_metrics([(path, read_any(path, display_name(path))) for path in files])
+    used: set[Path] = set()
     findings.extend(metric_findings)
     for path, result in reads:
         findings.extend(result.findings)
@@ -125,18 +150,19 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | No
             meta.setdefault(key, value)
         if not len(result.table):
             continue
-        table = result.table.assign(file=str(path))
+        table = result.table.assign(file=display_name(path))
         tables.append(table)
         fields, found = config_fields(path, pattern)
         name_findings.extend(found)
         batch, marker = _batch(path, candidates, findings)
-        runs.append(ProfileRun(str(path), fields or {}, _without_copies(table), batch, marker, dict(result.meta)))
+        used.update([marker] if marker else [])
+        runs.append(ProfileRun(display_name(path), fields or {}, _without_copies(table), batch, display_name(marker) if marker else None,
+                               dict(result.meta)))
     if want_fields or len(runs) > 1:
         findings.extend(name_findings)
-    used = {run.marker_file for run in runs}
     for path in [*given_markers, *(Path(p) for p in markers if Path(p).is_file())]:
-        if str(path) not in used and not any(Path(u).samefile(path) for u in used if u):
-            findings.append(Finding("warning", "unused-markers", "marker file matches no profile read (expected markers_<profile name>.csv)", str(path)))
+        if path not in used and not any(u.samefile(path) for u in used):
+            findings.append(Finding("warning", "unused-markers", "marker file matches no profile read (expected markers_<profile name>.csv)", display_name(path)))
     everything = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*KERNEL_COLUMNS, "file"])
     if len(tables) > 1:  # concat of different category sets gives object: keep codes for speed
         everything["kernel"] = everything["kernel"].astype("category")

@@ -29,7 +29,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.kernel_table import KernelRead, canonical, empty
-from gpuscope.parsers.textfile import MAX_BYTES, SNIFF_BYTES, decode, looks_binary
+from gpuscope.parsers.textfile import MAX_LINES, SNIFF_BYTES, decode, display_name, looks_binary, read_raw, too_many_lines
 
 PARQUET_MAGIC = b"PAR1"
 
@@ -171,7 +171,11 @@ def _read_parquet(data: bytes, label: str) -> KernelRead:
     try:
         import pyarrow.parquet as pq
 
-        frame = pq.read_table(io.BytesIO(data)).to_pandas()
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        if parquet.metadata.num_rows > MAX_LINES:  # checked before the rows are read
+            return KernelRead(table=empty(label), findings=[too_many_lines(parquet.metadata.num_rows, MAX_LINES, label, "rows")],
+                              unavailable=UNAVAILABLE, meta={})
+        frame = parquet.read().to_pandas()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types on corrupt input
         return _error(label, "corrupt", f"Parquet file is corrupt or unreadable ({type(exc).__name__}: {str(exc)[:200]})")
     headers: list[str] = []
@@ -323,30 +327,18 @@ def _column_width(header: list[str], starts: list[int], name: str) -> int | None
 def read(path: str | Path, label: str | None = None) -> KernelRead:
     """PyProf kernel rows from `path` (Parquet, `--csv` or `-w` text) plus findings; never raises
     on bad content."""
-    path = Path(path)
-    label = label if label is not None else str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return _error(label, "huge", f"file is {size} bytes, over the {MAX_BYTES}-byte limit (GPUSCOPE_MAX_FILE_MB raises it)")
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return _error(label, "unreadable", "is a folder, not a file")
-    except OSError as exc:
-        return _error(label, "unreadable", f"cannot read: {exc.strerror or exc}")
-    if data[:2] == b"\x1f\x8b":
-        import gzip
-        import zlib
-
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            return _error(label, "corrupt", f"gzip file is corrupt or truncated ({exc})")
+    label = label if label is not None else display_name(path)
+    data, findings = read_raw(path, label)
+    if data is None:
+        return KernelRead(table=empty(label), findings=findings, unavailable=UNAVAILABLE, meta={})
     if data[:4] == PARQUET_MAGIC:
         return _read_parquet(data, label)
-    if not data.strip():
+    if not data or data.isspace():
         return _error(label, "empty", "file is empty")
     if looks_binary(data[:SNIFF_BYTES]):
         return _error(label, "binary", f"binary file that is not Parquet (no PAR1 magic); expected {EXPECTED}")
+    lines = data.count(b"\n")
+    if lines > MAX_LINES:
+        return KernelRead(table=empty(label), findings=[too_many_lines(lines, MAX_LINES, label)], unavailable=UNAVAILABLE, meta={})
     text, findings = decode(data, label)
     return _read_text(text, label, list(findings))

@@ -3,20 +3,39 @@
 Every parser starts here so binary, empty, huge, compressed, unreadable and non-UTF-8 files
 get the same clear messages everywhere. Gzip files are opened transparently because result
 folders are often compressed after a study.
+
+Hostile input (issue 14) is handled here, once: only regular files are opened (a FIFO, a
+device or a socket is skipped with the reason, checked before opening and again on what was
+opened, which is opened non-blocking), sizes are checked before anything is allocated, and gzip
+is decompressed through a bounded stream, so a bomb stops at the limit instead of filling memory.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import stat
 import zlib
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuscope.metrics.findings import Finding
 
-MAX_BYTES = int(os.environ.get("GPUSCOPE_MAX_FILE_MB", "1024")) * 1024 * 1024
-"""Files larger than this are refused: text results of that size are a mistake, not a run."""
+MB = 1024 * 1024
+MAX_BYTES = int(os.environ.get("GPUSCOPE_MAX_FILE_MB", "64")) * MB
+"""Files larger than this (after decompression) are refused, before anything of that size is
+allocated: parsing text costs several times its size, and a MAGMA or kernels read must stay
+under 1 GB of memory. A MAGMA tree gets the same budget for all its files together."""
+MAX_LINES = int(os.environ.get("GPUSCOPE_MAX_LINES", "1000000"))
+"""Text results with more lines than this are refused before they are parsed: parsing costs
+memory per line (a line of a few bytes becomes a row of a few hundred), so this, not the size in
+bytes, is what keeps a read under 1 GB. A MAGMA tree gets the same budget for all its files."""
 SNIFF_BYTES = 64 * 1024
+CHUNK = 1 * MB
+GZIP_MAGIC = b"\x1f\x8b"
+_NOT_REGULAR = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def _human(n: float) -> str:
@@ -27,40 +46,141 @@ def _human(n: float) -> str:
     return f"{n:.1f} TB"  # pragma: no cover
 
 
+def display_name(path: str | os.PathLike[str]) -> str:
+    """A path as a label: undecodable bytes in the name (os.walk keeps them as surrogates, which
+    no strict encoder accepts) become U+FFFD, so printing or JSON never fails on a name."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
 def looks_binary(head: bytes) -> bool:
     """NUL bytes do not occur in text results (the same rule git and grep use)."""
     return b"\x00" in head
 
 
-def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES) -> tuple[bytes | None, list[Finding]]:
-    """Raw (decompressed) bytes, or None and one error finding."""
+def _os_error(exc: OSError, label: str) -> Finding:
+    return Finding("error", "unreadable", f"cannot read: {exc.strerror or exc}", label)
+
+
+def _not_regular(mode: int, label: str) -> Finding | None:
+    if stat.S_ISREG(mode):
+        return None
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    if what == "a folder":
+        return Finding("error", "unreadable", "is a folder, not a file", label)
+    return Finding("warning", "not-a-file", f"skipped: {what}, not a regular file", label)
+
+
+def check_regular(path: str | os.PathLike[str], label: str) -> Finding | None:
+    """None for a regular file (symlinks followed), else the finding that says why it is skipped."""
     try:
-        size = os.stat(path).st_size
-        if size > max_bytes:
-            return None, [Finding("error", "huge", f"file is {_human(size)}, over the {_human(max_bytes)} limit for a text result (GPUSCOPE_MAX_FILE_MB raises it)", label)]
-        with open(path, "rb") as handle:
-            # Ask for the size stat gave: read(max_bytes + 1) would make Python allocate
-            # (and the kernel map) a buffer of max_bytes for every file. A file that grew
-            # since is read on to the limit, as before.
+        return _not_regular(os.stat(path).st_mode, label)
+    except OSError as exc:
+        return _os_error(exc, label)
+
+
+def open_regular(path: str | os.PathLike[str], label: str) -> tuple[BinaryIO | None, int, list[Finding]]:
+    """(binary handle, size) of a regular file, or (None, 0, one finding). Never blocks: the
+    type is checked before opening, the open is non-blocking (a FIFO swapped in meanwhile does
+    not wait for a writer), and what was opened is checked again."""
+    problem = check_regular(path, label)
+    if problem is not None:
+        return None, 0, [problem]
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        return None, 0, [_os_error(exc, label)]
+    info = os.fstat(fd)
+    problem = _not_regular(info.st_mode, label)
+    if problem is not None:
+        os.close(fd)
+        return None, 0, [problem]
+    return os.fdopen(fd, "rb"), info.st_size, []
+
+
+def _read_bounded(stream: BinaryIO, limit: int) -> bytes | None:
+    """Everything `stream` gives, or None as soon as it gives more than `limit` bytes."""
+    out = io.BytesIO()  # grows in place; getvalue() hands over its buffer without a copy
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            return out.getvalue()
+        if out.tell() + len(chunk) > limit:
+            return None
+        out.write(chunk)
+
+
+def head(path: str | os.PathLike[str], label: str, size: int = SNIFF_BYTES) -> tuple[bytes | None, list[Finding]]:
+    """The first `size` bytes (decompressed for gzip), or None and why the file cannot be opened."""
+    handle, _, findings = open_regular(path, label)
+    if handle is None:
+        return None, findings
+    try:
+        with handle:
+            data = handle.read(size)
+            if data[:2] == GZIP_MAGIC:
+                handle.seek(0)
+                try:
+                    return gzip.GzipFile(fileobj=handle).read(size), []
+                except (OSError, EOFError, zlib.error):
+                    return data, []
+            return data, []
+    except OSError as exc:
+        return None, [_os_error(exc, label)]
+
+
+def read_raw(path: str | os.PathLike[str], label: str, max_bytes: int = MAX_BYTES) -> tuple[bytes | None, list[Finding]]:
+    """The file's bytes, gunzipped through a bounded stream; None and one finding when it is not
+    a regular file, cannot be read, is corrupt gzip, or is (or decompresses to) over `max_bytes`."""
+    handle, size, findings = open_regular(path, label)
+    if handle is None:
+        return None, findings
+    limit = f"{_human(max_bytes)} limit for a result file (GPUSCOPE_MAX_FILE_MB raises it)"
+    if size > max_bytes:
+        handle.close()
+        return None, [Finding("error", "huge", f"file is {_human(size)}, over the {limit}", label)]
+    try:
+        with handle:
+            magic = handle.read(2)
+            handle.seek(0)
+            if magic == GZIP_MAGIC:
+                try:
+                    data = _read_bounded(gzip.GzipFile(fileobj=handle), max_bytes)
+                except (OSError, EOFError, zlib.error) as exc:
+                    return None, [Finding("error", "corrupt", f"gzip file is corrupt or truncated ({exc})", label)]
+                if data is None:
+                    return None, [Finding("error", "huge", f"decompresses to over the {limit}", label)]
+                return data, []
+            # Ask for the size stat gave: one exact buffer. A file that grew since is read on, bounded.
             data = handle.read(size + 1)
             if len(data) > size:
-                data += handle.read(max_bytes + 1 - len(data))
-    except IsADirectoryError:
-        return None, [Finding("error", "unreadable", "is a folder, not a file", label)]
+                rest = _read_bounded(handle, max_bytes - len(data))
+                if rest is None:
+                    return None, [Finding("error", "huge", f"grew while read to over the {limit}", label)]
+                data += rest
+            return data, []
     except OSError as exc:
-        return None, [Finding("error", "unreadable", f"cannot read: {exc.strerror or exc}", label)]
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            return None, [Finding("error", "corrupt", f"gzip file is corrupt or truncated ({exc})", label)]
-        if len(data) > max_bytes:
-            return None, [Finding("error", "huge", f"decompresses to {_human(len(data))}, over the {_human(max_bytes)} limit", label)]
+        return None, [_os_error(exc, label)]
+    except MemoryError:
+        return None, [Finding("error", "huge", "not enough memory to read it", label)]
+
+
+def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINES) -> tuple[bytes | None, list[Finding]]:
+    """Raw (decompressed) bytes of a text result, or None and one error finding."""
+    data, findings = read_raw(path, label, max_bytes)
+    if data is None:
+        return None, findings
     if not data or data.isspace():  # `not data.strip()` without copying the file
         return None, [Finding("error", "empty", "file is empty", label)]
     if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:  # looks_binary(data[:SNIFF_BYTES]), no copy
         return None, [Finding("error", "binary", "binary file, not a text result", label)]
+    lines = data.count(b"\n")
+    if lines > max_lines:
+        return None, [too_many_lines(lines, max_lines, label)]
     return data, []
+
+
+def too_many_lines(lines: int, max_lines: int, label: str, what: str = "lines") -> Finding:
+    return Finding("error", "huge", f"has {lines:,} {what}, over the {max_lines:,} limit for a result file (GPUSCOPE_MAX_LINES raises it)", label)
 
 
 def decode(data: bytes, label: str) -> tuple[str, list[Finding]]:
@@ -77,7 +197,7 @@ def decode(data: bytes, label: str) -> tuple[str, list[Finding]]:
 
 def read_text(path: Path, label: str | None = None, max_bytes: int = MAX_BYTES) -> tuple[str | None, list[Finding]]:
     """Text of `path` (None when unusable) and the findings that explain any problem."""
-    label = label if label is not None else str(path)
+    label = label if label is not None else display_name(path)
     data, findings = read_bytes(path, label, max_bytes)
     if data is None:
         return None, findings

@@ -46,7 +46,11 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.kernel_table import KernelRead, canonical, empty
-from gpuscope.parsers.textfile import read_bytes
+from gpuscope.parsers.textfile import MAX_LINES, display_name, read_bytes, too_many_lines
+
+MAX_JSON_VALUES = 5 * MAX_LINES
+"""A trace with more values than this is refused before json.loads turns each into an object
+(about 100 bytes each); a real trace has some 15 per event."""
 
 SOURCE = "torch_trace"
 EXTRA_COLUMNS = ("category", "correlation", "external_id", "cpu_op", "range_ns")
@@ -204,10 +208,13 @@ def _meta(doc: dict[str, Any]) -> dict[str, Any]:
 def read(path: str | Path, label: str | None = None) -> KernelRead:
     """Read one Kineto trace; never raises on bad content."""
     path = Path(path)
-    label = label or str(path)
+    label = label or display_name(path)
     data, findings = read_bytes(path, label)
     if data is None:
         return KernelRead(empty(SOURCE), findings, ("flops", "bytes"), {})
+    values = data.count(b",") + data.count(b"{") + data.count(b"[")  # at most this many JSON values, each a Python object
+    if values > MAX_JSON_VALUES:
+        return KernelRead(empty(SOURCE), [too_many_lines(values, MAX_JSON_VALUES, label, "JSON values")], ("flops", "bytes"), {})
     doc, bad = _load(data, label)
     if bad:
         return KernelRead(empty(SOURCE), bad, ("flops", "bytes"), {})

@@ -1,0 +1,198 @@
+"""Hostile input (issue 14): bounded memory, no blocking on non-files, one bad name does not sink
+the rest, crafted SQLite cannot hang `kernels`; and a CLI fuzz run over a folder of all of them.
+
+Everything here is built in tmp_path: sparse files via truncate (no real 2 GB writes), gzip
+bombs as many small gzip members (a multi-member gzip is one stream to every reader).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuscope.parsers import kernels, magma, markers, nsys, pyprof, textfile, torch_trace
+from gpuscope.parsers.profile_runs import read_runs
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT / "data"
+GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
+IS_ROOT = os.geteuid() == 0
+MEMORY_LIMIT = 2 << 30  # address space: Python + numpy + pandas + pyarrow map far more than they touch
+RSS_LIMIT_KB = 1 << 20  # 1 GB, as ru_maxrss counts (KB on Linux)
+TIMEOUT_S = 60
+
+MAGMA_TEXT = (DATA / "magma" / "testing_dgemm.out").read_bytes()
+PYPROF_CSV = (DATA / "pyprof" / "resnet_csv.csv").read_bytes()
+
+
+# --- builders --------------------------------------------------------------------------------
+
+def gzip_bomb(path: Path, member: bytes, copies: int, head: bytes = b"") -> None:
+    """`head` then `member` repeated `copies` times, as a gzip file of `copies + 1` members."""
+    one = gzip.compress(member, 9)
+    with path.open("wb") as out:
+        out.write(gzip.compress(head))
+        for _ in range(copies):
+            out.write(one)
+
+
+def sparse(path: Path, size: int) -> None:
+    with path.open("wb") as out:
+        out.truncate(size)
+
+
+def recursive_view_sqlite(path: Path) -> None:
+    """An nsys-looking export whose kernel 'table' is a view that never ends."""
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+        "INSERT INTO StringIds VALUES (1, 'k');"
+        "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT x AS start, x + 1 AS \"end\", 0 AS deviceId, 7 AS streamId, 1 AS demangledName, x AS correlationId FROM c;"
+    )
+    con.commit()
+    con.close()
+
+
+def deep_folder(base: Path, total: int = 5000) -> Path:
+    """A folder whose path is longer than PATH_MAX (4096), made with dir_fd (no path is ever that long)."""
+    name = "d" * 200
+    fd = os.open(base, os.O_RDONLY)
+    made = 0
+    try:
+        while made < total:
+            os.mkdir(name, dir_fd=fd)
+            nxt = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+            made += len(name) + 1
+        out = os.open("testing_deep.out", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(out, MAGMA_TEXT)
+        os.close(out)
+    finally:
+        os.close(fd)
+    return base / name
+
+
+def hostile_folder(base: Path) -> dict[str, str]:
+    """Every hostile input of issue 14 in `base`, plus good files; {entry name: what it is}."""
+    base.mkdir(parents=True, exist_ok=True)
+    made: dict[str, str] = {}
+
+    def add(name: str, what: str) -> Path:
+        made[name] = what
+        return base / name
+
+    add("good_dgemm.out", "good").write_bytes(MAGMA_TEXT)
+    add("good_pyprof.csv", "good").write_bytes(PYPROF_CSV)
+    add("empty.out", "empty").write_bytes(b"")
+    add("random.bin", "random").write_bytes(os.urandom(64 * 1024))
+    sparse(add("sparse.out", "sparse"), 2 << 30)
+    os.mkfifo(add("pipe.out", "fifo"))
+    os.symlink("/dev/zero", add("zero.out", "device"))
+    # 3 GB of MAGMA-looking rows and of PyProf CSV rows, from files of a few MB
+    gzip_bomb(add("magma_bomb.out.gz", "bomb"), b" 1088  1088  1088     13.81 ( 186.52)\n" * (1 << 19), 160, MAGMA_TEXT)
+    gzip_bomb(add("pyprof_bomb.csv.gz", "bomb"), b'"k","1","1","1"\n' * (1 << 20), 190, b'"Kernel","Sil(ns)","FLOPs","Bytes"\n')
+    add("truncated.csv.gz", "truncated").write_bytes(gzip.compress(PYPROF_CSV * 50)[:300])
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), buffer)
+    add("wrong_schema.parquet", "parquet").write_bytes(buffer.getvalue())
+    con = sqlite3.connect(add("not_nsys.sqlite", "sqlite"))
+    con.executescript("CREATE TABLE foo(x); INSERT INTO foo VALUES (1);")
+    con.commit()
+    con.close()
+    recursive_view_sqlite(add("recursive.sqlite", "view"))
+    os.symlink("loop_b.out", add("loop_a.out", "loop"))
+    os.symlink("loop_a.out", add("loop_b.out", "loop"))
+    odd = os.fsencode(base) + b"/caf\xe9"
+    os.mkdir(odd)
+    made[os.fsdecode(b"caf\xe9")] = "non-utf8"
+    with open(odd + b"/testing_dgemm_\xff.out", "wb") as out:
+        out.write(MAGMA_TEXT)
+    with open(odd + b"/run_\xff.csv", "wb") as out:
+        out.write(PYPROF_CSV)
+    add("evil\x1b[2J\x1b]0;pwned\x07.out", "escape").write_bytes(MAGMA_TEXT)
+    add("deep", "deep").mkdir()
+    deep_folder(base / "deep")
+    if not IS_ROOT:
+        locked = add("locked", "unreadable")
+        locked.mkdir()
+        (locked / "testing_dgemm.out").write_bytes(MAGMA_TEXT)
+        locked.chmod(0)
+    return made
+
+
+# --- running the CLI under limits --------------------------------------------------------------
+
+def _limits() -> None:  # in the child, before exec: memory bounded, and a hang ends in SIGALRM
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    signal.alarm(TIMEOUT_S)
+
+
+def run_limited(args: list[str], tmp: Path) -> tuple[int, str, str, int, float]:
+    """(exit code, stdout, stderr, peak RSS in KB, seconds) of `gpuscope ARGS` in a child with
+    RLIMIT_AS and an alarm. wait4 gives this child's own peak RSS."""
+    out, err = tmp / "stdout", tmp / "stderr"
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("GPUSCOPE_MAX_FILE_MB", None)
+    start = time.monotonic()
+    with out.open("wb") as o, err.open("wb") as e:
+        child = subprocess.Popen([GPUSCOPE, *args], stdout=o, stderr=e, stdin=subprocess.DEVNULL, preexec_fn=_limits, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    took = time.monotonic() - start
+    return (child.returncode, out.read_bytes().decode("utf-8", "replace"), err.read_bytes().decode("utf-8", "replace"),
+            usage.ru_maxrss, took)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    base = tmp_path_factory.mktemp("hostile") / "in"
+    made = hostile_folder(base)
+    yield base, made
+    for path in base.iterdir():  # a FIFO and an unreadable folder must not trouble the clean-up
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(0o755)
+
+
+PEAKS: dict[str, int] = {}
+
+
+@pytest.mark.parametrize("command", ["magma", "kernels"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_cli_fuzz_hostile_folder(hostile: tuple[Path, dict[str, str]], tmp_path: Path, command: str, fmt: str) -> None:
+    """No traceback, no hang, under 1 GB of RSS, and every hostile entry named with a reason."""
+    base, made = hostile
+    code, out, err, peak_kb, took = run_limited([command, str(base), "--format", fmt, "--width", "20000"], tmp_path)
+    PEAKS[f"{command} {fmt}"] = peak_kb
+    print(f"{command} --format {fmt}: exit {code}, peak RSS {peak_kb / 1024:.0f} MB, {took:.1f} s")
+    both = (json.dumps(json.loads(out), ensure_ascii=False) if fmt == "json" and out.strip() else out) + err
+    assert code in (0, 1), f"exit {code} (signal?) after {took:.1f} s\n{err[-3000:]}"
+    assert "Traceback" not in both, err[-3000:]
+    assert peak_kb < RSS_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
+    for name, what in made.items():
+        if what == "good" or (command == "magma" and what == "non-utf8"):
+            continue
+        shown = {"non-utf8": "caf\ufffd", "escape": "evil", "deep": "name too long"}.get(what, name)
+        assert shown.lower() in both.lower(), f"{what} entry {name!r} not named in the output"
+    assert "pipe.out" in both and "FIFO" in both and "character device" in both  # skipped, with the reason
+    if command == "magma":
+        assert "good_dgemm.out" in both and "evil" in both  # read, not sunk by its neighbours
+        assert "caf\ufffd/testing_dgemm_\ufffd.out" in both
+    else:
+        assert "good_pyprof.csv" in both and "caf\ufffd/run_\ufffd.csv" in both
+        assert "CUPTI_ACTIVITY_KIND_KERNEL is a view" in both
