@@ -25,6 +25,9 @@ V2_MOUNTS = ("", "unified")
 V1_CONTROLLERS = ("memory", "cpuset", "freezer", "cpuacct")
 V1_NO_LIMIT = 1 << 62
 """v1 says "no limit" with PAGE_COUNTER_MAX pages (9223372036854771712 on 4 KiB pages)."""
+MAX_CPUS = 1 << 16
+"""Highest cpu id a cpulist may name (the kernel's NR_CPUS is at most 8192): a garbled
+`0-99999999999` is an error, not a set that fills the memory."""
 NOT_A_JOB = {"system", "slurm"}
 """slurmstepd.scope/system holds slurmstepd itself; step_*/slurm too: not the user's work."""
 
@@ -65,12 +68,17 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
     for part in text.strip().split(","):
         if not part:
             continue
-        span, _, stride = part.partition(":")
+        span, _, stride = part.strip().partition(":")
         lo, _, hi = span.partition("-")
-        first, last = int(lo), int(hi or lo)
-        if last < first:
+        if not all(x.isascii() and x.isdigit() and len(x) <= 6 for x in (lo, hi or lo)):
             raise ValueError(f"bad cpu range {part!r}")
-        used, group = (int(x) for x in stride.split("/")) if stride else (1, 1)
+        first, last = int(lo), int(hi or lo)
+        if last < first or last >= MAX_CPUS:
+            raise ValueError(f"bad cpu range {part!r}")
+        used, _, group = stride.partition("/") if stride else ("1", "", "1")
+        if not all(x.isascii() and x.isdigit() and len(x) <= 6 for x in (used, group)) or int(group) == 0:
+            raise ValueError(f"bad cpu stride {part!r}")
+        used, group = int(used), int(group)
         cpus.update(c for c in range(first, last + 1) if (c - first) % group < used)
     return tuple(sorted(cpus))
 
@@ -78,7 +86,7 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
 def _read(path: Path, problems: list[str]) -> str | None:
     """File text, or None: missing is silent (caller decides), unreadable becomes a problem."""
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8", errors="replace")  # names in /proc/PID/cgroup are any bytes
     except FileNotFoundError:
         return None
     except PermissionError:
@@ -219,7 +227,7 @@ def procs_below(top: Path, version: int, problems: list[str] | None = None) -> f
         text = _read(folder / "cgroup.procs", problems)
         if text is None and version == 1:
             text = _read(folder / "tasks", problems)  # thread ids: old kernels lack cgroup.procs
-        pids.update(int(t) for t in (text or "").split() if t.isdigit())
+        pids.update(int(t) for t in (text or "").split() if t.isascii() and t.isdigit() and len(t) <= 18)
     return frozenset(pids)
 
 
@@ -275,7 +283,7 @@ def read_job_cgroup(root: str | os.PathLike[str], cg: JobCgroup) -> CgroupReadin
             stat_file = used_file.parent / "memory.stat"
             for line in (_read(stat_file, out.problems) or "").splitlines():
                 key, _, value = line.partition(" ")
-                if key in stat_keys and value.strip().isdigit():
+                if key in stat_keys and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 20:
                     out.memory_stat[stat_keys[key]] = int(value)
     if procs_dir is not None:
         out.pids = procs_below(procs_dir, cg.version, out.problems)

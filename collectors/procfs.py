@@ -65,6 +65,26 @@ def read_text(path: str) -> str:
         return ""
 
 
+def stat_ppid(data: bytes) -> int | None:
+    """The parent pid (field 4) of a `/proc/PID/stat` line, or None when garbled.
+
+    comm (field 2) is free bytes ("a) (b", spaces, newlines, invalid UTF-8), so fields are
+    counted from the LAST ')'."""
+    fields = data.rpartition(b")")[2].split()
+    if b")" not in data or len(fields) < 2 or not fields[1].isdigit() or len(fields[1]) > 18:
+        return None
+    return int(fields[1])
+
+
+def status_uid(data: bytes) -> int | None:
+    """The real uid (first number of the `Uid:` line) of a `/proc/PID/status`, or None."""
+    for line in data.splitlines():
+        if line.startswith(b"Uid:"):
+            values = line[4:].split()
+            return int(values[0]) if values and values[0].isdigit() and len(values[0]) <= 18 else None
+    return None
+
+
 def uptime(proc: str) -> float | None:
     """Seconds since boot, from `proc`/uptime, else wall time minus `btime` of `proc`/stat;
     None when neither can be read."""

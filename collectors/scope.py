@@ -9,6 +9,11 @@ own process when started inside the allocation, else a PID from `scontrol listpi
 node's CPUs, memory and GPU indices; the job's environment for GPUs (SLURM_JOB_GPUS,
 CUDA_VISIBLE_DEVICES). A node scope has empty `pids`, meaning every process; for the other
 kinds an empty set means no process.
+
+Label, evidence and problems quote outside text (scontrol's messages and fields, user names,
+cgroup paths): they leave here cleaned of escape sequences (`metrics.safe_text`), so every
+screen, table and stderr line that shows them is safe; `cgroup` stays raw (it is a path that
+`refresh` reads again) and is cleaned where shown.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from gpuscope.collectors import cgroups, slurm
+from gpuscope.collectors import cgroups, procfs, slurm
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import AllocatedGpu, JobScope
 
 _UUID = re.compile(r"(GPU|MIG)-[0-9A-Za-z/.-]+")
@@ -33,15 +39,52 @@ def resolve_scope(job: str | int | None = None, user: str | None = None, pid: in
     (started inside an allocation), else the node."""
     env = os.environ if env is None else env
     runner = slurm.SubprocessRunner() if runner is None else runner
+    try:
+        return _resolve(job, user, pid, Path(root), env, runner, self_pid)
+    except Exception as exc:  # noqa: BLE001 - output we could not read must not stop the host, GPU and process views
+        kind, what = ("job", job) if job is not None else ("pid", pid) if pid is not None else ("user", user) if user is not None else ("job", env.get("SLURM_JOB_ID"))
+        return _cleaned(JobScope(kind=kind, label=f"{kind} {what}", job_id=str(what) if kind == "job" else None,
+                                 problems=(f"could not work out the {kind} scope: {type(exc).__name__}: {exc}",)))
+
+
+def _resolve(job: str | int | None, user: str | None, pid: int | None, root: Path, env: Mapping[str, str], runner: slurm.Runner, self_pid: int | None) -> JobScope:
     if job is not None:
-        return _job_scope(str(job), Path(root), env, runner, self_pid, auto=False)
+        return _cleaned(_job_scope(str(job), Path(root), env, runner, self_pid, auto=False))
     if pid is not None:
-        return _pid_scope(int(pid), Path(root))
+        return _cleaned(_pid_scope(int(pid), Path(root)))
     if user is not None:
-        return _user_scope(str(user), Path(root))
+        return _cleaned(_user_scope(str(user), Path(root)))
     if env.get("SLURM_JOB_ID"):
-        return _job_scope(env["SLURM_JOB_ID"], Path(root), env, runner, self_pid, auto=True)
-    return JobScope(kind="node", label=f"node {hostname(Path(root))}", evidence=("node scope: every process on this machine",))
+        return _cleaned(_job_scope(env["SLURM_JOB_ID"], Path(root), env, runner, self_pid, auto=True))
+    return _cleaned(JobScope(kind="node", label=f"node {hostname(Path(root))}", evidence=("node scope: every process on this machine",)))
+
+
+def _cleaned(scope: JobScope) -> JobScope:
+    """The scope with its texts (label, evidence, problems, a job's user) safe to display."""
+    return dataclasses.replace(
+        scope, label=clean(scope.label), evidence=tuple(clean(e) for e in scope.evidence),
+        problems=tuple(dict.fromkeys(clean(p) for p in scope.problems)),
+        user=clean(scope.user) if scope.user is not None and scope.kind == "job" else scope.user,
+    )
+
+
+def missing(job: str | int | None = None, user: str | None = None, pid: int | None = None, root: str | os.PathLike[str] = "/", runner: slurm.Runner | None = None) -> str | None:
+    """Why the asked-for scope does not exist ("no such user: x"), or None when it does or
+    cannot be told (scontrol missing or slurmctld down: the scope's problems say so then).
+    The command line checks this first: a scope that does not exist is a usage error (as
+    `htop -u nosuchuser`), not an empty view. A job costs one `scontrol show job` call."""
+    base = Path(root)
+    if pid is not None:
+        return None if int(pid) > 0 and (base / "proc" / str(pid)).is_dir() else clean(f"no such process: {pid}")
+    if user is not None:
+        return None if _uid_for(base, str(user)) is not None else clean(f"no such user: {user}")
+    if job is not None:
+        job_id = str(job)
+        if not slurm.JOB_ID.fullmatch(job_id):
+            return f"{job_id!r} is not a Slurm job id (expected digits, e.g. 12345 or 12345_7)"
+        _info, problem = slurm.show_job(slurm.SubprocessRunner() if runner is None else runner, job_id)
+        return clean(problem) if problem and "does not exist" in problem else None
+    return None
 
 
 def refresh(scope: JobScope, root: str | os.PathLike[str] = "/") -> JobScope:
@@ -57,7 +100,7 @@ def refresh(scope: JobScope, root: str | os.PathLike[str] = "/") -> JobScope:
         reading = cgroups.read_job_cgroup(base, cg)
         return dataclasses.replace(scope, pids=reading.pids, memory_used=reading.memory_used, memory_peak=reading.memory_peak)
     if scope.cgroup:
-        gone = f"the job cgroup {scope.cgroup} is gone: the job has ended on this node"
+        gone = f"the job cgroup {clean(scope.cgroup)} is gone: the job has ended on this node"
         problems = scope.problems if gone in scope.problems else (*scope.problems, gone)
         return dataclasses.replace(scope, pids=frozenset(), memory_used=None, problems=problems)
     # No cgroup (proctrack/linuxproc, pid scope): the processes still alive plus their
@@ -103,7 +146,7 @@ def _job_scope(job_id: str, base: Path, env: Mapping[str, str], runner: slurm.Ru
     alloc = slurm.node_alloc(info, here) if info else None
     if info and info.state and info.state != "RUNNING":
         problems.append(f"job {job_id} is {info.state}" + (": it has no processes yet" if info.state == "PENDING" else ""))
-    elif info and info.node_list and not pids and here not in slurm.expand_hostlist(info.node_list):
+    elif info and info.node_list and not pids and not slurm.hostlist_contains(info.node_list, here):
         problems.append(f"job {job_id} runs on {info.node_list}, not on this node ({here}): run gpuscope there, e.g. srun --jobid={job_id} --overlap --pty gpuscope")
     elif not pids and not problems:
         problems.append(f"no process of job {job_id} found on this node (no job cgroup, and scontrol listpids lists none)")
@@ -213,7 +256,7 @@ def _user_scope(name: str, base: Path) -> JobScope:
 
 def hostname(base: Path) -> str:
     try:
-        return (base / "proc/sys/kernel/hostname").read_text().strip().split(".")[0]
+        return procfs.read_bytes(str(base / "proc/sys/kernel/hostname")).decode("utf-8", "replace").strip().split(".")[0]
     except OSError:
         return os.uname().nodename.split(".")[0]
 
@@ -230,12 +273,11 @@ def descendants(base: Path, roots: Iterable[int]) -> frozenset[int]:
     children: dict[int, list[int]] = {}
     for p in _proc_pids(base):
         try:
-            stat = (base / "proc" / str(p) / "stat").read_text()
+            ppid = procfs.stat_ppid(procfs.read_bytes(str(base / "proc" / str(p) / "stat")))
         except OSError:
             continue  # exited between listing and reading
-        fields = stat.rpartition(")")[2].split()  # comm may hold spaces and ')'
-        if len(fields) > 1 and fields[1].isdigit():
-            children.setdefault(int(fields[1]), []).append(p)
+        if ppid is not None:
+            children.setdefault(ppid, []).append(p)
     found: set[int] = set()
     todo = list(roots)
     while todo:
@@ -250,17 +292,16 @@ def user_pids(base: Path, uid: int) -> frozenset[int]:
     pids = set()
     for p in _proc_pids(base):
         try:
-            status = (base / "proc" / str(p) / "status").read_text()
+            status = procfs.read_bytes(str(base / "proc" / str(p) / "status"))
         except OSError:
-            continue
-        m = re.search(r"^Uid:\s+(\d+)", status, re.M)
-        if m and int(m.group(1)) == uid:
+            continue  # exited, or hidden (hidepid)
+        if procfs.status_uid(status) == uid:
             pids.add(p)
     return frozenset(pids)
 
 
 def _uid_for(base: Path, name: str) -> int | None:
-    if name.isdigit():
+    if name.isascii() and name.isdigit() and len(name) <= 18:
         return int(name)
     if base == Path("/"):  # the real system: LDAP/SSSD users are only visible through NSS
         try:
@@ -268,7 +309,7 @@ def _uid_for(base: Path, name: str) -> int | None:
         except KeyError:
             return None
     try:
-        for line in (base / "etc/passwd").read_text().splitlines():
+        for line in (base / "etc/passwd").read_text("utf-8", "replace").splitlines():
             parts = line.split(":")
             if len(parts) > 2 and parts[0] == name and parts[2].isdigit():
                 return int(parts[2])

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import os
 import re
+import selectors
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
-from itertools import product
-from typing import Callable, Sequence
+from itertools import islice, product
+from typing import Callable, Iterable, Sequence
+
+from gpuscope.metrics.safe_text import clean
 
 TIMEOUT_S = 5.0
 JOB_ID = re.compile(r"\d+(_\d+)?(\+\d+)?")
@@ -27,7 +31,10 @@ JOB_ID = re.compile(r"\d+(_\d+)?(\+\d+)?")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w/:.()]*)=")
 """A key starts a line or follows a space: values like `cpu=8,mem=10G` hold '=' after no space."""
 _GPU_IDX = re.compile(r"gpu[^(),]*\(IDX:([^)]*)\)")
-_MEM = re.compile(r"(\d+(?:\.\d+)?)([KMGTP]?)", re.I)
+_MEM = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTP]?)", re.I)
+MAX_IDS = 1 << 16
+"""Most ids one range or host list may expand to (Slurm's CPU ids and nodes are far fewer):
+a garbled `0-99999999999` must not take the memory of the machine."""
 
 
 @dataclass(frozen=True)
@@ -35,32 +42,81 @@ class CommandResult:
     returncode: int
     stdout: str
     stderr: str
+    timed_out: bool = False
+    """The command was killed at the timeout; stdout/stderr hold what it wrote before."""
+    truncated: bool = False
+    """The command wrote more than `MAX_OUTPUT` bytes: it was killed and the rest is not read."""
 
 
 Runner = Callable[[Sequence[str]], CommandResult]
 
+MAX_OUTPUT = 4 << 20
+"""Bytes kept of a command's stdout (and of its stderr): `scontrol show job -d` of a huge
+array job is a few hundred KB; a runaway or hostile reply must not take seconds and GBs."""
+DRAIN_S = 0.2
+"""After the command exits, how long to wait for the end of its output: a child it left
+behind holding stdout open must not make us wait for the timeout and drop the reply."""
+
 
 class SubprocessRunner:
-    """Runs a command with a timeout; raises FileNotFoundError / subprocess.TimeoutExpired."""
+    """Runs a command with a timeout and a bound on what is read; never raises on its output.
 
-    def __init__(self, timeout: float = TIMEOUT_S) -> None:
+    Raises FileNotFoundError (no such command) and other OSError from starting it. Output is
+    decoded as UTF-8 with replacement; on timeout the command's process group is killed and
+    what it wrote before is returned with `timed_out` set.
+    """
+
+    def __init__(self, timeout: float = TIMEOUT_S, max_output: int = MAX_OUTPUT) -> None:
         self.timeout = timeout
+        self.max_output = max_output
 
     def __call__(self, argv: Sequence[str]) -> CommandResult:
         env = {**os.environ, "LC_ALL": "C"}
-        # Own session: on timeout we kill the group we created, so a wrapper script's children
+        # Own session: at the end we kill the group we created, so a wrapper script's children
         # cannot keep the pipes open and make us wait past the timeout.
-        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env, start_new_session=True)
-        try:
-            out, err = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        assert proc.stdout is not None and proc.stderr is not None
+        kept: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+        sizes = dict.fromkeys(kept, 0)
+        timed_out = truncated = False
+        deadline = time.monotonic() + self.timeout
+        with selectors.DefaultSelector() as sel:
+            for stream in (proc.stdout, proc.stderr):
+                sel.register(stream, selectors.EVENT_READ)
+            while sel.get_map():
+                if proc.poll() is not None:
+                    deadline = min(deadline, time.monotonic() + DRAIN_S)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = proc.returncode is None
+                    break
+                for key, _ in sel.select(min(left, 0.05)):
+                    fd = key.fd
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        continue
+                    room = self.max_output - sizes[fd]
+                    kept[fd].append(chunk[:room])
+                    sizes[fd] += min(len(chunk), room)
+                    if len(chunk) > room:
+                        truncated = True
+                if truncated:
+                    break
+        if not (timed_out or truncated) and proc.poll() is None:  # closed its output but runs on
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:  # it ended just as the timeout fired
-                pass
-            proc.communicate()
-            raise
-        return CommandResult(proc.returncode, out, err)
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the command if still running, and anything it left behind
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.stdout.close()
+        proc.stderr.close()
+        returncode = proc.wait()
+        out, err = (b"".join(parts).decode("utf-8", "replace") for parts in kept.values())
+        return CommandResult(returncode, out, err, timed_out=timed_out, truncated=truncated)
 
 
 def run(runner: Runner, argv: Sequence[str]) -> tuple[CommandResult | None, str | None]:
@@ -74,13 +130,19 @@ def run(runner: Runner, argv: Sequence[str]) -> tuple[CommandResult | None, str 
         return None, f"`{what}` did not answer within {exc.timeout:g} s: slurmctld may be down or overloaded"
     except OSError as exc:
         return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
+    if result.timed_out:
+        timeout = getattr(runner, "timeout", TIMEOUT_S)
+        kept = "; what it wrote before is used" if result.stdout.strip() else ""
+        return result, f"`{what}` did not answer within {timeout:g} s: slurmctld may be down or overloaded{kept}"
+    if result.truncated:
+        return result, f"`{what}` wrote more than {MAX_OUTPUT >> 20} MB: only the first {MAX_OUTPUT >> 20} MB are read"
     if result.returncode != 0:
         text = (result.stderr or result.stdout).strip()
         if "Invalid job id" in text:
             return result, f"Slurm job {argv[-1]} does not exist (finished jobs are forgotten after MinJobAge, 300 s by default)"
         if "configuration source" in text or "slurm.conf" in text:
             return result, f"`{what}` found no Slurm configuration (set SLURM_CONF?)"
-        last = text.splitlines()[-1] if text else f"exit status {result.returncode}"
+        last = clean(text.splitlines()[-1]) if text else f"exit status {result.returncode}"
         return result, f"`{what}` failed: {last}"
     return result, None
 
@@ -119,26 +181,81 @@ def mem_bytes(text: str | None) -> int | None:
     m = _MEM.fullmatch((text or "").strip())
     if not m:
         return None
-    return int(float(m.group(1)) * 1024 ** "KMGTP".index((m.group(2) or "M").upper()) * 1024)
+    try:
+        return int(float(m.group(1)) * 1024 ** "KMGTP".index((m.group(2) or "M").upper()) * 1024)
+    except OverflowError:  # hundreds of digits: not a size
+        return None
 
 
-def expand_hostlist(text: str) -> list[str]:
-    """`cn[01-03,07],gpu1` -> cn01 cn02 cn03 cn07 gpu1 (zero padding kept; several [] nest)."""
+def _hostlist_parts(text: str) -> list[list[str | list[tuple[str, str]]]]:
+    """Each comma-separated name as pieces: literal text, or a bracket's ranges [(lo, hi)].
+
+    A bracket that is not ranges of digits (`cn[a-b]`, `cn[3-1]`) is kept as literal text:
+    such a name then matches nothing, instead of raising."""
+    parts = []
+    for part in re.findall(r"(?:[^,\[]|\[[^\]]*\]?)+", text):
+        pieces: list[str | list[tuple[str, str]]] = []
+        for i, piece in enumerate(re.split(r"\[([^\]]*)\]", part)):
+            ranges = []
+            if i % 2:
+                for rng in piece.split(","):
+                    lo, _, hi = rng.partition("-")
+                    hi = hi or lo
+                    if not (_number(lo) and _number(hi) and int(lo) <= int(hi)):
+                        ranges = []
+                        break
+                    ranges.append((lo, hi))
+            if ranges:
+                pieces.append(ranges)
+            elif i % 2:
+                pieces.append(f"[{piece}]")
+            else:
+                pieces.append(piece)
+        parts.append(pieces)
+    return parts
+
+
+def _range_names(lo: str, hi: str) -> range:
+    return range(int(lo), int(hi) + 1)
+
+
+def expand_hostlist(text: str, limit: int = MAX_IDS) -> list[str]:
+    """`cn[01-03,07],gpu1` -> cn01 cn02 cn03 cn07 gpu1 (zero padding kept; several [] nest).
+
+    At most `limit` names (ask `hostlist_contains` whether a host is in a list: it expands
+    nothing); a bracket that is not digit ranges stays as written."""
     hosts: list[str] = []
-    for part in re.findall(r"(?:[^,\[]|\[[^\]]*\])+", text):
-        pieces = re.split(r"\[([^\]]*)\]", part)
-        choices: list[list[str]] = []
-        for i, piece in enumerate(pieces):
-            if i % 2 == 0:
+    for pieces in _hostlist_parts(text):
+        choices: list[Iterable[str]] = []
+        for piece in pieces:
+            if isinstance(piece, str):
                 choices.append([piece])
-                continue
-            names: list[str] = []
-            for rng in piece.split(","):
-                lo, _, hi = rng.partition("-")
-                names += [str(n).zfill(len(lo)) for n in range(int(lo), int(hi or lo) + 1)]
-            choices.append(names)
-        hosts += ["".join(combo) for combo in product(*choices)]
+            else:
+                choices.append([str(n).zfill(len(lo)) for lo, hi in piece for n in islice(_range_names(lo, hi), limit)])
+        for combo in product(*choices):
+            if len(hosts) >= limit:
+                return hosts
+            hosts.append("".join(combo))
     return hosts
+
+
+def hostlist_contains(text: str, host: str) -> bool:
+    """Whether `host` is one of the names of host list `text`, without expanding it."""
+
+    def match(rest: str, pieces: list[str | list[tuple[str, str]]]) -> bool:
+        if not pieces:
+            return not rest
+        piece, more = pieces[0], pieces[1:]
+        if isinstance(piece, str):
+            return rest.startswith(piece) and match(rest[len(piece):], more)
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        for k in range(1, digits + 1):
+            number = rest[:k]
+            if any(int(lo) <= int(number) <= int(hi) and number == str(int(number)).zfill(len(lo)) for lo, hi in piece) and match(rest[k:], more):
+                return True
+        return False
+
+    return any(match(host, pieces) for pieces in _hostlist_parts(text))
 
 
 def _pairs(line: str) -> dict[str, str]:
@@ -146,17 +263,24 @@ def _pairs(line: str) -> dict[str, str]:
     return {k.group(1): line[k.end(): keys[i + 1].start() if i + 1 < len(keys) else len(line)].strip() for i, k in enumerate(keys)}
 
 
-def id_list(text: str) -> tuple[int, ...]:
+def id_list(text: str, limit: int = MAX_IDS) -> tuple[int, ...]:
+    """`0-3,8` -> 0 1 2 3 8 (Slurm's CPU_IDs, GPU IDX); parts that are not ids are skipped;
+    at most `limit` ids."""
     out: list[int] = []
     for part in filter(None, text.split(",")):
         lo, _, hi = part.partition("-")
-        if lo.isdigit() and (hi.isdigit() or not hi):
-            out += range(int(lo), int(hi or lo) + 1)
+        if _number(lo) and (_number(hi) or not hi):
+            out += islice(range(int(lo), int(hi or lo) + 1), max(0, limit - len(out)))
     return tuple(out)
 
 
+def _number(text: str) -> bool:
+    """ASCII digits of a sane length (`int()` takes '²' and refuses 5000 digits)."""
+    return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
+
+
 def _int(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None
+    return int(text) if text and _number(text) else None
 
 
 def parse_show_job(text: str, job_id: str | None = None) -> JobInfo | None:
@@ -199,7 +323,7 @@ def parse_show_job(text: str, job_id: str | None = None) -> JobInfo | None:
 def node_alloc(info: JobInfo, hostname: str) -> NodeAlloc | None:
     """This node's `Nodes=` record (the only one when the job has one node)."""
     for alloc in info.nodes:
-        if hostname in expand_hostlist(alloc.nodes):
+        if hostlist_contains(alloc.nodes, hostname):
             return alloc
     return info.nodes[0] if len(info.nodes) == 1 and (info.num_nodes or 1) == 1 else None
 
@@ -208,10 +332,16 @@ def show_job(runner: Runner, job_id: str) -> tuple[JobInfo | None, str | None]:
     if not JOB_ID.fullmatch(job_id):
         return None, f"{job_id!r} is not a Slurm job id (expected digits, e.g. 12345 or 12345_7)"
     result, problem = run(runner, ["scontrol", "show", "job", "-d", job_id])
-    if problem or result is None:
+    partial = result is not None and (result.timed_out or result.truncated)
+    if result is None or (problem and not partial):
         return None, problem
-    info = parse_show_job(result.stdout, job_id)
-    return (info, None) if info else (None, f"could not read `scontrol show job -d {job_id}` output")
+    try:
+        info = parse_show_job(result.stdout, job_id)
+    except Exception as exc:  # noqa: BLE001 - a reply we cannot read is a problem line, not a crash
+        return None, clean(f"could not read `scontrol show job -d {job_id}` output: {type(exc).__name__}: {exc}")
+    if info is None:
+        return None, problem or f"could not read `scontrol show job -d {job_id}` output"
+    return info, problem
 
 
 def list_pids(runner: Runner, job_id: str) -> tuple[frozenset[int], str | None]:
@@ -221,13 +351,14 @@ def list_pids(runner: Runner, job_id: str) -> tuple[frozenset[int], str | None]:
     result, problem = run(runner, ["scontrol", "listpids", job_id])
     if result is not None and problem and ("no steps" in result.stderr or "does not exist on this node" in result.stderr):
         return frozenset(), None  # not an error: no process of the job runs here (the scope says why)
-    if problem or result is None:
+    partial = result is not None and (result.timed_out or result.truncated)
+    if result is None or (problem and not partial):
         return frozenset(), problem
     # Header `PID JOBID STEPID LOCALID GLOBALID`, then one row per process. The JOBID column is
     # the numeric id, so it can only be checked for plain ids (array/het ids differ from it).
     rows = [line.split() for line in result.stdout.splitlines()]
     plain = job_id.isdigit()
-    return frozenset(int(r[0]) for r in rows if len(r) >= 2 and r[0].isdigit() and (not plain or r[1] == job_id)), None
+    return frozenset(int(r[0]) for r in rows if len(r) >= 2 and _number(r[0]) and (not plain or r[1] == job_id)), problem
 
 
 def job_sluid(runner: Runner, job_id: str) -> str | None:

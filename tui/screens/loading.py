@@ -2,7 +2,9 @@
 
 Reading can take seconds (thousands of files, a 10-million-row profile), so it runs in a worker
 thread and the main thread only gets the finished model, as `Loaded`, or the reason it could
-not be built, as `LoadFailed`: never a traceback. Subclasses say how to build the model
+not be built, as `LoadFailed`: never a traceback. File names and error messages come from
+outside: `paths_text` and `show_empty` pass them through `metrics.safe_text` (an escape
+sequence in a folder name must not retitle or clear the terminal). Subclasses say how to build the model
 (`read_model`) and handle the two messages (`on_loading_screen_loaded`, `..._load_failed`).
 """
 
@@ -18,6 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, LoadingIndicator, Static
 
+from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.tui.widgets.findings import FindingsPane
 
 
@@ -59,10 +62,11 @@ class LoadingScreen(Screen[None]):
             yield FindingsPane(id=f"{prefix}empty-findings")
 
     def show_empty(self, text: str, findings: Sequence[object]) -> None:
-        """Switch to the empty state: `text` says why, `findings` (if any) what was skipped."""
+        """Switch to the empty state: `text` says why (cleaned here: it names files and holds
+        error messages), `findings` (if any) what was skipped."""
         prefix = self.STATE_PREFIX
         self.query_one(f"#{self.VIEW_ID}", Static).update(Text("Nothing to show"))
-        self.query_one(f"#{prefix}empty-message", Static).update(Text(text))
+        self.query_one(f"#{prefix}empty-message", Static).update(Text(clean_lines(text)))
         pane = self.query_one(f"#{prefix}empty-findings", FindingsPane)
         pane.show(findings)  # type: ignore[arg-type]
         pane.display = bool(findings)
@@ -85,4 +89,5 @@ class LoadingScreen(Screen[None]):
             self.post_message(self.Loaded(model))
 
     def paths_text(self) -> str:
-        return ", ".join(str(p) for p in self.paths) or self.INJECTED
+        """The paths read, cleaned for display (titles, loading and empty messages)."""
+        return ", ".join(clean(p) for p in self.paths) or self.INJECTED

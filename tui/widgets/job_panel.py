@@ -3,7 +3,8 @@ with peaks, the verdicts in plain words, and the evidence for each allocation.
 
 Verdicts first (most serious first, the fine ones on one line), then allocation versus use:
 side by side when wide, verdicts on top when narrow, so a short terminal keeps them. Everything that came from
-the system (labels, cgroup paths, evidence) is `Text`, never markup.
+the system (labels, cgroup paths, evidence, scontrol's messages) is `Text`, never markup, and
+passes through `metrics.safe_text.clean` (no escape sequence reaches the terminal).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from gpuscope.metrics.history import History
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import scope_memory_used
 from gpuscope.metrics.units import human_bytes
@@ -54,9 +56,9 @@ def use_lines(snapshot: Snapshot, history: History) -> list[Text]:
             mem.append(f" ({peak / limit:.0%})")
         out = [cpu, mem, gpu_line(snapshot, history)]
     for problem in scope.problems:
-        out.append(Text("✖ " + problem, style="red"))
+        out.append(Text("✖ " + clean(problem), style="red"))
     if scope.evidence:
-        out.append(Text("evidence: " + " · ".join(scope.evidence), style="dim"))
+        out.append(Text("evidence: " + " · ".join(clean(e) for e in scope.evidence), style="dim"))
     return out
 
 
@@ -89,9 +91,9 @@ def verdict_lines(found: tuple[Verdict, ...]) -> list[Text]:
             continue
         icon, style = ICONS.get(v.severity, ("·", ""))
         line = Text().append(icon + " ", style=style)
-        line.append(v.text, style=style.replace("bold ", ""))
+        line.append(clean(v.text), style=style.replace("bold ", ""))
         out.append(line)
-    fine = [v.text for v in found if v.severity == "ok"]
+    fine = [clean(v.text) for v in found if v.severity == "ok"]
     if fine:  # what is fine shares one line: the problems need the room
         icon, style = ICONS["ok"]
         out.append(Text().append(icon + " ", style=style).append(" · ".join(fine)))
@@ -119,9 +121,9 @@ class JobPanel(Horizontal):
         yield Static(Text("waiting for the first reading…", style="dim"), id="job-use", markup=False)
 
     def show(self, snapshot: Snapshot, history: History, found: tuple[Verdict, ...]) -> None:
-        title = Text().append(snapshot.scope.label or snapshot.scope.kind, style="bold")
+        title = Text().append(clean(snapshot.scope.label or snapshot.scope.kind), style="bold")
         if snapshot.scope.cgroup:
-            title.append(f" · {snapshot.scope.cgroup}", style="dim")
+            title.append(f" · {clean(snapshot.scope.cgroup)}", style="dim")
         set_border_title(self, title)
         set_text(self.query_one("#job-use", Static), Text("\n").join(use_lines(snapshot, history)))
         verdicts = self.query_one("#job-verdicts", Static)

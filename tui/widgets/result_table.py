@@ -1,7 +1,8 @@
 """Provides `ResultTableView`: a `DataTable` that shows a `ResultTable` model.
 
 The model stays on the widget (`.model`) so export and tests read the model, never the cells.
-Every cell is a `rich.text.Text`, so `[bold]` in an environment name is shown as typed.
+Every cell is a `rich.text.Text`, so `[bold]` in an environment name is shown as typed; cells
+are cleaned by `ResultTable.cell_text`, column headers here (`metrics.safe_text`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import ResultTable
 
 
@@ -47,8 +49,9 @@ class ResultTableView(DataTable[Text]):
         for i in shown:
             col = model.columns[i]
             cap = caps[i]
-            width = min(cap, max([cell_len(col.header), *(cell_len(model.cell_text(r, i)) for r in range(len(model.rows)))])) if cap else None
-            self.add_column(Text(col.header, justify="right" if numeric[i] else "left"), key=col.key, width=width)
+            header = clean(col.header)
+            width = min(cap, max([cell_len(header), *(cell_len(model.cell_text(r, i)) for r in range(len(model.rows)))])) if cap else None
+            self.add_column(Text(header, justify="right" if numeric[i] else "left"), key=col.key, width=width)
         for r in range(len(model.rows)):
             self.add_row(*(_cell(model.cell_text(r, i), numeric[i], caps[i]) for i in shown))
         if model.rows:
