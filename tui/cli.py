@@ -15,6 +15,7 @@ from typing import Sequence
 
 from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
+from gpuscope.metrics.safe_text import clean_lines
 
 TABLES = ("summary", "comparison", "findings", "runs", "rows", "scope", "verdicts", "gpus", "host", "top")
 KERNEL_TABLES = ("summary", "kernels", "transfers", "metrics", "runs", "grouped", "findings")
@@ -106,8 +107,14 @@ def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str] = 
     parser.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
+def _say(message: object) -> None:
+    """One message on stderr: file names, scontrol's words and findings are outside text, so
+    cleaned of escape sequences (a folder named `\x1b]0;...` must not retitle the terminal)."""
+    print(f"gpuscope: {clean_lines(message)}", file=sys.stderr)
+
+
 def _fail(message: str, code: int = 1) -> int:
-    print(f"gpuscope: {message}", file=sys.stderr)
+    _say(message)
     return code
 
 
@@ -125,13 +132,13 @@ def _emit(args: argparse.Namespace, fmt: str, text: str) -> int:
         export.write_text(args.output, text)
     except OSError as exc:
         return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-    print(f"wrote {args.output} ({fmt})", file=sys.stderr)
+    print(clean_lines(f"wrote {args.output} ({fmt})"), file=sys.stderr)
     return 0
 
 
 def _print_findings(findings: Sequence[Finding]) -> None:
     for finding in findings:
-        print(f"gpuscope: {finding.where() + ': ' if finding.where() else ''}{finding.message}", file=sys.stderr)
+        _say(f"{finding.where() + ': ' if finding.where() else ''}{finding.message}")
 
 
 def run_magma(args: argparse.Namespace) -> int:
@@ -202,6 +209,11 @@ def run_watch(args: argparse.Namespace) -> int:
         return _fail("--interval must be between 0.5 and 10 seconds", 2)
     if (problem := _check_demo(args.demo)) is not None:
         return _fail(problem, 2)
+    if args.job is not None or args.user is not None or args.pid is not None:
+        from gpuscope.collectors.scope import missing
+
+        if (problem := missing(job=args.job, user=args.user, pid=args.pid)) is not None:
+            return _fail(problem, 2)  # before the screen opens or a reading is printed
     if not (args.once or args.format or args.output):
         from gpuscope.tui.app import GpuscopeApp
         from gpuscope.tui.screens.watch import WatchScreen
@@ -231,7 +243,7 @@ def run_watch(args: argparse.Namespace) -> int:
     if _emit(args, fmt, text):
         return 1
     for problem in snapshot.scope.problems:
-        print(f"gpuscope: {problem}", file=sys.stderr)
+        _say(problem)
     return 0
 
 
