@@ -338,7 +338,7 @@ def _compare(sample: np.ndarray, base: np.ndarray, higher: object, what: str, wh
     if p >= ALPHA:
         return p, f"within run-to-run spread (p = {p:.2g})"
     larger = np.median(sample) > np.median(base)
-    if higher is True or higher is False:
+    if isinstance(higher, (bool, np.bool_)):
         word = "better" if larger == bool(higher) else "worse"
     else:
         word = "higher" if larger else "lower"
