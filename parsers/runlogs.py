@@ -639,7 +639,7 @@ def _read_reframe(text: str, label: str, findings: list[Finding]) -> list[_Run]:
         if m:
             key = (m.group("time"), m.group("info"), m.group("jobid"))
             groups.setdefault(key, (i + 1, []))[1].append((m.group("var").strip(), fmt.to_float(m.group("value")), m.group("unit").strip()))
-    for (time, info, jobid), (line_no, perf) in groups.items():
+    for (_time, info, jobid), (line_no, perf) in groups.items():
         run = _Run(f"{label}:{line_no}", "reframe")
         run.benchmark = info.split(" @")[0].split(" %")[0].strip()
         run.job_id = jobid or None
@@ -821,7 +821,7 @@ def _script_counts(script: Path, findings: list[Finding], label: str) -> tuple[C
     text, _problems = read_text(script, str(script), max_bytes=1 << 20)
     if text is None:
         return counts, None, None
-    for line_no, line in enumerate(text.splitlines(), 1):
+    for line in text.splitlines():
         m = fmt.SBATCH_LINE.match(line)
         if not m:
             continue
