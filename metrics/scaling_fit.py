@@ -198,8 +198,26 @@ def karp_flatt_trend(summary: pd.DataFrame) -> str | None:
     from scipy.stats import spearmanr
 
     rho = float(spearmanr(p, e).statistic)
-    if rho >= 0.8 and last > first:
-        return f"serial fraction grows with p {span}: overhead (communication, synchronisation, imbalance), not serial code"
-    if rho <= -0.8 and last < first:
-        return f"serial fraction falls with p {span}: super-linear effects (caches) or a slow baseline"
+    grows, falls = rho >= 0.8 and last > first, rho <= -0.8 and last < first
+    if grows or falls:
+        low, high = _karp_flatt_range(rows[ok])
+        if low is not None and (high[0] >= low[-1] if grows else low[0] <= high[-1]):
+            return f"serial fraction {'grows' if grows else 'falls'} with p {span}, but not beyond the run-to-run spread"
+        single = "" if low is not None else " (one run per configuration: spread unknown)"
+        if grows:
+            return f"serial fraction grows with p {span}: overhead (communication, synchronisation, imbalance), not serial code{single}"
+        return f"serial fraction falls with p {span}: super-linear effects (caches) or a slow baseline{single}"
     return f"serial fraction varies with no clear trend {span}"
+
+
+def _karp_flatt_range(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """Karp-Flatt from each configuration's fastest and slowest run (against the baseline's
+    median); (None, None) when the spread is unknown (no min/max, or one run everywhere)."""
+    if not {"time_s_min", "time_s_max", "time_s_median", "baseline_resources"} <= set(rows) or not len(rows):
+        return None, None
+    fast, slow = rows["time_s_min"].to_numpy(float), rows["time_s_max"].to_numpy(float)
+    if np.all(fast == slow):
+        return None, None
+    t0 = rows["time_s_median"].to_numpy(float)[0] * rows["speedup"].to_numpy(float)[0]  # T(p0) = T(p) * S(p)
+    p_rel = rows["resources"].to_numpy(float) / float(rows["baseline_resources"].iloc[0])
+    return karp_flatt(speedup(t0, fast), p_rel), karp_flatt(speedup(t0, slow), p_rel)

@@ -204,10 +204,23 @@ def test_karp_flatt_trend_words() -> None:
     s = scaling.summarize(make_runs([1, 2, 4, 8], times))
     assert s["karp_flatt"].iloc[1:].to_numpy() == pytest.approx([0.02, 0.05, 0.09], abs=1e-9)
     words = karp_flatt_trend(s)
-    assert words == "serial fraction grows with p (0.02 -> 0.09): overhead (communication, synchronisation, imbalance), not serial code"
+    assert words == "serial fraction grows with p (0.02 -> 0.09): overhead (communication, synchronisation, imbalance), not serial code (one run per configuration: spread unknown)"
     assert karp_flatt_trend(s[s["resources"] < 8]) is None  # two values: no trend said
     falling = [100.0] + [100.0 * (v * (1 - 1 / p) + 1 / p) for p, v in zip((2, 4, 8), (0.09, 0.05, 0.02))]
     assert karp_flatt_trend(scaling.summarize(make_runs([1, 2, 4, 8], falling))).startswith("serial fraction falls with p (0.09 -> 0.02)")
+
+
+def test_karp_flatt_trend_against_run_to_run_spread() -> None:
+    e = {2: 0.02, 4: 0.05, 8: 0.09}
+    resources = [1, 1, 1] + [p for p in (2, 4, 8) for _ in range(3)]
+
+    def times(spread: float) -> list[float]:
+        return [100.0] * 3 + [100.0 * (e[p] * (1 - 1 / p) + 1 / p) * k for p in (2, 4, 8) for k in (1 - spread, 1.0, 1 + spread)]
+
+    tight = karp_flatt_trend(scaling.summarize(make_runs(resources, times(0.001))))
+    assert tight == "serial fraction grows with p (0.02 -> 0.09): overhead (communication, synchronisation, imbalance), not serial code"
+    noisy = karp_flatt_trend(scaling.summarize(make_runs(resources, times(0.3))))
+    assert noisy == "serial fraction grows with p (0.02 -> 0.09), but not beyond the run-to-run spread"
 
 
 def test_efficiency_and_falling_speedup_findings() -> None:
