@@ -146,7 +146,7 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
         times = {r: _numbers(g["time_s"]) for r, g in used.groupby("resources")}
         t0 = float(np.median(times[base])) if base is not None else math.nan
         benchmark = _first(_column(group, "benchmark", None))
-        diffs = _differences(used, base, kind) if base is not None else {}
+        diffs = _differences(used, base, kind, scaling) if base is not None else {}
         for r, g in group.groupby("resources", sort=True):
             t = times.get(r, np.array([]))
             left = Counter(g["_reason"][g["_reason"] != ""])
@@ -243,11 +243,31 @@ def _differing(runs: pd.DataFrame) -> dict[str, dict[int, list[str]]]:
     return out
 
 
-def _differences(used: pd.DataFrame, base: int, kind: str) -> dict[int, str]:
+FOLLOWERS = {"strong": {"set_local_batch_size": -1}, "weak": {"set_global_batch_size": 1}}
+"""Settings that change with the resources by the kind's own definition: under strong scaling
+(global batch constant) the local batch is global / p; under weak scaling the global batch is
+local * p. Their change is the scaling itself, not a second change."""
+
+
+def _follows(used: pd.DataFrame, column: str, scaling: str) -> bool:
+    """Whether the setting changes exactly as the resources do for this kind of scaling."""
+    power = FOLLOWERS.get(scaling, {}).get(column)
+    if power is None:
+        return False
+    values = pd.Series(_numbers(used[column]), index=used.index).groupby(used["resources"]).median()
+    if not np.all(np.isfinite(values.to_numpy()) & (values.to_numpy() > 0)):
+        return False
+    scaled = values.to_numpy() / values.index.to_numpy(float) ** power
+    return bool(np.all(np.abs(scaled / scaled[0] - 1.0) <= WORK_TOLERANCE))
+
+
+def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str = "unknown") -> dict[int, str]:
     """Per configuration: `global batch size 2048 (256 at 8 GPUs)` for each setting that differs
-    from the baseline's."""
+    from the baseline's (not those that follow the resources by the kind of scaling)."""
     notes: dict[int, list[str]] = {}
     for column, values in _differing(used).items():
+        if _follows(used, column, scaling):
+            continue
         at_base = values.get(base, [])
         for r, vs in values.items():
             if r != base and vs and at_base and vs != at_base:
@@ -303,17 +323,16 @@ def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> d
         if not differing:
             out[series] = f"only the {unit(kind)} changed (compared: {', '.join(setting_label(c) for c in known)})"
             continue
-        how, told = scaling.get((series, kind), ("unknown", ""))
-        parts = []
+        how, _ = scaling.get((series, kind), ("unknown", ""))
+        parts, follow = [], []
         for column, values in differing.items():
             shown = ", ".join(f"{'|'.join(vs) if vs else 'n/a'} at {r} {unit(kind, r)}" for r, vs in values.items())
-            parts.append(f"{setting_label(column)} {shown}")
-        axis = next((c for c in differing if told.startswith(setting_label(c))), None)
-        if how == "weak" and len(differing) == 1 and axis is not None:
-            out[series] = f"{parts[0]}: grows with the {unit(kind)}, so read as weak scaling (work per worker constant)"
+            (follow if _follows(used, column, how) else parts).append(f"{setting_label(column)} {shown}")
+        following = f"{'; '.join(follow)}: follows the {unit(kind)}, as {how} scaling means" if follow else ""
+        if parts:
+            out[series] = f"{'; '.join(parts)}: not a pure {'weak' if how == 'weak' else 'strong'}-scaling comparison" + (f" ({following})" if following else "")
         else:
-            word = "weak" if how == "weak" else "strong"
-            out[series] = f"{'; '.join(parts)}: not a pure {word}-scaling comparison"
+            out[series] = following
     return out
 
 

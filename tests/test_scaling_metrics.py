@@ -267,7 +267,19 @@ def test_config_diff_only_resources_changed_and_no_settings() -> None:
 
 def test_config_diff_weak_axis_is_said_as_weak() -> None:
     runs = make_runs([8, 64], [100, 104], set_global_batch_size=[256, 2048])
-    assert scaling.diff_sentences(runs)["s"] == "global batch size 256 at 8 GPUs, 2048 at 64 GPUs: grows with the GPUs, so read as weak scaling (work per worker constant)"
+    assert scaling.diff_sentences(runs)["s"] == "global batch size 256 at 8 GPUs, 2048 at 64 GPUs: follows the GPUs, as weak scaling means"
+    assert scaling.summarize(runs)["differs"].tolist() == ["", ""]
+
+
+def test_config_diff_local_batch_following_strong_scaling_is_no_second_change() -> None:
+    # MLPerf ResNet: global batch 3200 on 8 and 64 GPUs, so the local batch goes 400 -> 50.
+    runs = make_runs([8, 64], [800, 150], set_global_batch_size=[3200, 3200], set_local_batch_size=[400, 50], set_learning_rate=[0.1, 0.2])
+    s = scaling.summarize(runs)
+    assert (s["scaling"] == "strong").all()
+    assert scaling.diff_sentences(runs, s)["s"] == (
+        "learning rate 0.1 at 8 GPUs, 0.2 at 64 GPUs: not a pure strong-scaling comparison (local batch size 400 at 8 GPUs, 50 at 64 GPUs: follows the GPUs, as strong scaling means)"
+    )
+    assert row(s, 64)["differs"] == "learning rate 0.2 (0.1 at 8 GPUs)"
 
 
 def quality_runs(base_q, other_q, base_epochs=None, other_epochs=None) -> pd.DataFrame:
