@@ -1146,6 +1146,14 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
     for run, _parts, _e in collected:
         if run.format == "sacct" and run.job_id not in used_sacct:
             rows.append({"run": run, "counts": _resolve([run.counts])})
+    for entry in rows:  # a printed 0 (a time rounded away, or Elapsed 00:00:00) is no time to divide by
+        run = entry["run"]
+        if not (run.time_s > 0):
+            if run.time_s == 0:
+                findings.append(Finding("warning", "zero-time", f"{run.time_from or 'the time'} is 0: below what the log can resolve, so unknown", run.source))
+            run.time_s, run.time_from = math.nan, ""
+            if run.status == "ok":
+                run.status = "no-timing"
 
     # a log printed once per rank into separate files: same job id, same format -> one run
     merged: list[dict[str, Any]] = []
