@@ -4,15 +4,27 @@ The app owns what is common to all screens: the theme (dark by default, ctrl+t f
 the command palette with our commands, `q` to quit and `?`/F1 for help. Screens bring their
 own Header/Footer and content; the first one comes from a zero-argument factory so the
 command line (and tests) decide what it is and with which data.
+
+`run()` refuses to start without a terminal on both sides (`NoTerminal`: the command line
+prints instead, or says what to use), and watches standard input for a hang-up: a terminal
+that goes away without SIGHUP (a closed pseudo-terminal, a dropped SSH connection whose
+shell never sent it) makes the screen exit. Without that, Textual's input thread (8.2.8)
+reads end-of-file in a loop and the process spins at 100 % CPU forever. Public API only:
+`select.poll` on the descriptor, asking for no events, so only a hang-up or an error wakes
+the watching thread (keys never do), and `post_message`, which is safe from a thread.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import os
+import select
+import sys
+import threading
+from typing import Any, Callable, TextIO
 
 from textual.app import App
 from textual.binding import ActiveBinding, Binding, BindingType
-from textual.driver import Driver
+from textual.message import Message
 from textual.screen import Screen
 
 from gpuscope.tui.commands import GpuscopeCommands
@@ -20,6 +32,64 @@ from gpuscope.tui.screens.help import HelpScreen
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
+
+
+class NoTerminal(Exception):
+    """`GpuscopeApp.run()` found no terminal: `stream` is 'stdin' or 'stdout'."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(f"the screen needs a terminal, and {stream} is not one")
+        self.stream = stream
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and os.isatty(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # closed, or no descriptor
+        return False
+
+
+class HangupWatch:
+    """A thread that sleeps in `poll()` on `fd` until it hangs up (or errs), then calls
+    `on_hangup` once. `stop()` wakes and ends it through a pipe."""
+
+    def __init__(self, fd: int, on_hangup: Callable[[], Any]) -> None:
+        self.fd = fd
+        self.on_hangup = on_hangup
+        self._wake_read, self._wake_write = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="gpuscope-hangup-watch", daemon=True)
+
+    def start(self) -> "HangupWatch":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self.fd, 0)  # no events asked: POLLHUP, POLLERR and POLLNVAL still come
+        poller.register(self._wake_read, select.POLLIN)
+        while True:
+            try:
+                events = poller.poll()
+            except InterruptedError:  # pragma: no cover - Python retries poll() itself
+                continue
+            for fd, mask in events:
+                if fd == self._wake_read:
+                    return
+                if mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                    self.on_hangup()
+                    return
+
+    def stop(self) -> None:
+        try:
+            os.write(self._wake_write, b"x")
+        except OSError:
+            pass
+        self._thread.join(timeout=2)
+        for fd in (self._wake_read, self._wake_write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class GpuscopeApp(App[None]):
@@ -36,31 +106,55 @@ class GpuscopeApp(App[None]):
         Binding("question_mark,f1", "help", "Help", tooltip="Show all keys"),
         Binding("ctrl+t", "toggle_theme", "Theme", show=False, tooltip="Dark or light theme"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, tooltip="Command palette"),
+        Binding("ctrl+s", "screenshot", "Screenshot", show=False, tooltip="Save the screen as an SVG in the current folder"),
     ]
     """App-wide keys; screens add theirs."""
+
+    class TerminalLost(Message):
+        """Standard input hung up: the terminal is gone."""
 
     def __init__(self, first_screen: Callable[[], Screen[object]] | None = None) -> None:
         super().__init__()
         self._first_screen = first_screen
         self.theme = DARK_THEME
+        self.terminal_lost = False
+        """Set when the screen exited because its terminal went away."""
+        self._watch_fd: int | None = None
+        self._watch: HangupWatch | None = None
 
-    def get_driver_class(self) -> type[Driver]:
-        """Textual's choice, except that its Linux driver becomes `QuietLinuxDriver`, whose
-        input thread sleeps until a key instead of waking ten times a second."""
-        driver = super().get_driver_class()
-        if driver.__name__ != "LinuxDriver":  # Windows, or a driver named in TEXTUAL_DRIVER
-            return driver
-        from textual.drivers.linux_driver import LinuxDriver  # imports termios: not on Windows
+    def run(self, **kwargs: Any) -> None:  # type: ignore[override]
+        """Textual's `run`, on a terminal only (raises `NoTerminal`), ending when standard
+        input hangs up. Headless runs (`headless=True`) need no terminal."""
+        if not kwargs.get("headless"):
+            for name, stream in (("stdout", sys.__stdout__), ("stdin", sys.__stdin__)):
+                if not _is_terminal(stream):
+                    raise NoTerminal(name)
+            self._watch_fd = sys.__stdin__.fileno()  # type: ignore[union-attr]
+        try:
+            super().run(**kwargs)
+        finally:
+            if self._watch is not None:
+                self._watch.stop()
+                self._watch = None
 
-        from gpuscope.tui.quiet_driver import QuietLinuxDriver
+    def on_mount(self) -> None:
+        if self._watch_fd is not None and not self.is_headless:
+            self._watch = HangupWatch(self._watch_fd, lambda: self.post_message(self.TerminalLost())).start()
 
-        return QuietLinuxDriver if driver is LinuxDriver else driver
+    def on_gpuscope_app_terminal_lost(self) -> None:
+        self.terminal_lost = True
+        self.exit(return_code=1)
 
     def get_default_screen(self) -> Screen[object]:
         """The screen from the factory; without one, Textual's blank default."""
         if self._first_screen is None:
             return super().get_default_screen()
         return self._first_screen()
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+        """ctrl+s and the palette's Screenshot: into the current folder, not `~/Downloads`
+        (which compute nodes do not have: Textual's default then failed)."""
+        return super().deliver_screenshot(filename, path or os.getcwd(), time_format)
 
     def action_toggle_theme(self) -> None:
         """ctrl+t: flip between the dark and the light theme."""

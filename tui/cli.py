@@ -17,7 +17,9 @@ from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean_lines
 
-TABLES = ("summary", "comparison", "findings", "runs", "rows", "scope", "verdicts", "gpus", "host", "top")
+MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
+WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
+"""`watch --table`: the snapshot's tables, named by the start of their titles."""
 KERNEL_TABLES = ("summary", "kernels", "transfers", "metrics", "runs", "grouped", "findings")
 
 
@@ -55,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     magma.add_argument("--nodes", type=int, metavar="N", help="only this cluster size")
     magma.add_argument("--test", metavar="NAME", help="only this tester, e.g. dgemm_vbatched")
     magma.add_argument("--metric", choices=("gflops", "ms"), default="gflops", help="metric for plots and comparison (default gflops)")
-    add_output_options(magma)
+    add_output_options(magma, tables=MAGMA_TABLES)
 
     kernels = sub.add_parser(
         "kernels",
@@ -95,14 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, one-gpu-idle, or a scenario .json file")
     watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
     watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
-    add_output_options(watch)
+    add_output_options(watch, tables=WATCH_TABLES)
     return parser
 
 
-def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str] = TABLES) -> None:
-    parser.add_argument("--format", choices=export.FORMATS, help="print (or write with -o) instead of opening the screen")
+def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str]) -> None:
+    """--format, -o, --table (only `tables`, the subcommand's own) and --width."""
+    parser.add_argument("--format", choices=export.FORMATS, help="print (or write with -o) instead of opening the screen (the default when stdout is not a terminal: text)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from --format or the extension)")
-    default = "kernels" if "kernels" in tables else "summary"
+    default = "kernels" if "kernels" in tables else tables[0]
     parser.add_argument("--table", choices=tables, help=f"which table to print (default: {default} for csv, all for the other formats)")
     parser.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
@@ -141,11 +144,34 @@ def _print_findings(findings: Sequence[Finding]) -> None:
         _say(f"{finding.where() + ': ' if finding.where() else ''}{finding.message}")
 
 
+def _run_screen(first_screen, hint: str) -> int | None:  # first_screen: () -> Screen
+    """Open the screen; its exit status, or None when stdout is not a terminal (the caller
+    prints text instead). No terminal on stdin is a usage error (exit 2, with `hint`)."""
+    from gpuscope.tui.app import GpuscopeApp, NoTerminal
+
+    app = GpuscopeApp(first_screen=first_screen)
+    try:
+        app.run()
+    except NoTerminal as exc:
+        if exc.stream == "stdout":
+            return None
+        return _fail(f"{exc}; {hint}", 2)
+    if app.terminal_lost:
+        try:
+            _fail("the terminal went away: screen closed")
+        except OSError:  # stderr was that terminal
+            pass
+        return 1
+    return 0
+
+
 def run_magma(args: argparse.Namespace) -> int:
     from gpuscope.parsers import magma
 
     if args.format is None and args.output is None:
-        return _open_magma_screen(args)
+        code = _open_magma_screen(args)
+        if code is not None:
+            return code
     try:
         result = magma.read_tree(args.paths, path_pattern=args.path_pattern, exclude=args.exclude, peak_override=args.peak_gflops)
     except ValueError as exc:  # a bad --path-pattern
@@ -155,7 +181,7 @@ def run_magma(args: argparse.Namespace) -> int:
     problem = unknown_choice(result.rows, args)
     if problem:
         return _fail(problem, 2)
-    fmt = args.format or export.format_for_path(args.output)
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     tables, extra = report(result, args, fmt)
     if _emit(args, fmt, export.render(tables, fmt, _width(args), extra)):
         return 1
@@ -170,8 +196,7 @@ NO_ROWS = ("no-data", "assert-only", "missing")
 """Findings about a file that gave no rows at all: printed on stderr even when others did."""
 
 
-def _open_magma_screen(args: argparse.Namespace) -> int:
-    from gpuscope.tui.app import GpuscopeApp
+def _open_magma_screen(args: argparse.Namespace) -> int | None:
     from gpuscope.tui.screens.magma import MagmaScreen
 
     for path in args.paths:
@@ -184,8 +209,7 @@ def _open_magma_screen(args: argparse.Namespace) -> int:
                            test=args.test, nodes=None if args.pool_nodes else args.nodes, metric=args.metric,
                            peak_gflops=args.peak_gflops, tab=args.table)
 
-    GpuscopeApp(first_screen=first_screen).run()
-    return 0
+    return _run_screen(first_screen, "use --format text (or -o FILE) to print instead")
 
 
 def _watch_source(args: argparse.Namespace):  # -> SnapshotSource
@@ -215,13 +239,17 @@ def run_watch(args: argparse.Namespace) -> int:
         if (problem := missing(job=args.job, user=args.user, pid=args.pid)) is not None:
             return _fail(problem, 2)  # before the screen opens or a reading is printed
     if not (args.once or args.format or args.output):
-        from gpuscope.tui.app import GpuscopeApp
         from gpuscope.tui.screens.watch import WatchScreen
 
         source = _watch_source(args)
-        GpuscopeApp(first_screen=lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True)).run()
-        source.close()
-        return 0
+        try:
+            code = _run_screen(lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True),
+                               "use --once (one snapshot) or --format to print instead")
+        finally:
+            source.close()
+        if code is not None:
+            return code
+        # stdout is not a terminal (`gpuscope watch > file`): one snapshot as text, like --once
     import json
 
     from gpuscope.collectors.snapshot import snapshot_once
@@ -238,7 +266,7 @@ def run_watch(args: argparse.Namespace) -> int:
     else:
         tables = snapshot_tables(snapshot)
         if args.table:
-            tables = [t for t in tables if t.title.lower().startswith(args.table)] or tables[:1]
+            tables = [t for t in tables if t.title.lower().startswith(args.table)]
         text = export.render(tables, fmt, _width(args))
     if _emit(args, fmt, text):
         return 1
@@ -256,10 +284,12 @@ def run_kernels(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc), 2)
     if args.format is None and args.output is None:
-        return _open_kernels_screen(args)
+        code = _open_kernels_screen(args)
+        if code is not None:
+            return code
     from gpuscope.tui.model.kernels_report import report
 
-    fmt = args.format or export.format_for_path(args.output)
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     try:
         result = report(args, fmt, _width(args))
     except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
@@ -273,7 +303,7 @@ def run_kernels(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_kernels_screen(args: argparse.Namespace) -> int:
+def _open_kernels_screen(args: argparse.Namespace) -> int | None:
     from gpuscope.metrics.peak_choice import choose_peak
     from gpuscope.tui.model.kernels_report import split_fields
 
@@ -284,15 +314,14 @@ def _open_kernels_screen(args: argparse.Namespace) -> int:
         choose_peak(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision)
     except ValueError as exc:
         return _fail(str(exc), 2)
-    from gpuscope.tui.app import GpuscopeApp
     from gpuscope.tui.model.kernels_model import KernelView
     from gpuscope.tui.screens.kernels import KernelsScreen
 
     options = dict(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
                    name_pattern=args.name_pattern, group_by=split_fields(args.group_by), markers=tuple(args.markers))
     view = KernelView(sort=args.sort, group=args.rank_by, top=args.top)
-    GpuscopeApp(first_screen=lambda: KernelsScreen(args.paths, view=view, tab=args.table, **options)).run()
-    return 0
+    return _run_screen(lambda: KernelsScreen(args.paths, view=view, tab=args.table, **options),
+                       "use --format text (or -o FILE) to print instead")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
