@@ -122,7 +122,7 @@ class GpuscopeApp(App[None]):
         self._watch_fd: int | None = None
         self._watch: HangupWatch | None = None
 
-    def run(self, **kwargs: Any) -> None:  # type: ignore[override]
+    def run(self, **kwargs: Any) -> Any:  # type: ignore[override]
         """Textual's `run`, on a terminal only (raises `NoTerminal`), ending when standard
         input hangs up. Headless runs (`headless=True`) need no terminal."""
         if not kwargs.get("headless"):
@@ -131,7 +131,7 @@ class GpuscopeApp(App[None]):
                     raise NoTerminal(name)
             self._watch_fd = sys.__stdin__.fileno()  # type: ignore[union-attr]
         try:
-            super().run(**kwargs)
+            return super().run(**kwargs)
         finally:
             if self._watch is not None:
                 self._watch.stop()
