@@ -19,7 +19,8 @@ from gpuscope.collectors.processes import ProcessCollector
 from gpuscope.collectors.scope import refresh, resolve_scope
 from gpuscope.metrics import verdicts
 from gpuscope.metrics.history import History
-from gpuscope.metrics.samples import GpuSample, GpuStatus, JobScope, ProcessRow, Snapshot
+from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, JobScope, ProcessRow, Snapshot
+from gpuscope.metrics.snapshot_tables import NOT_IN_PROC
 
 VERDICT_WINDOW_S = verdicts.WINDOW_S
 
@@ -42,6 +43,30 @@ def attach_gpu_use(processes: tuple[ProcessRow, ...], gpus: tuple[GpuSample, ...
         if p.pid in per_pid else p
         for p in processes
     )
+
+
+def add_unseen_gpu_processes(processes: tuple[ProcessRow, ...], gpus: tuple[GpuSample, ...], status: GpuStatus) -> tuple[ProcessRow, ...]:
+    """The node's rows plus one for each GPU process NVML reports that /proc does not list
+    (a container's or another PID namespace's pid: NVML gives host pids), with its GPU memory
+    and SM %, so busy GPUs never show without their processes. Their state is
+    `snapshot_tables.NOT_IN_PROC` and what /proc would tell (user, CPU, memory) is unknown.
+    Simulated GPUs run made-up pids: nothing is added for them."""
+    if status.backend == "simulated":
+        return processes
+    listed = {p.pid for p in processes}
+    found: dict[int, list[GpuProcess]] = {}
+    for gpu in gpus:
+        for proc in gpu.processes:
+            if proc.pid not in listed:
+                found.setdefault(proc.pid, []).append(proc)
+    if not found:
+        return processes
+    extra = []
+    for pid, procs in sorted(found.items()):
+        kind = {"G": "graphics", "M": "MPS"}.get(procs[0].kind, "compute")
+        extra.append(ProcessRow(pid, 0, "?", -1, NOT_IN_PROC, None, 0, 0, 0.0,
+                                f"({kind} process NVML reports, not in /proc: a container or another PID namespace)"))
+    return processes + attach_gpu_use(tuple(extra), gpus)
 
 
 class SnapshotSource:
@@ -89,6 +114,8 @@ class SnapshotSource:
         except Exception as error:  # noqa: BLE001 - keep the host view alive
             gpus, status = (), GpuStatus("none", f"GPU sampling failed: {error}")
         processes = attach_gpu_use(processes, gpus)
+        if scope.kind == "node":  # only the node view lists every process: absence is evidence there
+            processes = add_unseen_gpu_processes(processes, gpus, status)
         scope = self._with_rss_peak(scope, processes, host.timestamp, gpus)
         return Snapshot(host, processes, gpus, status, scope, self._judge(scope, processes, gpus))
 

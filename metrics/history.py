@@ -111,3 +111,19 @@ class History:
         starts = np.linspace(0, values.size, points + 1).astype(np.int64)[:-1]
         # fmax skips NaN, so a bucket is NaN only when all of it is (size > points: none is empty).
         return np.fmax.reduceat(values, starts).tolist()
+
+    def binned(self, name: str, start: float, end: float, points: int) -> list[float]:
+        """`points` values over the fixed time span (`start`, `end`]: the max of the samples in
+        each equal slice of time (NaN where none), so a plot's x axis is time, whatever the
+        sampling period, and a short spike stays visible."""
+        if points <= 0 or end <= start:
+            return []
+        times = self.times()
+        values = self.series(name)
+        keep = (times > start) & (times <= end) & ~np.isnan(values)
+        out = np.full(points, np.nan)
+        if keep.any():
+            slot = np.minimum(((times[keep] - start) / (end - start) * points).astype(np.int64), points - 1)
+            np.fmax.at(out, slot, values[keep])
+        return out.tolist()
+

@@ -10,16 +10,97 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from gpuscope.metrics import verdicts as judge_mod
 from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict, elapsed
-from gpuscope.metrics.table import Column, ResultTable
+from gpuscope.metrics.table import Column, ResultTable, format_cell
 from gpuscope.metrics.units import human_bytes
 
 MIB = 1024 * 1024
+GIB = 1024**3
 TOP_PROCESSES = 20
 """Rows in the one-shot process table: the busiest, like `top -bn1 | head`."""
+NOT_IN_PROC = "?"
+"""`ProcessRow.state` of a GPU process NVML reports but /proc does not list (a container's or
+another PID namespace's pid): its CPU, memory and command are unknown, never 0."""
+
+
+def size_text(n: int | None) -> str:
+    """Compact sizes for a 5-7 cell column: `512M`, `3.4G`, `36G`; unknown is `n/a`, never 0."""
+    if n is None:
+        return "n/a"
+    if n >= 10 * GIB:
+        return f"{n / GIB:.0f}G"
+    return f"{n / GIB:.1f}G" if n >= GIB else f"{n / MIB:.0f}M"
+
+
+def elapsed_text(seconds: float) -> str:
+    """`ps -o etime` style: `mm:ss`, `h:mm:ss`, `d-hh:mm:ss`."""
+    s = int(max(0, seconds))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}-{hours:02}:{minutes:02}:{s:02}"
+    return f"{hours}:{minutes:02}:{s:02}" if hours else f"{minutes}:{s:02}"
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessColumn:
+    """One column of the process table, for the screen and the export alike.
+
+    The screen shows `text(row)` under `title` in `width` cells (`narrow` below 110 columns,
+    0: not shown there); the export writes `value(row)` under `key` (snake_case, unit in the
+    name: `mem_mib`, `cpu_time_s`) and `title`, so both have the same columns with the same
+    meaning, and exported numbers are rounded to what the screen can show."""
+
+    key: str
+    title: str
+    width: int
+    narrow: int
+    text: Callable[[ProcessRow], str]
+    value: Callable[[ProcessRow], Any]
+    fmt: str = ""
+    sort: str | None = None
+    """The `watch_model.SORTS` key a click on this header sorts by (None: not sortable)."""
+    numeric: bool = False
+    narrow_title: str = ""
+
+    def export_column(self) -> Column:
+        return Column(self.key, self.title, self.fmt, missing="n/a" if self.numeric else "")
+
+
+def _unseen(p: ProcessRow) -> bool:
+    return p.state == NOT_IN_PROC
+
+
+PROCESS_COLUMNS: tuple[ProcessColumn, ...] = (
+    ProcessColumn("pid", "PID", 8, 7, lambda p: str(p.pid), lambda p: p.pid, sort="pid", numeric=True),
+    ProcessColumn("user", "USER", 9, 8, lambda p: p.user, lambda p: p.user),
+    ProcessColumn("cpu_percent", "CPU%", 6, 5, lambda p: "n/a" if p.cpu_percent is None else f"{p.cpu_percent:.1f}",
+                  lambda p: _round(p.cpu_percent, 1), ".1f", "cpu", True),
+    ProcessColumn("mem_mib", "MEM", 7, 5, lambda p: "n/a" if _unseen(p) else size_text(p.rss),
+                  lambda p: None if _unseen(p) else round(p.rss / MIB, 1), ".1f", "mem", True),
+    ProcessColumn("gpu_mem_mib", "GPU MEM", 7, 5, lambda p: "" if p.gpu_memory is None else size_text(p.gpu_memory),
+                  lambda p: None if p.gpu_memory is None else round(p.gpu_memory / MIB, 1), ".1f", "gpu_mem", True, "GMEM"),
+    ProcessColumn("sm_percent", "SM%", 4, 3, lambda p: "" if p.gpu_sm_percent is None else f"{p.gpu_sm_percent:.0f}",
+                  lambda p: _round(p.gpu_sm_percent, 0), ".0f", "sm", True),
+    ProcessColumn("gpus", "GPU", 5, 3, lambda p: ",".join(map(str, p.gpu_indices)), lambda p: ",".join(map(str, p.gpu_indices))),
+    ProcessColumn("cpu_time_s", "TIME+", 11, 8, lambda p: "n/a" if p.cpu_time is None else elapsed_text(p.cpu_time),
+                  lambda p: _round(p.cpu_time, 2), ".2f", "time", True),
+    ProcessColumn("state", "S", 1, 0, lambda p: p.state, lambda p: p.state),
+    ProcessColumn("command", "COMMAND", 0, 0, lambda p: p.command, lambda p: p.command),
+)
+"""The process table's columns, screen and export. TIME+ is CPU time (user + system, htop's
+TIME+) in both; MEM is the resident set size. Fixed widths, so columns do not jump each
+second, wide enough for pid_max (4194304); COMMAND (0) takes what is left."""
+PROCESS_NOTE = "MEM and GPU MEM in MiB; TIME+ is CPU time (user + system) in seconds, as htop's TIME+"
 
 
 def scope_processes(snapshot: Snapshot) -> tuple[ProcessRow, ...]:
@@ -70,7 +151,7 @@ def instant_verdicts(snapshot: Snapshot) -> tuple[Verdict, ...]:
 
 
 def _mib(value: int | None) -> float | None:
-    return None if value is None else value / MIB
+    return None if value is None else round(value / MIB, 1)
 
 
 def scope_table(snapshot: Snapshot) -> ResultTable:
@@ -142,25 +223,35 @@ def host_table(snapshot: Snapshot) -> ResultTable:
     return ResultTable("Host", (Column("item"), Column("value")), tuple(items))
 
 
-def process_table(snapshot: Snapshot, top: int = TOP_PROCESSES) -> ResultTable:
-    rows = sorted(scope_processes(snapshot), key=lambda p: (-(p.cpu_percent or 0.0), p.pid))[:top]
-    cols = (
-        Column("pid", "PID"), Column("user"), Column("cpu_percent", "CPU %", ".1f"),
-        Column("rss_mib", "RSS MiB", ".0f"), Column("gpu_memory_mib", "GPU MiB", ".0f"),
-        Column("gpu_sm_percent", "SM %", ".0f"), Column("gpus"), Column("elapsed_s", "time s", ".0f"),
-        Column("command"),
-    )
-    data = tuple(
-        (p.pid, p.user, p.cpu_percent, _mib(p.rss), _mib(p.gpu_memory), p.gpu_sm_percent,
-         ",".join(map(str, p.gpu_indices)), elapsed(p, snapshot.host.uptime), p.command)
-        for p in rows
-    )
-    return ResultTable(f"Top {len(data)} processes by CPU", cols, data)  # `--table top` picks it by this prefix
+def process_table(snapshot: Snapshot, top: int | None = TOP_PROCESSES, rows: list[ProcessRow] | tuple[ProcessRow, ...] | None = None,
+                  title: str | None = None, width: int | None = None) -> ResultTable:
+    """The process table with the screen's columns (`PROCESS_COLUMNS`): the busiest `top` of
+    the scope, or `rows` as given (the watch screen's `e`: the rows shown, in their order).
+    `width` (`--width`): long command lines are cut so a text table fits."""
+    if rows is None:
+        rows = sorted(scope_processes(snapshot), key=lambda p: (-(p.cpu_percent or 0.0), p.pid))[:top]
+    data = tuple(tuple(c.value(p) for c in PROCESS_COLUMNS) for p in rows)
+    if width is not None and data:
+        data = _fit_command(data, width)
+    return ResultTable(title or f"Top {len(data)} processes by CPU", tuple(c.export_column() for c in PROCESS_COLUMNS),
+                       data, (PROCESS_NOTE,))  # `--table top` picks it by this prefix
 
 
-def snapshot_tables(snapshot: Snapshot, top: int = TOP_PROCESSES) -> list[ResultTable]:
-    """Scope, verdicts, GPUs, host and the busiest processes, for `metrics.export`."""
-    return [scope_table(snapshot), verdict_table(snapshot), gpu_table(snapshot), host_table(snapshot), process_table(snapshot, top)]
+def _fit_command(data: tuple[tuple[Any, ...], ...], width: int) -> tuple[tuple[Any, ...], ...]:
+    """Cut the last (command) column so each text line stays within `width` cells."""
+    columns = [c.export_column() for c in PROCESS_COLUMNS[:-1]]
+    used = 1
+    for i, column in enumerate(columns):
+        cells = [column.missing if v is None else format_cell(v, column.fmt) for v in (r[i] for r in data)]
+        used += 2 + max([len(column.header), *map(len, cells)]) + 1
+    room = max(len("COMMAND"), width - used - 2)
+    return tuple((*r[:-1], r[-1] if len(r[-1]) <= room else r[-1][: room - 1] + "…") for r in data)
+
+
+def snapshot_tables(snapshot: Snapshot, top: int = TOP_PROCESSES, width: int | None = None) -> list[ResultTable]:
+    """Scope, verdicts, GPUs, host and the busiest processes, for `metrics.export`; `width`
+    cuts long command lines so the text tables fit (`--width`)."""
+    return [scope_table(snapshot), verdict_table(snapshot), gpu_table(snapshot), host_table(snapshot), process_table(snapshot, top, width=width)]
 
 
 def snapshot_dict(snapshot: Snapshot) -> dict[str, Any]:

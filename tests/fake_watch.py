@@ -18,8 +18,9 @@ from typing import Any, Sequence
 
 
 from gpuscope.metrics.safe_text import clean
+from gpuscope.collectors.snapshot import add_unseen_gpu_processes
 from gpuscope.metrics.samples import (
-    AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, ProcessRow, Snapshot,
+    AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow, Snapshot,
 )
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.screens.watch import WatchScreen
@@ -57,6 +58,8 @@ class FakeSource:
         scope: str = "job",
         delay: float = 0.0,
         extra: Sequence[ProcessRow] = (),
+        mig: bool = False,
+        gpu_only: Sequence[GpuProcess] = (),
     ) -> None:
         self.n_gpus = 0 if backend == "none" else gpus
         self.n_processes = processes
@@ -66,6 +69,12 @@ class FakeSource:
         self.delay = delay
         self.extra = tuple(extra)
         """Rows added as they are (a real child process for the signal tests)."""
+        self.mig = mig
+        """GPU 0 is MIG-enabled: two instances, no utilisation (NVML: NOT_SUPPORTED on the parent)."""
+        self.gpu_only = tuple(gpu_only)
+        """GPU processes NVML reports whose pids are not among the rows (another PID namespace);
+        in the node view they are added as rows by `collectors.snapshot.add_unseen_gpu_processes`,
+        as `SnapshotSource` does."""
         self.polls = 0
         """How many times `poll` ran: the pause test counts these."""
         self.job_gpus = tuple(range(min(4, self.n_gpus)))
@@ -82,6 +91,8 @@ class FakeSource:
             status = GpuStatus("none", NO_GPU_REASON)
         else:
             status = GpuStatus(self.backend, driver_version="550.54.15" if self.backend == "nvml" else None)
+        if self.gpu_only and self.scope_kind == "node":
+            rows = add_unseen_gpu_processes(rows, gpus, status)
         return Snapshot(self._host(n, t), rows, gpus, status, self._scope(rows))
 
     def _host(self, n: int, t: float) -> HostSample:
@@ -101,12 +112,16 @@ class FakeSource:
         util = 0.0 if idle else round(70 + 25 * wave(n, 12, i), 1)
         used = sum(p.gpu_memory or 0 for p in on_gpu)
         procs = tuple(GpuProcess(p.pid, i, p.gpu_memory, p.gpu_sm_percent) for p in on_gpu)
+        procs += tuple(gp for gp in self.gpu_only if gp.gpu_index == i)
+        mig: tuple[MigSample, ...] = ()
+        if self.mig and i == 0:
+            mig = (MigSample(0, 0, "MIG-fake-0", "3g.40gb", 12 * GIB, 40 * GIB), MigSample(0, 1, "MIG-fake-1", "1g.10gb", GIB, 10 * GIB))
         return GpuSample(
             index=i, uuid=f"GPU-{i:08x}-fake", name="NVIDIA A100-SXM4-80GB", bus_id=f"0000:{i + 7:02x}:00.0",
-            timestamp=t, util_gpu=util, util_memory=util / 2, memory_used=used + 500 * MIB,
+            timestamp=t, util_gpu=None if mig else util, util_memory=util / 2, memory_used=used + 500 * MIB,
             memory_total=80 * GIB, temperature_c=35.0 + util / 3, power_w=60.0 + util * 3,
             power_limit_w=400.0, sm_clock_mhz=1410, memory_clock_mhz=1593, processes=procs,
-            simulated=self.backend == "simulated",
+            simulated=self.backend == "simulated", mig=mig,
         )
 
     def _processes(self, n: int) -> tuple[ProcessRow, ...]:

@@ -73,7 +73,7 @@ def test_processes_carry_their_start_and_how_long_they_have_run() -> None:
     first, row = data["processes"][0], snap.processes[0]
     assert first["started"] == row.started and first["elapsed"] == 10_000.0 - row.started
     top = {t.title.split()[0]: t for t in snapshot_tables(snap)}["Top"]
-    index = top.keys.index("elapsed_s")
-    assert all(r[index] == 10_000.0 - next(p.started for p in snap.processes if p.pid == r[0]) for r in top.rows)
+    index = top.keys.index("cpu_time_s")  # TIME+ is CPU time, on screen and in the export
+    assert all(r[index] == round(next(p.cpu_time for p in snap.processes if p.pid == r[0]), 2) for r in top.rows)
     no_uptime = snapshot_dict(FakeSource().poll())
     assert no_uptime["processes"][0]["elapsed"] == 0.0  # unknown uptime: 0, as before

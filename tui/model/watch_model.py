@@ -15,7 +15,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 from gpuscope.metrics import verdicts
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
-from gpuscope.metrics.snapshot_tables import busy_cores, gpus_used, scope_memory_used, scope_processes
+from gpuscope.metrics.snapshot_tables import NOT_IN_PROC, busy_cores, gpus_used, scope_memory_used, scope_processes
 
 INTERVALS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 """Refresh periods `+`/`-` step through, in seconds (NVML itself samples at ~1/6 s to 1 s)."""
@@ -27,10 +27,12 @@ SORTS: dict[str, tuple[str, Key, bool]] = {
     "cpu": ("CPU%", lambda p: -1.0 if p.cpu_percent is None else p.cpu_percent, True),
     "mem": ("MEM", lambda p: float(p.rss), True),
     "gpu_mem": ("GPU MEM", lambda p: -1.0 if p.gpu_memory is None else float(p.gpu_memory), True),
+    "sm": ("SM%", lambda p: -1.0 if p.gpu_sm_percent is None else p.gpu_sm_percent, True),
     "pid": ("PID", lambda p: float(p.pid), False),
     "time": ("TIME+", lambda p: -1.0 if p.cpu_time is None else p.cpu_time, True),  # CPU time, as htop's TIME+
 }
-"""Sort keys in the order `s`/F6 cycles them: (label, key, biggest first)."""
+"""Sort keys: (label, key, biggest first). A click on a header
+sorts by its column (`snapshot_tables.PROCESS_COLUMNS[i].sort`)."""
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,19 @@ class ProcessView:
     tree: bool = False
     everyone: bool = False
     """Every process on the node instead of only the scope's (`a`)."""
+    kernel: bool = False
+    """Show kernel threads (htop's `K`): hidden by default, dozens of idle rows on a node."""
+    folded: frozenset[int] = frozenset()
+    """Tree view: pids whose children are hidden (left/right arrows fold and unfold)."""
 
     @property
     def sort_label(self) -> str:
         return SORTS[self.sort][0] + (" (reversed)" if self.reverse else "")
+
+    @property
+    def descending(self) -> bool:
+        """Biggest first: the sort's natural order unless inverted."""
+        return SORTS[self.sort][2] ^ self.reverse
 
 
 class ShownRow(NamedTuple):
@@ -63,8 +74,14 @@ class ShownRow(NamedTuple):
     prefix: str = ""
 
 
+CYCLE = ("cpu", "mem", "gpu_mem", "pid", "time")
+"""What `s`/F6 steps through; SM% is sorted by a click on its header."""
+
+
 def next_sort(view: ProcessView) -> ProcessView:
-    keys = list(SORTS)
+    keys = list(CYCLE)
+    if view.sort not in keys:
+        return dataclasses.replace(view, sort=keys[0])
     return dataclasses.replace(view, sort=keys[(keys.index(view.sort) + 1) % len(keys)])
 
 
@@ -93,9 +110,16 @@ def step_interval(current: float, step: int) -> float:
     return earlier[-1] if earlier else INTERVALS[0]
 
 
+def is_kernel_thread(p: ProcessRow) -> bool:
+    """kthreadd (pid 2) and its children, which have no memory of their own (htop's `K`)."""
+    return p.rss == 0 and (p.pid == 2 or p.ppid == 2)
+
+
 def base_rows(snapshot: Snapshot, view: ProcessView) -> tuple[ProcessRow, ...]:
-    """The scope's processes, or all of them; before the user and text filters."""
-    return snapshot.processes if view.everyone else scope_processes(snapshot)
+    """The scope's processes, or all of them, kernel threads only when asked for; before the
+    user and text filters."""
+    rows = snapshot.processes if view.everyone else scope_processes(snapshot)
+    return rows if view.kernel else tuple(p for p in rows if not is_kernel_thread(p))
 
 
 def select_rows(snapshot: Snapshot, view: ProcessView, previous: Mapping[int, int] | None = None) -> list[ShownRow]:
@@ -127,11 +151,17 @@ def select_rows(snapshot: Snapshot, view: ProcessView, previous: Mapping[int, in
     if not view.tree:
         new = tuple.__new__  # what ShownRow(p) does, minus a Python-level call per process
         return [new(ShownRow, (p, "")) for p in order(rows)]
-    return tree_rows(rows, order)
+    return tree_rows(rows, order, view.folded)
 
 
-def tree_rows(rows: Sequence[ProcessRow], order: Callable[[Sequence[ProcessRow]], list[ProcessRow]]) -> list[ShownRow]:
-    """Depth-first by ppid with `├─`/`└─` prefixes; a row whose parent is not shown is a root."""
+FOLDED_MARK = "⊞ "
+"""Ends the tree prefix of a folded process (its children hidden)."""
+
+
+def tree_rows(rows: Sequence[ProcessRow], order: Callable[[Sequence[ProcessRow]], list[ProcessRow]],
+              folded: frozenset[int] = frozenset()) -> list[ShownRow]:
+    """Depth-first by ppid with `├─`/`└─` prefixes; a row whose parent is not shown is a root.
+    The children of `folded` pids are left out and their parent is marked `⊞`."""
     pids = {p.pid for p in rows}
     children: dict[int, list[ProcessRow]] = {}
     roots: list[ProcessRow] = []
@@ -150,6 +180,15 @@ def tree_rows(rows: Sequence[ProcessRow], order: Callable[[Sequence[ProcessRow]]
             if row.pid in seen:
                 continue
             seen.add(row.pid)
+            if row.pid in folded and row.pid in children:
+                out.append(ShownRow(row, prefix + FOLDED_MARK))
+                stack_hidden = list(children[row.pid])
+                while stack_hidden:  # hidden, and not roots of their own tree below
+                    kid = stack_hidden.pop()
+                    if kid.pid not in seen:
+                        seen.add(kid.pid)
+                        stack_hidden.extend(children.get(kid.pid, []))
+                continue
             out.append(ShownRow(row, prefix))
             kids = order(children.get(row.pid, []))
             for i, kid in reversed(list(enumerate(kids))):
@@ -214,5 +253,5 @@ def unseen_gpu_pids(snapshot: Snapshot) -> int:
     made-up pids, so they are no evidence either."""
     if snapshot.scope.kind != "node" or snapshot.gpu_status.backend == "simulated":
         return 0
-    listed = {p.pid for p in snapshot.processes}
+    listed = {p.pid for p in snapshot.processes if p.state != NOT_IN_PROC}
     return len({gp.pid for g in snapshot.gpus for gp in g.processes} - listed)

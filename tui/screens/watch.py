@@ -14,6 +14,7 @@ import asyncio
 import gc
 import time
 from functools import partial
+from pathlib import Path
 from typing import Protocol
 
 from rich.text import Text
@@ -24,15 +25,18 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
+from gpuscope.metrics import export
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
+from gpuscope.metrics.snapshot_tables import process_table
 from gpuscope.tui.model.poller import PollDone, Poller
+from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.model.watch_model import (
     INTERVALS, ProcessView, base_rows, record, select_rows, step_interval, unseen_gpu_pids, window_verdicts,
 )
 from gpuscope.tui.widgets.cpu_pane import CpuPane
 from gpuscope.tui.widgets.gpu_pane import GpuPane
-from gpuscope.tui.widgets.history_plot import HistoryPlot
+from gpuscope.tui.widgets.history_plot import WINDOWS, HistoryPlot
 from gpuscope.tui.widgets.job_panel import JobPanel
 from gpuscope.tui.widgets.quiet_update import set_text
 from gpuscope.tui.widgets.process_table import ProcessTable
@@ -48,6 +52,7 @@ PLOTS_FROM_HEIGHT = 48
 """Terminals this tall show the plots without asking: below, meters and processes come first."""
 GPU_SERIES = (("gpu.util_mean", "util mean"), ("gpu.util_max", "util max"), ("gpu.mem_mean", "memory"))
 CPU_SERIES = (("cpu.mean", "node cpu"), ("host.mem", "node memory"), ("scope.cpu_share", "job cores"))
+DEFAULT_EXPORT = "gpuscope-processes.csv"
 
 
 class SnapshotSource(Protocol):
@@ -66,19 +71,27 @@ class WatchScreen(ProcessKeys, Screen[None]):
         Binding("space", "toggle_pause", "Pause", tooltip="Freeze the display; again to resume"),
         Binding("s,f6", "cycle_sort", "Sort", tooltip="Sort by CPU%, MEM, GPU MEM, PID, TIME in turn"),
         Binding("I", "invert_sort", "Invert", show=False, tooltip="Reverse the sort order"),
-        Binding("slash", "filter", "Filter", tooltip="Show only commands containing a text"),
+        Binding("slash,f4", "filter", "Filter", tooltip="Show only commands containing a text"),
+        Binding("f3", "search", "Search", show=False, tooltip="Jump to the next process whose command contains a text"),
         Binding("escape", "clear_filter", "Clear filter", show=False, tooltip="Drop the command filter"),
-        Binding("t", "toggle_tree", "Tree", tooltip="Processes as a tree (children under parents)"),
+        Binding("t,f5", "toggle_tree", "Tree", tooltip="Processes as a tree (children under parents)"),
+        Binding("left", "fold(True)", "Fold", show=False, tooltip="Tree view: hide the children of the selected process"),
+        Binding("right", "fold(False)", "Unfold", show=False, tooltip="Tree view: show them again"),
+        Binding("K", "toggle_kernel", "Kernel threads", show=False, tooltip="Show or hide kernel threads (hidden by default)"),
         Binding("u", "cycle_user", "User", tooltip="Everyone, you, then each user present"),
         Binding("a", "toggle_everyone", "All", show=False, tooltip="Every process on the node, or only the scope's"),
         Binding("k,f9", "signal", "Signal", tooltip="Signal the selected process: yours only, after confirming (off with --readonly)"),
         Binding("k,f9", "signal_refused", "Signal", show=False),
         Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
+        Binding("w", "cycle_window", "Window", show=False, tooltip="History plots: the last 1, 5, 15 or 60 minutes"),
+        Binding("e", "export", "Export", tooltip="Write the process table as shown to CSV, markdown, JSON or text"),
+        Binding("f10", "app.quit", "Quit", show=False, tooltip="Leave gpuscope (htop's F10)"),
         Binding("plus,equals_sign", "interval(1)", "Slower", show=False, tooltip="Refresh less often (up to 10 s)"),
         Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Refresh more often (down to 0.5 s)"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Fill the screen with the focused pane (again to restore)"),
     ]
-    """htop/nvitop habits; the second k is what read-only mode answers with (it says why)."""
+    """htop/nvitop habits; the second k is what read-only mode answers with (it says why), the
+    first is then hidden from the footer."""
 
     class Polled(Message):
         """The worker read one snapshot, or `source.poll()` raised `error` (polling goes on)."""
@@ -105,6 +118,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
         self.snapshot: Snapshot | None = None
         self.verdicts: tuple[Verdict, ...] = ()
         self.error: str | None = None
+        self.window = WINDOWS[1]
+        """Seconds of history the plots show (`w` switches)."""
         self.show_plots: bool | None = None
         """None until `p` is pressed: plots then follow the terminal size."""
         self.in_flight = False
@@ -251,7 +266,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if self.snapshot is not None:
             table = self.query_one(ProcessTable)
             on_screen = {shown.row.pid: i for i, shown in enumerate(table.shown)}
-            table.show(select_rows(self.snapshot, self.view, on_screen), self.view.sort)
+            table.show(select_rows(self.snapshot, self.view, on_screen), self.view.sort, self.view.descending)
         self._status()
 
     def _status(self) -> None:
@@ -293,6 +308,38 @@ class WatchScreen(ProcessKeys, Screen[None]):
             self._arm()  # the pending wait restarts at the new period
         self._status()
 
+    def action_cycle_window(self) -> None:
+        """`w`: the plots' time window, 1 → 5 → 15 → 60 minutes → 1."""
+        self.window = WINDOWS[(WINDOWS.index(self.window) + 1) % len(WINDOWS)] if self.window in WINDOWS else WINDOWS[1]
+        for plot in self.query(HistoryPlot):
+            plot.window = self.window
+        self.redraw(force_plots=True)
+        self._status()
+
+    def action_export(self) -> None:
+        """`e`: write the process table as shown (rows, order, the screen's columns)."""
+        if self.snapshot is None:
+            self.notify("Nothing to export yet.", severity="warning")
+            return
+        self.app.push_screen(ExportModal(DEFAULT_EXPORT, "process table (as shown)"), self.export_to)
+
+    def export_to(self, path: str | None) -> None:
+        """Write to `path` in the format its extension names; notify either way."""
+        if not path or self.snapshot is None:
+            return
+        target = Path(path).expanduser()
+        fmt = export.format_for_path(target)
+        rows = [shown.row for shown in self.query_one(ProcessTable).shown]
+        title = f"Processes ({self.snapshot.scope.label or self.snapshot.host.hostname}), sorted by {self.view.sort_label}"
+        tables = [process_table(self.snapshot, rows=rows, title=title)]
+        try:
+            written = export.write(target, fmt, tables)
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
+            return
+        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+
     def action_toggle_plots(self) -> None:
         plots = list(self.query(HistoryPlot))
         self.show_plots = not (plots and plots[0].display)
@@ -308,9 +355,9 @@ class WatchScreen(ProcessKeys, Screen[None]):
         self.maximize(target)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Read-only: `signal` is shown dimmed and `signal_refused` answers the key instead."""
+        """Read-only: `signal` is hidden and `signal_refused` answers the key instead."""
         if action == "signal":
-            return None if self.readonly else True
+            return not self.readonly
         if action == "signal_refused":
             return self.readonly
         return True

@@ -1,10 +1,12 @@
-"""Provides `HistoryPlot`: a few `History` series as braille line plots over time.
+"""Provides `HistoryPlot`: a few `History` series as braille line plots over a fixed time window
+(the last 5 minutes unless `w` switches it), in the theme's colours.
 
 Drawn by `tui.braille` straight into strips (the line API), not by plotext: plotext's figure
 build costs tens of ms per redraw at 200x50, which a plot redrawn every refresh cannot afford
-(see `tui/model/braille.py`). Percent series (0-100); the left edge is the oldest sample shown, the
-right edge the newest; at most two samples per cell (`History.downsample` keeps each bucket's
-maximum, so a short spike stays visible).
+(see `tui/model/braille.py`). Percent series (0-100); the left edge is `window` seconds before the
+newest sample, the right edge the newest; two time slices per cell (`History.binned` keeps each
+slice's maximum, so a short spike stays visible). A history shorter than the window fills the
+right part only, so the time scale never changes under the reader.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from textual.widget import Widget
 from gpuscope.metrics.history import History
 from gpuscope.tui.model.braille import axis_label, raster
 
+THEME_COLORS = ("primary", "secondary", "warning")
+"""The lines' colours: theme variables, so the plots follow the theme (ctrl+t)."""
 COLORS = ("cyan", "magenta", "yellow")
+"""Fallbacks where the theme leaves a variable out."""
+WINDOWS = (60.0, 300.0, 900.0, 3600.0)
+"""Time windows `w` steps through, in seconds; the second is the default."""
 AXIS_W = 4
 """`100┤`: the y labels and the axis line."""
-_LINE_STYLES = tuple(Style(color=c) for c in COLORS)
 _DIM = Style(dim=True)
 
 
@@ -48,15 +54,27 @@ class HistoryPlot(Widget):
         self.points_drawn = 0
         """Values in the last replot, for tests of the downsampling."""
         self.history: History | None = None
+        self.window = WINDOWS[1]
+        """Seconds of history across the plot's width."""
         self._strips: list[Strip] = []
+        self._line_styles: tuple[Style, ...] = tuple(Style(color=c) for c in COLORS)
 
     def on_mount(self) -> None:
+        self._theme_changed()
+        self.watch(self.app, "theme", self._theme_changed, init=False)
+
+    def _theme_changed(self) -> None:
+        variables = self.app.theme_variables
+        colors = [variables.get(name) or fallback for name, fallback in zip(THEME_COLORS, COLORS)]
+        self._line_styles = tuple(Style(color=c) for c in colors)
         # The legend is the border title, in the lines' colours: a legend inside the plot
         # would hide the newest samples.
         legend = Text().append(self.plot_title, style="bold")
-        for (_, label), color in zip(self.series, COLORS):
-            legend.append("  ━ ", style=color).append(label)
+        for (_, label), style in zip(self.series, self._line_styles):
+            legend.append("  ━ ", style=style).append(label)
         self.border_title = legend
+        if self.history is not None:
+            self.replot(self.history)
 
     def on_resize(self) -> None:
         if self.history is not None:  # as many points as the new size can show
@@ -82,11 +100,12 @@ class HistoryPlot(Widget):
             blank = [Strip.blank(width)] * max(0, height - 1)
             return [*blank, Strip([Segment(note.center(width)[:width], _DIM)])]
         points = 2 * plot_w
-        grid = raster([history.downsample(name, points) for name, _ in self.series], plot_w, plot_h)
+        end = float(times[-1])
+        grid = raster([history.binned(name, end - self.window, end, points) for name, _ in self.series], plot_w, plot_h)
         self.points_drawn = grid.points
-        strips = [Strip([Segment(_y_label(row, plot_h), _DIM), *_row_segments(text, grid.owner[row])])
+        strips = [Strip([Segment(_y_label(row, plot_h), _DIM), *_row_segments(text, grid.owner[row], self._line_styles)])
                   for row, text in enumerate(grid.chars)]
-        left = f"-{axis_label(float(times[-1] - times[0]))}"
+        left = f"-{axis_label(self.window)}"
         axis = " " * AXIS_W + left + "now".rjust(plot_w - len(left))
         strips.append(Strip([Segment(axis[:width], _DIM)]))
         return strips
@@ -103,7 +122,7 @@ def _y_label(row: int, rows: int) -> str:
     return "   │"
 
 
-def _row_segments(text: str, owner: np.ndarray) -> list[Segment]:
+def _row_segments(text: str, owner: np.ndarray, styles: Sequence[Style]) -> list[Segment]:
     """One segment per run of cells of one series' colour. A blank cell joins the run before
     it (or the first run): a space looks the same in any colour, and every extra segment
     costs again in Textual's line filters and the compositor at each redraw."""
@@ -113,4 +132,4 @@ def _row_segments(text: str, owner: np.ndarray) -> list[Segment]:
     filled = owner[np.maximum.accumulate(np.where(drawn, np.arange(owner.size), 0))]
     filled[: np.argmax(drawn)] = owner[np.argmax(drawn)]
     cuts = [0, *(np.flatnonzero(filled[1:] != filled[:-1]) + 1).tolist(), len(text)]
-    return [Segment(text[a:b], _LINE_STYLES[filled[a] % len(COLORS)]) for a, b in zip(cuts[:-1], cuts[1:])]
+    return [Segment(text[a:b], styles[filled[a] % len(styles)]) for a, b in zip(cuts[:-1], cuts[1:])]

@@ -20,62 +20,30 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gpuscope.metrics.samples import ProcessRow
+from gpuscope.metrics.snapshot_tables import PROCESS_COLUMNS, elapsed_text, size_text  # noqa: F401 - re-exported
 from gpuscope.tui.model.watch_model import ShownRow
 
-MIB = 1024**2
-GIB = 1024**3
 Columns = tuple[tuple[str, str, int, str | None], ...]
-COLUMNS: Columns = (
-    ("pid", "PID", 8, "pid"), ("user", "USER", 9, None), ("cpu", "CPU%", 6, "cpu"), ("mem", "MEM", 7, "mem"),
-    ("gpu_mem", "GPU MEM", 7, "gpu_mem"), ("sm", "SM%", 4, None), ("gpus", "GPU", 5, None),
-    ("time", "TIME+", 11, "time"), ("state", "S", 1, None), ("command", "COMMAND", 0, None),
-)
-"""(key, header, width, sort key it shows): fixed widths, so columns do not jump each
-second; COMMAND (0) takes what is left and ends long command lines in `…`."""
-NARROW_COLUMNS: Columns = (
-    ("pid", "PID", 7, "pid"), ("user", "USER", 8, None), ("cpu", "CPU%", 5, "cpu"), ("mem", "MEM", 5, "mem"),
-    ("gpu_mem", "GMEM", 5, "gpu_mem"), ("sm", "SM%", 3, None), ("gpus", "GPU", 3, None),
-    ("time", "TIME+", 8, "time"), ("command", "COMMAND", 0, None),
-)
+"""(key, header, width, sort key it shows), cut from `snapshot_tables.PROCESS_COLUMNS`, the one
+definition the export (`e`, `watch --once`) uses too."""
+COLUMNS: Columns = tuple((c.key, c.title, c.width, c.sort) for c in PROCESS_COLUMNS)
+NARROW_COLUMNS: Columns = tuple((c.key, c.narrow_title or c.title, c.narrow, c.sort) for c in PROCESS_COLUMNS
+                                if c.narrow or c.key == "command")
 """Below `NARROW` cells: no state column and short headers, so COMMAND keeps ~20 at 80."""
 NARROW = 110
-NUMERIC = frozenset({"pid", "cpu", "mem", "gpu_mem", "sm", "time"})
-
-
-def size_text(n: int | None) -> str:
-    """Compact sizes for a 5-7 cell column: `512M`, `3.4G`, `36G`; unknown is `n/a`, never 0."""
-    if n is None:
-        return "n/a"
-    if n >= 10 * GIB:
-        return f"{n / GIB:.0f}G"
-    return f"{n / GIB:.1f}G" if n >= GIB else f"{n / MIB:.0f}M"
-
-
-def elapsed_text(seconds: float) -> str:
-    """`ps -o etime` style: `mm:ss`, `h:mm:ss`, `d-hh:mm:ss`."""
-    s = int(max(0, seconds))
-    days, s = divmod(s, 86400)
-    hours, s = divmod(s, 3600)
-    minutes, s = divmod(s, 60)
-    if days:
-        return f"{days}-{hours:02}:{minutes:02}:{s:02}"
-    return f"{hours}:{minutes:02}:{s:02}" if hours else f"{minutes}:{s:02}"
+NUMERIC = frozenset(c.key for c in PROCESS_COLUMNS if c.numeric)
+_TEXTS = tuple((c.key, c.text) for c in PROCESS_COLUMNS)
 
 
 def cell_texts(p: ProcessRow) -> dict[str, str]:
     """Every column's text for one process; the table picks the columns that fit."""
-    return {
-        "pid": str(p.pid), "user": p.user, "cpu": "n/a" if p.cpu_percent is None else f"{p.cpu_percent:.1f}",
-        "mem": size_text(p.rss), "gpu_mem": "" if p.gpu_memory is None else size_text(p.gpu_memory),
-        "sm": "" if p.gpu_sm_percent is None else f"{p.gpu_sm_percent:.0f}",
-        "gpus": ",".join(map(str, p.gpu_indices)), "time": "n/a" if p.cpu_time is None else elapsed_text(p.cpu_time), "state": p.state,
-        "command": p.command,
-    }
+    return {key: text(p) for key, text in _TEXTS}
 
 
 def fit(text: str, width: int, right: bool = False) -> str:
@@ -139,6 +107,13 @@ class ProcessTable(ScrollView, can_focus=True):
     ]
     """Cursor keys, as in htop."""
 
+    class HeaderClicked(Message):
+        """A click on the header of a sortable column: `sort` is its `watch_model.SORTS` key."""
+
+        def __init__(self, sort: str) -> None:
+            super().__init__()
+            self.sort = sort
+
     cursor_row: reactive[int] = reactive(0, repaint=False)
     """Index into `shown` of the highlighted process (the watcher repaints just two lines)."""
 
@@ -147,9 +122,11 @@ class ProcessTable(ScrollView, can_focus=True):
         self.shown: list[ShownRow] = []
         """The rows, in order; tests and the signal action read these."""
         self.sort = "cpu"
+        self.descending = True
+        """The sort direction, shown by the header's arrow (▼ biggest first, ▲ smallest)."""
         self._styles: dict[str, object] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
-        self._drawn: tuple[list[tuple[object, ...]], str, int] | None = None
+        self._drawn: tuple[list[tuple[object, ...]], tuple[str, bool], int] | None = None
         """(visible line keys, sort, scroll) as of the last `show`: the next one compares with
         it instead of formatting every visible row twice. Cleared when the cursor moves."""
 
@@ -158,7 +135,7 @@ class ProcessTable(ScrollView, can_focus=True):
         """The process under the cursor."""
         return self.shown[self.cursor_row].row if 0 <= self.cursor_row < len(self.shown) else None
 
-    def show(self, rows: Sequence[ShownRow], sort: str) -> None:
+    def show(self, rows: Sequence[ShownRow], sort: str, descending: bool = True) -> None:
         """Replace the rows, keeping the cursor on the same pid when it is still there.
 
         Only the visible lines whose text changed are repainted: most processes sleep, so a
@@ -167,18 +144,18 @@ class ProcessTable(ScrollView, can_focus=True):
         keep = self.selected.pid if self.selected is not None else None
         # What the last refresh drew, unless a cursor move or scroll drew something since.
         before = self._drawn if self._drawn is not None and self._drawn[2] == int(self.scroll_y) else (
-            self._visible_keys(), self.sort, int(self.scroll_y))
+            self._visible_keys(), (self.sort, self.descending), int(self.scroll_y))
         seen: set[int] = set()
         self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
-        self.sort = sort
+        self.sort, self.descending = sort, descending
         height = virtual_height(len(self.shown), self.scrollable_content_region.height)
         if self.virtual_size.height != height:  # a new size means a layout pass of the screen
             self.virtual_size = Size(0, height)
         index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
         self.move_cursor(row=index, scroll=keep is not None)
         after = self._visible_keys()
-        self._drawn = (after, self.sort, int(self.scroll_y))
-        if before[1:] != (self.sort, int(self.scroll_y)):
+        self._drawn = (after, (self.sort, self.descending), int(self.scroll_y))
+        if before[1:] != ((self.sort, self.descending), int(self.scroll_y)):
             self.refresh()
             return
         width = self.size.width
@@ -218,6 +195,18 @@ class ProcessTable(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         if event.y >= 1:
             self.move_cursor(int(self.scroll_y) + event.y - 1)
+        elif (sort := self.column_at(event.x)) is not None:
+            self.post_message(self.HeaderClicked(sort))
+
+    def column_at(self, x: int) -> str | None:
+        """The sort key of the column under cell `x` of the header (None: not sortable)."""
+        left = 0
+        for _, _, w, sort in self.columns():
+            right = left + 1 + (w or self.size.width)
+            if x < right:
+                return sort
+            left = right
+        return None
 
     def columns(self) -> Columns:
         return NARROW_COLUMNS if self.size.width < NARROW else COLUMNS
@@ -256,7 +245,8 @@ class ProcessTable(ScrollView, can_focus=True):
         styles = self._line_styles()
         if y == 0:
             style = styles["header"]
-            heads = [(fit(h + ("▼" if s == self.sort else ""), w or command_width, k in NUMERIC), style) for k, h, w, s in columns]
+            arrow = "▼" if self.descending else "▲"
+            heads = [(fit(h + (arrow if s == self.sort else ""), w or command_width, k in NUMERIC), style) for k, h, w, s in columns]
             return self._strip(heads, style, width)
         index = int(self.scroll_y) + y - 1
         if index >= len(self.shown):
@@ -289,16 +279,20 @@ class ProcessTable(ScrollView, can_focus=True):
     def _strip(cells: list[tuple[str, Style]], style: Style, width: int) -> Strip:
         """One space before each cell; a tree cell is `prefix NUL command`: prefix dimmed.
 
-        Neighbouring cells of the same style become one segment: a row is then one or three
-        segments, not twenty, and every segment costs again in Textual's line filters and in
-        the compositor each time the line is drawn."""
-        runs: list[tuple[str, Style]] = []
+        One segment per cell, never merged across cells: an SVG screenshot (ctrl+s) places
+        each segment at its own x and stretches its text to its cell count, so one odd-width
+        glyph (`…` in a cut command, `▼` in a fallback font) could only shift its own cell.
+        Merged into one segment per row, such a glyph shifted every column of that row
+        (seen on an H100 node: PID/CPU%/MEM/TIME+ out of line from row to row)."""
+        segments: list[Segment] = []
         for text, cell_style in cells:
             prefix, nul, rest = text.partition("\0")
-            pieces = [(" ", style), (prefix, cell_style), (rest, style)] if nul else [(" ", style), (text, cell_style)]
-            for piece, piece_style in pieces:
-                if runs and runs[-1][1] is piece_style:
-                    runs[-1] = (runs[-1][0] + piece, piece_style)
-                elif piece:
-                    runs.append((piece, piece_style))
-        return Strip([Segment(text, run_style) for text, run_style in runs]).adjust_cell_length(width, style)
+            if nul:
+                segments.append(Segment(" ", style))
+                if prefix:
+                    segments.append(Segment(prefix, cell_style))
+                if rest:
+                    segments.append(Segment(rest, style))
+            else:
+                segments.append(Segment(" " + text, cell_style))
+        return Strip(segments).adjust_cell_length(width, style)
