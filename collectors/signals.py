@@ -9,6 +9,7 @@ before `os.kill`, because the pid may have exited and been reused while the dial
 - gpuscope itself (`q` quits);
 - PID 1 (init: TERM may shut the node down), even as root;
 - kernel threads (kthreadd, PID 2, its children, and anything with PF_KTHREAD in its flags);
+- rows whose process /proc does not show (uid -1: a GPU process from another PID namespace);
 - processes outside the watched scope (a job, a user, a process tree): the `a` view lists
   every process on the node, but only the scope's may be signalled;
 - other users' processes, unless gpuscope runs as root;
@@ -128,6 +129,8 @@ def refusal(row: ProcessRow, scope: JobScope, who: Caller | None = None) -> str 
         return "PID 1 is init: gpuscope never signals it."
     if is_kernel_thread(pid, row.ppid):
         return f"PID {pid} is a kernel thread: gpuscope never signals those."
+    if row.uid < 0:
+        return f"PID {pid} is not in this /proc (another PID namespace): gpuscope cannot check it, so never signals it."
     if scope.kind != "node" and pid not in scope.pids:
         return f"PID {pid} is outside the watched {scope.label or scope.kind}: gpuscope only signals processes in it."
     if not who.root and row.uid != who.uid:
@@ -159,7 +162,7 @@ def send(row: ProcessRow, signum: int, scope: JobScope, *, listed: bool = True, 
         stat = read_stat(pid, root)
         if stat is not None and is_kernel_thread(pid, stat.ppid, stat.flags):
             return Outcome(f"PID {pid} is a kernel thread: nothing sent.", "warning")
-        if listed and stat is not None and abs(stat.started - row.started) > START_SLACK_S:
+        if listed and stat is not None and not abs(stat.started - row.started) <= START_SLACK_S:  # NaN: not the same
             return Outcome(f"PID {pid} is now another process (started at another time): nothing sent.", "warning")
         os.kill(pid, signum)
     except ProcessLookupError:

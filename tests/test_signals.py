@@ -70,6 +70,12 @@ def test_other_users_refused_unless_root_and_root_types_the_pid_in_node_scope() 
     assert not typed_confirmation(job(2000), ROOT)  # the scope already narrows it
 
 
+def test_a_gpu_process_from_another_pid_namespace_is_refused_even_to_root() -> None:
+    unseen = row(4242, ppid=0, uid=-1, user="?", started=0.0, command="(not in /proc)")
+    reason = refusal(unseen, NODE, ROOT)
+    assert reason is not None and "another PID namespace" in reason
+
+
 def test_never_process_groups_or_gpuscope_itself() -> None:
     for pid in (0, -1):
         outcome = send(row(pid), signal.SIGTERM, NODE, who=ROOT)
