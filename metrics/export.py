@@ -10,7 +10,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
+import re
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -25,6 +28,84 @@ from gpuscope.metrics.table import ResultTable
 
 FORMATS = ("text", "markdown", "csv", "json")
 DEFAULT_WIDTH = 120
+SIGNIFICANT = 7
+"""Significant digits of floats in CSV and JSON. Seven keep every value a MAGMA tester prints
+exactly (`%7.2f` Gflop/s up to 99,999.99, an H100's FP64 peak is ~67,000) and drop only the
+float noise of derived statistics (a ratio of 0.8530620632963419 is 0.8530621); integral
+floats (nanosecond counts) are written as integers, never rounded."""
+ELLIPSIS = "…"
+MIN_SQUEEZED = 8
+"""Narrowest a text column is squeezed to (in the middle) to fit a width."""
+COMFORTABLE = 24
+"""Text columns are cut to this width before any header is cut."""
+
+
+def middle(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut in the middle so both ends stay: kernel names differ
+    at their ends (`void gemm<...>…_128x64_nn`), environments at both (`azure/…/gpu`)."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:width]
+    keep = width - 1
+    head, tail = (keep + 1) // 2, keep // 2
+    start = _cells_prefix(text, head)
+    end = _cells_suffix(text, tail)
+    return start + ELLIPSIS + end
+
+
+def _cells_prefix(text: str, cells: int) -> str:
+    out, used = [], 0
+    for char in text:
+        if used + cell_len(char) > cells:
+            break
+        out.append(char)
+        used += cell_len(char)
+    return "".join(out)
+
+
+def _cells_suffix(text: str, cells: int) -> str:
+    return _cells_prefix(text[::-1], cells)[::-1] if cells > 0 else ""
+
+
+def fit_widths(widths: Sequence[int], value_widths: Sequence[int], cuttable: Sequence[bool], excess: int,
+               least: Sequence[int] | None = None) -> list[int]:
+    """Column widths `excess` cells narrower where possible, widest first, in three steps: the
+    values of `cuttable` (text) columns down to COMFORTABLE cells, then headers wider than
+    their values, then those values down to MIN_SQUEEZED (a value of four cells or fewer, such
+    as n/a, stays whole). Numbers and the values of other columns are never cut. Shared by
+    `--width` and the screen's tables. `least`: per column, the narrowest its values are cut to
+    (default MIN_SQUEEZED)."""
+    out = list(widths)
+    cuttable = [cut and v > 4 for v, cut in zip(value_widths, cuttable)]
+    least = least or [MIN_SQUEEZED] * len(widths)
+    floors = [min(w, max(MIN_SQUEEZED, m) if cut else v) for w, v, cut, m in zip(widths, value_widths, cuttable, least)]
+    steps = ([min(w, max(f, COMFORTABLE)) if cut else w for w, f, cut in zip(widths, floors, cuttable)],
+             [max(f, min(v, w)) if not cut else max(f, min(COMFORTABLE, w)) for w, v, f, cut in zip(widths, value_widths, floors, cuttable)],
+             floors)
+    for step in steps:
+        cut_now = squeeze(out, [min(a, b) for a, b in zip(out, step)], excess)
+        excess -= sum(out) - sum(cut_now)
+        out = cut_now
+    return out
+
+
+def squeeze(widths: Sequence[int], floors: Sequence[int], excess: int) -> list[int]:
+    """`widths` with `excess` cells taken from the widest columns first, none below its floor;
+    as much as possible when the floors alone are too wide."""
+    out = list(widths)
+    while excess > 0:
+        candidates = [i for i, w in enumerate(out) if w > floors[i]]
+        if not candidates:
+            break
+        widest = max(candidates, key=lambda i: out[i])
+        others = [out[i] for i in candidates if i != widest]
+        target = max(floors[widest], max(others, default=floors[widest]), out[widest] - excess)
+        if target >= out[widest]:  # ties: take one cell at a time
+            target = out[widest] - 1
+        excess -= out[widest] - target
+        out[widest] = target
+    return out
 
 
 def to_rich(table: ResultTable) -> Table:
@@ -38,19 +119,26 @@ def to_rich(table: ResultTable) -> Table:
     return view
 
 
-def table_lines(table: ResultTable) -> list[str]:
+def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     """The table exactly as rich prints `to_rich(table)` (SIMPLE_HEAD box, no colour,
     natural width), built with plain string operations.
 
     Rich measures and wraps every cell, which takes seconds for the thousand-row tables a
     large study produces; this takes milliseconds. tests/test_export.py checks that both
-    give the same text.
+    give the same text. `limit` (`--width`): text columns are cut in the middle until the
+    table fits, numbers never.
     """
     ncols = len(table.columns)
     cells = [[table.cell_text(r, c) for c in range(ncols)] for r in range(len(table.rows))]
     numeric = [col.is_numeric(table.column_values(i)) for i, col in enumerate(table.columns)]
     headers = [col.header for col in table.columns]
     widths = [max([cell_len(headers[c])] + [cell_len(row[c]) for row in cells]) for c in range(ncols)]
+    total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
+    if limit and total > limit:
+        value_widths = [max([cell_len(row[c]) for row in cells], default=1) for c in range(ncols)]
+        widths = fit_widths(widths, value_widths, [not n for n in numeric], total - limit)
+        headers = [middle(h, w) for h, w in zip(headers, widths)]
+        cells = [[middle(v, widths[c]) for c, v in enumerate(row)] for row in cells]
 
     def line(values: Sequence[str]) -> str:
         parts = []
@@ -67,12 +155,14 @@ def table_lines(table: ResultTable) -> list[str]:
     return out
 
 
-def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> str:
-    """Tables as plain text, then their notes; `extra` blocks (plots rendered as text) follow."""
+def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = (), limit: int | None = None) -> str:
+    """Tables as plain text, then their notes; `extra` blocks (plots rendered as text) follow.
+    `limit`: no table or note wider than that many columns (text cut in the middle, notes wrapped)."""
     parts: list[str] = []
     for table in tables:
-        parts.extend(table_lines(table))
-        parts.extend(table.notes)
+        parts.extend(table_lines(table, limit))
+        for note in table.notes:
+            parts.extend(textwrap.wrap(note, limit) or [""] if limit else [note])
         parts.append("")
     parts.extend(block.rstrip("\n") for block in extra)
     return "\n".join(parts).rstrip("\n") + "\n"
@@ -129,29 +219,63 @@ def to_markdown(tables: Sequence[ResultTable], extra: Sequence[str] = ()) -> str
     return "\n".join(parts)
 
 
+def rounded(value: object) -> object:
+    """A float to SIGNIFICANT digits (integral ones to int); anything else as it is."""
+    if not isinstance(value, float) or not math.isfinite(value):
+        return value
+    if value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return float(f"{value:.{SIGNIFICANT}g}")
+
+
 def to_csv(table: ResultTable) -> str:
-    """One table as CSV with raw (unformatted) values; missing values are empty."""
+    """One table as CSV with raw (unformatted) values, floats to SIGNIFICANT digits; missing
+    values are empty."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(table.keys)
     for record in table.records():
-        writer.writerow(["" if v is None else v for v in record.values()])
+        writer.writerow(["" if v is None else rounded(v) for v in record.values()])
     return out.getvalue()
 
 
+def json_key(title: str) -> str:
+    """A table's stable JSON key: its title in snake_case without the parenthesised part that
+    names the unit or implementation shown, and without what it is grouped by: 'Environments
+    compared (ms, magma)' is 'environments_compared' whatever the metric, 'Runs grouped by
+    nodes' is 'runs_grouped' whatever the fields."""
+    words = re.split(r"\s+by\s+", re.sub(r"\([^)]*\)", " ", title))[0]  # 'Runs grouped by nodes': runs_grouped
+    return "_".join(re.findall(r"[a-z0-9]+", words.lower())) or "table"
+
+
+def _records(table: ResultTable) -> list[dict[str, object]]:
+    return [{k: rounded(v) for k, v in record.items()} for record in table.records()]
+
+
 def to_json(tables: Sequence[ResultTable]) -> str:
-    """One table: a list of records. Several: an object keyed by table title."""
+    """One table: a list of records. Several: an object keyed by `json_key` of each title
+    (snake_case, the same whatever the metric; a repeated key gets _2, _3)."""
     if len(tables) == 1:
-        payload: object = tables[0].records()
+        payload: object = _records(tables[0])
     else:
-        payload = {t.title: t.records() for t in tables}
+        keyed: dict[str, object] = {}
+        for t in tables:
+            key = base = json_key(t.title)
+            n = 1
+            while key in keyed:
+                n += 1
+                key = f"{base}_{n}"
+            keyed[key] = _records(t)
+        payload = keyed
     return json.dumps(payload, indent=2, allow_nan=False, default=str) + "\n"
 
 
-def render(tables: Sequence[ResultTable], fmt: str, width: int | None = None, extra: Sequence[str] = ()) -> str:
-    """Render tables in `fmt`. CSV holds one table, so only the first is written."""
+def render(tables: Sequence[ResultTable], fmt: str, width: int | None = None, extra: Sequence[str] = (),
+           limit: int | None = None) -> str:
+    """Render tables in `fmt`. CSV holds one table, so only the first is written. `limit`
+    (text only, `--width`): tables fit that many columns, text cut in the middle."""
     if fmt == "text":
-        return to_text(tables, width, extra)
+        return to_text(tables, width, extra, limit)
     if fmt == "markdown":
         return to_markdown(tables, extra)
     if fmt == "csv":

@@ -266,9 +266,26 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
     return out
 
 
+def empty_last(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with the groups that have data first and those left with no row after the
+    exclusions last (in their own order), each of those with `why`: the exclusions it lost
+    its rows to ("8 warm-up"); blank for groups with data."""
+    if summary.empty:
+        return summary.assign(why=pd.Series(dtype=object))
+    labels = dict(zip(EXCLUSIONS, EXCLUDED_NAMES[1:]))
+    counts = summary[EXCLUSIONS].fillna(0).astype(int).to_numpy()
+    empty = (summary["count"].fillna(0) == 0).to_numpy()
+    why = ["" if not e else "no rows left: " + (", ".join(f"{n} {labels[k]}" for k, n in zip(EXCLUSIONS, row) if n) or "none read")
+           for e, row in zip(empty, counts)]
+    out = summary.assign(why=why)
+    return pd.concat([out[~empty], out[empty]], ignore_index=True)
+
+
 def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = False, impl: str = DEFAULT_IMPL) -> ResultTable:
-    """The summary as a table model; `full` keeps every statistic of both metrics (CSV/JSON)."""
+    """The summary as a table model; `full` keeps every statistic of both metrics (CSV/JSON).
+    Groups with data come first, empty ones last with why (`empty_last`)."""
     unit = METRICS[metric]
+    summary = empty_last(summary)
     if full:
         columns = [Column(c) for c in summary.columns]
         return ResultTable.from_frame(summary, f"MAGMA summary ({impl})", columns)
@@ -281,10 +298,11 @@ def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = Fa
         Column(f"{metric}_q3", "q3", fmt), Column(f"{metric}_whisker_lo", "whisker lo", fmt),
         Column(f"{metric}_whisker_hi", "whisker hi", fmt), Column(f"{metric}_cv", "cv", ".3f"),
         Column(f"{other}_median", f"median {METRICS[other]}", fmt),
-        Column("failed"), Column("warmup", "warm-up"), Column("impossible"), Column("untrusted"),
+        Column("failed"), Column("warmup", "warm-up"), Column("impossible"), Column("untrusted"), Column("why"),
     ]
     notes = ("Excluded: failed (MAGMA's own check), warm-up (slow first call), impossible (above the GPU's peak), "
-             "untrusted (implausible run: see findings). cv = standard deviation / mean.",)
+             "untrusted (implausible run: see findings). cv = standard deviation / mean. Groups with no row left "
+             "come last, with why.",)
     return ResultTable.from_frame(summary, f"MAGMA summary ({unit}, {impl})", columns, notes)
 
 
@@ -292,12 +310,13 @@ def comparison_table(comparison: pd.DataFrame, metric: str = "gflops", impl: str
     unit = METRICS[metric]
     columns = [
         Column("test"), Column("nodes"), Column("problem_size", "size"), Column("rank"),
-        Column("environment"), Column("count", "n"), Column("rows", "of"), Column("median", f"median {unit}", ",.2f"),
-        Column("ratio_to_best", "vs best", ".3f"), Column("p_value", "p (Mann-Whitney)", ".2g"),
+        Column("environment"), Column("count", "n"), Column("rows", "of"), Column("metric"), Column("median", f"median {unit}", ",.2f"),
+        Column("ratio_to_best", "vs best", ".3f"), Column("p_value", "p", ".2g"),
         Column("verdict"),
     ]
+    comparison = comparison.assign(metric=metric)  # the unit of `median` in every CSV/JSON record
     notes = (f"Per problem size, environments ranked by median {unit} ({'higher' if HIGHER_IS_BETTER[metric] else 'lower'} is better); "
-             f"'beyond noise' means p < {ALPHA} against the best environment. n = trusted rows, of = all rows; a group "
+             f"p: Mann-Whitney U test against the best environment, 'beyond noise' when p < {ALPHA}. n = trusted rows, of = all rows; a group "
              f"with fewer than {MIN_SAMPLES} trusted rows or under {MIN_SURVIVING:.0%} of its rows trusted is not ranked.",)
     return ResultTable.from_frame(comparison, f"Environments compared ({unit}, {impl})", columns, notes)
 

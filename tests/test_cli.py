@@ -56,7 +56,7 @@ def test_ms_metric_markdown_and_json(capsys: pytest.CaptureFixture[str]) -> None
     assert "### MAGMA summary (ms, magma)" in text and "```text" in text
     assert main(["magma", str(EXAMPLES), "--format", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"MAGMA summary (magma)", "Environments compared (Gflop/s, magma)", "Findings", "Runs"}
+    assert set(payload) == {"magma_summary", "environments_compared", "findings", "runs"}  # stable whatever the metric
 
 
 def test_output_file_and_unwritable_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -60,14 +60,14 @@ def test_seed_runs_grouped_like_the_notebook() -> None:
     out = run(str(SHARED_PYPROF), "--gpu", "K40m", "--group-by", "batch_size,nodes", "--format", "json")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
-    runs = {r["file"].rsplit("/", 1)[-1]: r for r in payload["Runs"]}
+    runs = {r["file"].rsplit("/", 1)[-1]: r for r in payload["runs"]}
     run_8 = runs[SEED_RUN.name]
     assert (run_8["nodes"], run_8["batch_size"], run_8["data_loader"], run_8["grad"]) == (8, 32, "dali-gpu", "fp16")
     # The three efficiencies of this file, as the seed computes them (also checked in test_kernel_efficiency).
     assert run_8["compute_efficiency_pct"] == pytest.approx(69.751, abs=5e-4)
     assert run_8["flops_efficiency_pct"] == pytest.approx(8.259, abs=5e-4)
     assert run_8["bandwidth_efficiency_pct"] == pytest.approx(9.039, abs=5e-4)
-    grouped = payload["Runs grouped by batch_size, nodes"]
+    grouped = payload["runs_grouped"]
     assert [(g["batch_size"], g["nodes"], g["runs"]) for g in grouped] == [(32, 1, 1), (32, 8, 1)]
     # One run per group here, so each mean is that run's value. The seed's own table averages
     # 8 configurations per group (In [8]: 69.94 / 8.27 / 9.07 at batch 32, 8 nodes): ours is
@@ -107,11 +107,11 @@ def test_markers_flag_and_group_by(tmp_path: Path) -> None:
     out = run(str(SAMPLE), "--gpu", "K40m", "--markers", str(markers), "--group-by", "nodes", "--format", "json")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
-    eight = next(r for r in payload["Runs"] if r["file"].endswith(RUN_8.name))
+    eight = next(r for r in payload["runs"] if r["file"].endswith(RUN_8.name))
     flops, _ = sums(RUN_8)
     assert eight["batch_s"] == pytest.approx(0.2)
     assert eight["scaled_flops_efficiency_pct"] == pytest.approx(flops / (25 * 0.2) * 1e-12 / 4.29 * 100)
-    grouped = payload["Runs grouped by nodes"]
+    grouped = payload["runs_grouped"]
     assert [g["nodes"] for g in grouped] == [1, 8] and grouped[1]["batch_s"] == pytest.approx(0.2)
 
 

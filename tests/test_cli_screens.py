@@ -86,14 +86,79 @@ async def test_magma_unknown_test_is_said_on_the_screen(monkeypatch: pytest.Monk
 
 async def test_kernels_options_show_on_the_screen(monkeypatch: pytest.MonkeyPatch) -> None:
     factory = started_screen(monkeypatch, ["kernels", str(PROFILE), "--gpu", "K40m", "--precision", "fp64", "--sort", "time",
-                                           "--top", "3", "--table", "findings"])
+                                           "--top", "1", "--table", "findings"])
     app = GpuscopeApp(first_screen=factory)
     async with app.run_test(size=(160, 40)) as pilot:
         screen = await settled(app, pilot, KernelsScreen)
-        assert screen.view.sort == "time" and screen.view.top == 3
+        assert screen.view.sort == "time" and screen.view.top == 1
         bar = bar_text(screen, screen.VIEW_ID)
-        assert "total time" in bar and "top 3" in bar, bar
+        assert "total time" in bar and "top 1" in bar, bar
         assert "FP64" in str(screen.query_one("#kernels-peak", Static).render())
         ranking = screen.query_one("#kernels-ranking", ResultTableView).model
-        assert ranking is not None and len(ranking.rows) == 3
+        assert ranking is not None and len(ranking.rows) == 1
         assert screen.query_one("#kernels-tables", TabbedContent).active == "tab-findings"
+
+
+LONG_NAMES = ROOT / "tests/data/profiles/nsys_cuda_gpu_kern_sum_16448.csv"
+LONG = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char *, 3>>(int, T2, T3)"
+
+
+def column_widths(table: ResultTableView) -> dict[str, int]:
+    return {str(key.value): column.get_render_width(table) for key, column in table.columns.items()}
+
+
+async def test_kernel_names_use_the_width_and_keep_both_ends() -> None:
+    app = GpuscopeApp(first_screen=lambda: KernelsScreen([str(LONG_NAMES)], gpu="A100"))
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await settled(app, pilot, KernelsScreen)
+        await pilot.pause()
+        table = screen.query_one("#kernels-ranking", ResultTableView)
+        widths = column_widths(table)
+        assert widths["kernel"] > 40 + 2  # not cut at 40 when there is room
+        assert sum(widths.values()) <= table.size.width  # and every column fits
+        shown = table.get_cell_at(table.cursor_coordinate._replace(row=0, column=0)).plain
+        assert shown.startswith("void at::native::vectorized") and shown.endswith("(int, T2, T3)") and "…" in shown
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_magma_comparison_fits_with_verdict_and_p(magma_data: Path, size: tuple[int, int]) -> None:
+    from gpuscope.parsers.magma import read_tree
+
+    result = read_tree([magma_data])
+    app = GpuscopeApp(first_screen=lambda: MagmaScreen([magma_data], loader=lambda: result))
+    async with app.run_test(size=size) as pilot:
+        screen = await settled(app, pilot, MagmaScreen)
+        await pilot.press("c")
+        await pilot.pause()
+        table = screen.query_one("#comparison", ResultTableView)
+        widths = column_widths(table)
+        assert "verdict" in widths and "p_value" in widths
+        assert sum(widths.values()) <= table.size.width, (widths, table.size.width)
+        await pilot.press("s")
+        await pilot.pause()
+        summary = screen.query_one("#summary", ResultTableView)
+        keys = list(column_widths(summary))
+        if size[0] >= 200:  # the whiskers fit the half of 200 columns the tables get
+            upto = keys.index("gflops_whisker_hi") + 1
+            assert sum(list(column_widths(summary).values())[:upto]) <= summary.size.width
+
+
+async def test_magma_export_writes_the_tab_shown(tmp_path: Path, magma_data: Path) -> None:
+    import csv
+
+    from gpuscope.parsers.magma import read_tree
+
+    result = read_tree([magma_data])
+    app = GpuscopeApp(first_screen=lambda: MagmaScreen([magma_data], loader=lambda: result))
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await settled(app, pilot, MagmaScreen)
+        await pilot.press("c")
+        screen.export_to(str(tmp_path / "c.csv"))
+        header = next(csv.reader((tmp_path / "c.csv").open()))
+        assert "ratio_to_best" in header and "verdict" in header
+        await pilot.press("f")
+        screen.export_to(str(tmp_path / "f.json"))
+        assert '"severity"' in (tmp_path / "f.json").read_text()
+        await pilot.press("s")
+        screen.export_to(str(tmp_path / "s.csv"))
+        assert "gflops_whisker_lo" in next(csv.reader((tmp_path / "s.csv").open()))

@@ -44,7 +44,7 @@ def test_markdown_escapes_pipes_and_aligns_numbers() -> None:
 def test_csv_keeps_raw_values_and_blanks_missing() -> None:
     rows = list(csv.reader(io.StringIO(export.render([TABLE], "csv"))))
     assert rows[0] == ["name", "value", "n"]
-    assert rows[1] == ["[bold]gpu0[/] | x", "1234.5678", "3"]
+    assert rows[1] == ["[bold]gpu0[/] | x", "1234.568", "3"]  # floats to export.SIGNIFICANT (7) digits
     assert rows[2][1:] == ["", ""]
 
 
@@ -52,7 +52,7 @@ def test_json_has_nulls_not_nan() -> None:
     records = json.loads(export.render([TABLE], "json"))
     assert records[1]["value"] is None and records[0]["n"] == 3
     several = json.loads(export.render([TABLE, TABLE], "json"))
-    assert list(several) == ["Demo [bold]title[/]"]
+    assert list(several) == ["demo_bold_title", "demo_bold_title_2"]  # snake_case keys; a repeated title kept
 
 
 def test_write_is_atomic_and_picks_format_from_extension(tmp_path: Path) -> None:

@@ -183,7 +183,7 @@ def run_magma(args: argparse.Namespace) -> int:
         return _fail(problem, 2)
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     tables, extra = report(result, args, fmt)
-    if _emit(args, fmt, export.render(tables, fmt, _width(args), extra)):
+    if _emit(args, fmt, export.render(tables, fmt, _width(args), extra, limit=args.width)):
         return 1
     if result.files_read == 0 or result.rows.empty:  # nothing to summarise: say why, and fail
         _print_findings([f for f in result.findings if f.severity != "info"] or result.findings)
@@ -294,7 +294,7 @@ def run_kernels(args: argparse.Namespace) -> int:
         result = report(args, fmt, _width(args))
     except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
         return _fail(str(exc), 2)
-    if _emit(args, fmt, export.render(result.tables, fmt, _width(args), result.extra)):
+    if _emit(args, fmt, export.render(result.tables, fmt, _width(args), result.extra, limit=args.width)):
         return 1
     if result.empty:
         errors = [f for f in result.findings if f.severity == "error"]

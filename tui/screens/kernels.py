@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher, Footer, Header, Input, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
+from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.kernels_model import GROUP_TITLES, SORT_LABELS, SORTS, KernelsModel, KernelView, build_model
 from gpuscope.tui.model.kernels_report import tab_tables
@@ -31,8 +32,6 @@ from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.widgets.roofline import RooflinePane
 
 NEEDS_DATA = {"cycle_sort", "sort", "filter", "cycle_group", "export", "show_tab", "zoom"}
-NAME_WIDTH = 40
-"""Widest the name column gets on screen: C++ template names run to hundreds of characters."""
 SCROLLED = ("flop_per_s", "gbs")
 """Ranking columns shown last on screen (the cards and the roofline carry the rates)."""
 EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("kernel-runs.csv", "runs table"),
@@ -42,6 +41,11 @@ EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("ke
 TABLE_TABS = {"summary": "tab-kernels", "kernels": "tab-kernels", "transfers": "tab-transfers", "metrics": "tab-metrics",
               "runs": "tab-runs", "grouped": "tab-runs", "findings": "tab-findings"}
 """The tab `--table NAME` opens the screen on (the summary is the cards above every tab)."""
+
+
+NAME_WIDTH = 40
+"""Narrowest the name column is cut to (in the middle) to fit the efficiencies; wider where the
+terminal has room: C++ template names run to hundreds of characters."""
 
 
 def screen_order(table: ResultTable) -> ResultTable:
@@ -143,7 +147,7 @@ class KernelsScreen(LoadingScreen):
         launches = int(model.rankings["kernel"]["calls"].sum())
         self.sub_title = f"Kernels · {len(model.runs)} profile(s) · {launches:,} launches · {self.paths_text()}"
         self.query_one(KernelCards).show(model.cards)
-        peak = Text().append("Peak used: ", style="bold").append(model.peak.source_text)
+        peak = Text().append("Peak used: ", style="bold").append(clean(model.peak.source_text))  # names the file it came from
         self.query_one("#kernels-peak", Static).update(peak)
         self.query_one("#kernels-findings", FindingsPane).show(model.findings)
         self.query_one("#kernels-tables", TabbedContent).get_tab("tab-findings").label = Text(f"Findings ({len(model.findings)})")
@@ -163,14 +167,14 @@ class KernelsScreen(LoadingScreen):
 
     def _show_runs(self, model: KernelsModel) -> None:
         runs = model.runs_table()
-        self.query_one("#kernels-runs", ResultTableView).show(runs, max_widths={"file": NAME_WIDTH})
+        self.query_one("#kernels-runs", ResultTableView).show(runs, squeeze=("file",))
         grouped = self.query_one("#kernels-grouped", ResultTableView)
         grouped.display = model.grouped is not None
         notes = list(runs.notes)
         if model.grouped is not None:
             grouped.show(model.grouped)
             notes.insert(0, f"Below: {model.grouped.title.lower()}, means per group.")
-        self.query_one("#kernels-runs-note", Static).update(Text("\n".join(notes)))
+        self.query_one("#kernels-runs-note", Static).update(Text(clean_lines("\n".join(notes))))  # values from file names
 
     def _show_beside(self, model: KernelsModel) -> None:
         """The transfers and profiler-metrics tabs, only when the profiles have them; with
@@ -181,7 +185,7 @@ class KernelsScreen(LoadingScreen):
             if table is None:
                 tabs.hide_tab(tab)
             else:
-                self.query_one(table_id, ResultTableView).show(table, max_widths={"kernel": NAME_WIDTH, "file": NAME_WIDTH})
+                self.query_one(table_id, ResultTableView).show(table, squeeze=("kernel", "file"))
         if model.rankings["kernel"].empty and model.profiler_metrics is not None:
             tabs.active = "tab-metrics"
 
@@ -194,7 +198,7 @@ class KernelsScreen(LoadingScreen):
             view = replace(view, group="kernel")
         self.view = view
         table = screen_order(model.ranking_table(view))
-        self.query_one("#kernels-ranking", ResultTableView).show(table, max_widths={table.columns[0].key: NAME_WIDTH})
+        self.query_one("#kernels-ranking", ResultTableView).show(table, squeeze={table.columns[0].key: NAME_WIDTH})
         # Bars and roofline show every row that passes the filter, whatever the sort and --top.
         everything = model.rows(replace(view, sort="time", top=0))
         self.query_one(ShareBars).show(everything, GROUP_TITLES[view.group].lower())

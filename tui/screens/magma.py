@@ -29,7 +29,9 @@ from gpuscope.tui.widgets.result_table import ResultTableView
 if TYPE_CHECKING:
     from gpuscope.parsers.magma import MagmaResult
 
-DEFAULT_EXPORT = "magma-summary.csv"
+EXPORT_NAMES = {"tab-summary": ("magma-summary.csv", "summary"), "tab-comparison": ("magma-comparison.csv", "comparison"),
+                "tab-findings": ("magma-findings.csv", "findings")}
+"""Per tab: the file name offered and what the dialog says it writes (`e` writes the tab shown)."""
 STATED = ("test", "nodes")
 TABS = ("summary", "comparison", "findings")
 """Tables `--table` can open the screen on."""
@@ -49,7 +51,7 @@ class MagmaScreen(LoadingScreen):
         Binding("N", "previous_cluster", "Prev. nodes", show=False, tooltip="Previous cluster size"),
         Binding("t", "next_test", "Test", tooltip="Next MAGMA test (e.g. dgemm_vbatched, dgemm)"),
         Binding("i", "next_impl", "Impl", tooltip="Next implementation the tester timed (magma, cublas, cpu, ...)"),
-        Binding("e", "export", "Export", tooltip="Write the summary (format from the file extension)"),
+        Binding("e", "export", "Export", tooltip="Write the table shown (format from the file extension)"),
         Binding("z", "zoom", "Zoom", tooltip="Fill the screen with the focused pane (again to restore)"),
         Binding("s", "show_tab('tab-summary')", "Summary", show=False, tooltip="Show the summary table"),
         Binding("c", "show_tab('tab-comparison')", "Comparison", show=False, tooltip="Environments ranked"),
@@ -162,8 +164,10 @@ class MagmaScreen(LoadingScreen):
         summary = model.summary(selection)
         self.query_one(f"#{self.VIEW_ID}", Static).update(self._selection_text(selection, summary.empty))
         # Test and nodes are the same on every row of a selection and stated in the bar above.
-        self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED)
-        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=STATED)
+        self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED, squeeze=("environment", "why"),
+                                                         fit_through=f"{selection.metric}_whisker_hi")
+        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=(*STATED, "metric"),
+                                                            squeeze=("environment", "verdict"))
         empty = f"No {selection.test} results at {selection.nodes_label}. Press n for another cluster size."
         await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, empty)
 
@@ -240,18 +244,26 @@ class MagmaScreen(LoadingScreen):
     def action_export(self) -> None:
         if self.model is None or self.selection is None:
             return
-        self.app.push_screen(ExportModal(DEFAULT_EXPORT, "summary"), self.export_to)
+        default, what = EXPORT_NAMES.get(self.query_one("#tables", TabbedContent).active, EXPORT_NAMES["tab-summary"])
+        self.app.push_screen(ExportModal(default, what), self.export_to)
 
     def export_to(self, path: str | None) -> None:
-        """Write the current summary (and comparison) models to `path`; notify either way."""
+        """Write the tab shown (summary, comparison or findings) to `path`; notify either way."""
         if not path or self.model is None or self.selection is None:
             return
         target = Path(path).expanduser()
         fmt = export.format_for_path(target)
-        full = fmt in ("csv", "json")  # machine-readable: all statistics, like the command line
-        tables = [self.model.summary_table(self.selection, full), self.model.comparison_table(self.selection)]
-        plots = fmt in ("text", "markdown")  # the same box plots as `--format text`
-        extra = (boxplots_text(self.model.summary(self.selection), self.selection.metric),) if plots else ()
+        tab = self.query_one("#tables", TabbedContent).active
+        extra: tuple[str, ...] = ()
+        if tab == "tab-comparison":
+            tables = [self.model.comparison_table(self.selection)]
+        elif tab == "tab-findings":
+            tables = [magma_stats.findings_table(self.model.result.findings)]
+        else:
+            full = fmt in ("csv", "json")  # machine-readable: all statistics, like the command line
+            tables = [self.model.summary_table(self.selection, full)]
+            if fmt in ("text", "markdown"):  # the same box plots as `--format text`
+                extra = (boxplots_text(self.model.summary(self.selection), self.selection.metric),)
         try:
             written = export.write(target, fmt, tables, extra=extra)
         except (OSError, ValueError) as error:

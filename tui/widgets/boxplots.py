@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from gpuscope.metrics.magma_stats import EXCLUDED_NAMES, EXCLUSIONS
 from gpuscope.tui.model.boxplot import draw_boxes
 from gpuscope.tui.model.magma_model import METRIC_LABELS, problem_sizes
 
@@ -77,19 +78,21 @@ class BoxPlotStack(VerticalScroll):
         self.metric = metric
         self.sizes, self.empty_sizes = [], []
         widgets: list[Static | BoxPlot] = []
+        why: list[str] = []
         for size in problem_sizes(summary):
             rows = summary[summary["problem_size"].astype(str) == size]
-            rows = rows[rows["count"] > 0].reset_index(drop=True)
-            if rows.empty:
+            if not (rows["count"] > 0).any():
                 self.empty_sizes.append(size)
+                why.append(f"{size} ({lost_to(rows)})")
                 continue
+            rows = rows[rows["count"] > 0].reset_index(drop=True)
             self.sizes.append(size)
             # Short: plotext drops a title wider than the plot area. Test and nodes are in the bar.
             widgets.append(BoxPlot(rows, metric, f"{size} ({METRIC_LABELS.get(metric, metric)})"))
         if not self.sizes:
             widgets.append(Static(Text(empty_text), classes="plots-note"))
         if self.empty_sizes:
-            note = f"No data left after exclusions (see Findings) for: {', '.join(self.empty_sizes)}"
+            note = f"No data left after exclusions (see Findings) for: {', '.join(why)}"
             widgets.append(Static(Text(note), classes="plots-note"))
         with self.app.batch_update():
             await self.remove_children()
@@ -99,3 +102,9 @@ class BoxPlotStack(VerticalScroll):
     @property
     def plots(self) -> list[BoxPlot]:
         return list(self.query_children(BoxPlot))
+
+
+def lost_to(rows: pd.DataFrame) -> str:
+    """What an empty problem size lost its rows to, summed over its environments: '40 warm-up'."""
+    lost = [(int(rows[key].fillna(0).sum()), label) for key, label in zip(EXCLUSIONS, EXCLUDED_NAMES[1:]) if key in rows]
+    return ", ".join(f"{n} {label}" for n, label in lost if n) or "no rows"
