@@ -196,3 +196,179 @@ def test_cli_fuzz_hostile_folder(hostile: tuple[Path, dict[str, str]], tmp_path:
     else:
         assert "good_pyprof.csv" in both and "caf\ufffd/run_\ufffd.csv" in both
         assert "CUPTI_ACTIVITY_KIND_KERNEL is a view" in both
+
+
+# --- unit tests, one per point ------------------------------------------------------------------
+
+def test_gzip_bomb_stops_at_the_limit(tmp_path: Path) -> None:
+    """Point 1: decompression is bounded; the old gzip.decompress took the whole 3 GB."""
+    bomb = tmp_path / "bomb.csv.gz"
+    gzip_bomb(bomb, b'"k","1","1","1"\n' * (1 << 20), 8, b'"Kernel","Sil(ns)","FLOPs","Bytes"\n')  # 128 MB
+    data, found = textfile.read_bytes(bomb, "bomb", max_bytes=16 << 20)
+    assert data is None and found[0].kind == "huge" and "decompresses" in found[0].message
+    assert pyprof.read(bomb).findings[0].kind == "huge"
+
+
+def test_sparse_file_refused_before_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point 1: the size is checked before anything is allocated, and MemoryError is a finding."""
+    big = tmp_path / "sparse.out"
+    sparse(big, 100 << 30)
+    data, found = textfile.read_bytes(big, "sparse.out")
+    assert data is None and found[0].kind == "huge" and "100.0 GB" in found[0].message
+    small = tmp_path / "small.out"
+    small.write_bytes(MAGMA_TEXT)
+
+    class NoMemory(io.BytesIO):
+        def read(self, *_a: object) -> bytes:
+            raise MemoryError
+
+    monkeypatch.setattr(textfile.os, "fdopen", lambda fd, *_a: (os.close(fd), NoMemory())[1])
+    data, found = textfile.read_bytes(small, "small.out")
+    assert data is None and found[0].kind == "huge"
+
+
+def test_line_budget_refuses_a_file_before_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "many.csv"
+    path.write_bytes(b'"Kernel","Sil(ns)","FLOPs","Bytes"\n' + b'"k","1","1","1"\n' * 1000)
+    monkeypatch.setattr(pyprof, "MAX_LINES", 100)
+    assert [f.kind for f in pyprof.read(path).findings] == ["huge"]
+
+
+def test_magma_tree_budget_names_the_files_over_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(3):
+        (tmp_path / f"testing_{i}.out").write_bytes(MAGMA_TEXT)
+    monkeypatch.setattr(magma, "MAX_LINES", MAGMA_TEXT.count(b"\n") * 2 + 2)
+    result = magma.read_tree([tmp_path])
+    assert result.files_read == 2
+    over = [f for f in result.findings if f.kind == "huge"]
+    assert [f.file for f in over] == ["testing_2.out"] and "budget" in over[0].message
+
+
+@pytest.mark.parametrize("reader", ["magma", "kernels", "pyprof", "nsys", "torch", "markers", "text"])
+def test_fifo_and_device_are_skipped_not_read(tmp_path: Path, reader: str) -> None:
+    """Point 2: a FIFO used to block forever (nobody writes), /dev/zero to be read to the limit."""
+    fifo = tmp_path / "pipe.out"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.csv"
+    os.symlink("/dev/zero", zero)
+    for path in (fifo, zero):
+        start = time.monotonic()
+        if reader == "magma":
+            found = magma.read_tree([path]).findings
+        elif reader == "kernels":
+            found = read_runs([path]).findings
+        elif reader == "markers":
+            found = markers.read_markers(path).findings
+        elif reader == "text":
+            found = textfile.read_text(path)[1]
+        else:
+            found = {"pyprof": pyprof.read, "nsys": nsys.read, "torch": torch_trace.read}[reader](path).findings
+        assert time.monotonic() - start < 5
+        assert any(f.kind == "not-a-file" and ("FIFO" in f.message or "character device" in f.message) for f in found), found
+
+
+def test_fifo_in_a_folder_is_named(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.out")
+    (tmp_path / "good.out").write_bytes(MAGMA_TEXT)
+    (tmp_path / "good.csv").write_bytes(PYPROF_CSV)
+    result = magma.read_tree([tmp_path])
+    assert result.files_read == 1 and any(f.file == "pipe.out" and f.kind == "not-a-file" for f in result.findings)
+    runs = read_runs([tmp_path])
+    assert len(runs.runs) == 1 and any(f.file.endswith("pipe.out") and f.kind == "not-a-file" for f in runs.findings)
+
+
+def test_non_utf8_names_do_not_sink_the_read(tmp_path: Path) -> None:
+    """Point 4: labels are str without surrogates, so printing or JSON never fails on them."""
+    folder = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.mkdir(folder)
+    with open(folder + b"/testing_\xff.out", "wb") as out:
+        out.write(MAGMA_TEXT)
+    with open(folder + b"/run_\xff.csv", "wb") as out:
+        out.write(PYPROF_CSV)
+    result = magma.read_tree([tmp_path])
+    labels = set(result.rows["file"].astype(str))
+    assert labels == {"caf\ufffd/testing_\ufffd.out"}
+    runs = read_runs([tmp_path])
+    assert len(runs.runs) == 1 and runs.runs[0].file.endswith("caf\ufffd/run_\ufffd.csv")
+    for text in [*labels, runs.runs[0].file, *(f.file for f in result.findings + runs.findings)]:
+        text.encode("utf-8")  # strict: no surrogate left
+
+
+def test_symlink_loop_and_long_path_are_named(tmp_path: Path) -> None:
+    os.symlink("b.out", tmp_path / "a.out")
+    os.symlink("a.out", tmp_path / "b.out")
+    deep_folder(tmp_path)
+    (tmp_path / "good.out").write_bytes(MAGMA_TEXT)
+    result = magma.read_tree([tmp_path])
+    assert result.files_read == 1
+    messages = {(f.file[:5], f.message) for f in result.findings if f.kind == "unreadable"}
+    assert ("a.out", "cannot read: Too many levels of symbolic links") in messages
+    assert any("name too long" in m for _, m in messages)
+    found = read_runs([tmp_path]).findings
+    assert any(f.file.endswith("a.out") and "symbolic links" in f.message for f in found)
+    assert any("name too long" in f.message for f in found)
+
+
+def test_permission_denied_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point 4: `kernels` says 'permission denied', not 'not a profiler export'. Tests run as root
+    here, where chmod denies nothing: the open is made to fail as it would for another user."""
+    path = tmp_path / "run.csv"
+    path.write_bytes(PYPROF_CSV)
+    real_open = os.open
+
+    def denied(name: object, *args: object, **kwargs: object) -> int:
+        if str(name) == str(path):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(textfile.os, "open", denied)
+    found = kernels.read_any(path).findings
+    assert [f.kind for f in found] == ["unreadable"] and "permission denied" in found[0].message.lower()
+    walked = read_runs([tmp_path]).findings
+    assert any("permission denied" in f.message.lower() for f in walked)
+    assert not any("not a profiler export" in f.message for f in walked)
+
+
+@pytest.mark.skipif(IS_ROOT, reason="root reads a chmod 000 folder anyway")
+def test_unreadable_subfolder_is_named(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "testing.out").write_bytes(MAGMA_TEXT)
+    locked.chmod(0)
+    try:
+        assert any(f.kind == "unreadable" and "locked" in f.file for f in magma.read_tree([tmp_path]).findings)
+        assert any(f.kind == "unreadable" and "locked" in f.file for f in read_runs([tmp_path]).findings)
+    finally:
+        locked.chmod(0o755)
+
+
+def test_recursive_view_is_refused_fast(tmp_path: Path) -> None:
+    """Point 5: an 8 KB file with a recursive view ran for over a minute."""
+    path = tmp_path / "view.sqlite"
+    recursive_view_sqlite(path)
+    start = time.monotonic()
+    result = nsys.read(path)
+    assert time.monotonic() - start < 5
+    refused = [f for f in result.findings if f.kind == "refused"]
+    assert refused and "CUPTI_ACTIVITY_KIND_KERNEL" in refused[0].message and result.table.empty
+
+
+def test_slow_query_is_interrupted_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point 5: every query has a deadline; the table it read is named."""
+    path = tmp_path / "slow.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE StringIds(id, value);"  # no key: the join is a nested loop
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, \"end\", deviceId, streamId, demangledName);"
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000) "
+        "INSERT INTO StringIds SELECT 1, 'k' FROM c;"
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000) "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT x, x + 1, 0, 7, 1 FROM c;"
+    )
+    con.commit()
+    con.close()
+    monkeypatch.setattr(nsys, "QUERY_SECONDS", 0.05)
+    start = time.monotonic()
+    result = nsys.read(path)
+    assert time.monotonic() - start < 10
+    assert [f.kind for f in result.findings] == ["refused"] and "CUPTI_ACTIVITY_KIND_KERNEL" in result.findings[0].message
