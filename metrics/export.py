@@ -87,7 +87,20 @@ def fit_widths(widths: Sequence[int], value_widths: Sequence[int], cuttable: Seq
         cut_now = squeeze(out, [min(a, b) for a, b in zip(out, step)], excess)
         excess -= sum(out) - sum(cut_now)
         out = cut_now
+    if excess > 0:  # it cannot fit: cut headers would only be harder to read; the rest scrolls
+        return steps[0]
     return out
+
+
+def distinct_width(texts: Sequence[str], least: int = MIN_SQUEEZED) -> int:
+    """The narrowest width from `least` at which `middle` keeps `texts` as distinct as they
+    are ('goog…gpu' would make two clouds' environments one)."""
+    unique = set(texts)
+    widest = max(map(cell_len, unique), default=0)
+    width = least
+    while width < widest and len({middle(t, width) for t in unique}) < len(unique):
+        width += 1
+    return width
 
 
 def squeeze(widths: Sequence[int], floors: Sequence[int], excess: int) -> list[int]:
@@ -136,7 +149,8 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
     if limit and total > limit:
         value_widths = [max([cell_len(row[c]) for row in cells], default=1) for c in range(ncols)]
-        widths = fit_widths(widths, value_widths, [not n for n in numeric], total - limit)
+        least = [distinct_width([row[c] for row in cells]) for c in range(ncols)]
+        widths = fit_widths(widths, value_widths, [not n for n in numeric], total - limit, least)
         headers = [middle(h, w) for h, w in zip(headers, widths)]
         cells = [[middle(v, widths[c]) for c, v in enumerate(row)] for row in cells]
 

@@ -82,7 +82,8 @@ class ResultTableView(DataTable[Text]):
         excess = sum(widths[:fitted]) + 2 * self.cell_padding * fitted - room
         if room and excess > 0 and squeezable:
             cuttable = [key in squeezable and not numeric[i] for key, i in zip(keys[:fitted], shown)]
-            least = [squeezable.get(key, export.MIN_SQUEEZED) for key in keys[:fitted]]
+            least = [export.distinct_width(texts[i], squeezable.get(key, export.MIN_SQUEEZED)) if key in squeezable else 0
+                     for key, i in zip(keys[:fitted], shown)]
             widths[:fitted] = export.fit_widths(widths[:fitted], [min(v, w) for v, w in zip(values, widths)], cuttable, excess, least)
         for i, width in zip(shown, widths):
             self.add_column(Text(export.middle(headers[i], width), justify="right" if numeric[i] else "left"),
