@@ -109,10 +109,26 @@ def _timestamp(text: str) -> int | None:
     return int(value) if math.isfinite(value) else None
 
 
+def _csv_rows(text: str) -> list[list[str]]:
+    """CSV rows; a line the csv module rejects (a field over its size limit, stray quotes) becomes
+    one field holding the raw line, which the caller then skips with a finding."""
+    try:
+        # newline="" as the csv module asks: a lone CR ends a line instead of raising.
+        return list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error:
+        rows = []
+        for line in text.splitlines():
+            try:
+                rows.append(next(csv.reader([line]), []))
+            except csv.Error:
+                rows.append([line])
+        return rows
+
+
 def parse_markers(text: str, label: str = "") -> MarkerRead:
     """Markers from CSV text with a header naming `name_str` and `timestamp` (other columns ignored)."""
     findings: list[Finding] = []
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _csv_rows(text)
     header_at = next((i for i, r in enumerate(rows) if any(c.strip() for c in r)), None)
     if header_at is None:
         return MarkerRead(_empty(), [Finding("error", "empty", "marker file is empty", label)])

@@ -455,7 +455,7 @@ def _kind_of(bases: list[str]) -> str | None:
 
 def _near_miss(bases: list[str]) -> str | None:
     names = set(bases)
-    for kind, (required, expected) in _KINDS.items():
+    for required, expected in _KINDS.values():
         have = [r for r in required if r in names]
         if len(have) >= 2 and len(have) < len(required):
             missing = [r for r in required if r not in names]

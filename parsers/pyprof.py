@@ -248,7 +248,7 @@ def _read_text(text: str, label: str, findings: list[Finding]) -> KernelRead:
     starts: list[int] = []
     fmt = ""
     at = 0
-    for at, line in enumerate(lines):
+    for at, line in enumerate(lines):  # noqa: B007 (at is read after the loop: the header line)
         if not line.strip():
             continue
         header = _csv_header(line)

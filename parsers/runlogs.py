@@ -723,7 +723,7 @@ def _table_rows(text: str, path: Path | None) -> list[dict[str, Any]] | None:
         return None
     delim = max(delims, key=first.count)
     try:
-        reader = csv.DictReader(io.StringIO(stripped), delimiter=delim)
+        reader = csv.DictReader(io.StringIO(stripped, newline=""), delimiter=delim)
         rows = [dict(r) for r in reader]
     except csv.Error:
         return None

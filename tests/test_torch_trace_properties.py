@@ -4,7 +4,6 @@ kernels they hold, and arbitrary bytes or JSON never raise (issue 14, point 9)."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -9,7 +9,6 @@ from textual.widget import Widget
 
 from fake_watch import FakeSource, poll, table, watch_app
 from gpuscope.tui.widgets.cpu_pane import CpuPane
-from gpuscope.tui.widgets.job_panel import JobPanel
 from gpuscope.tui.widgets.process_table import VIRTUAL_STEP, virtual_height
 
 
