@@ -24,6 +24,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import ResultTable
 
 FORMATS = ("text", "markdown", "csv", "json")
@@ -123,10 +124,10 @@ def squeeze(widths: Sequence[int], floors: Sequence[int], excess: int) -> list[i
 
 def to_rich(table: ResultTable) -> Table:
     """A rich Table view of the model; every cell is plain `Text`, never markup."""
-    view = Table(title=Text(table.title), box=box.SIMPLE_HEAD, title_justify="left")
+    view = Table(title=Text(clean(table.title)), box=box.SIMPLE_HEAD, title_justify="left")
     for i, col in enumerate(table.columns):
         numeric = col.is_numeric(table.column_values(i))
-        view.add_column(Text(col.header), justify="right" if numeric else "left", no_wrap=numeric)
+        view.add_column(Text(clean(col.header)), justify="right" if numeric else "left", no_wrap=numeric)
     for r in range(len(table.rows)):
         view.add_row(*(Text(table.cell_text(r, c)) for c in range(len(table.columns))))
     return view
@@ -144,7 +145,7 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     ncols = len(table.columns)
     cells = [[table.cell_text(r, c) for c in range(ncols)] for r in range(len(table.rows))]
     numeric = [col.is_numeric(table.column_values(i)) for i, col in enumerate(table.columns)]
-    headers = [col.header for col in table.columns]
+    headers = [clean(col.header) for col in table.columns]
     widths = [max([cell_len(headers[c])] + [cell_len(row[c]) for row in cells]) for c in range(ncols)]
     total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
     if limit and total > limit:
@@ -161,7 +162,7 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
             parts.append(" " + (pad + value if numeric[c] else value + pad) + " ")
         return (" " + " ".join(parts) + " ").rstrip()
 
-    out = [table.title.rstrip(), ""] if table.title else [""]
+    out = [clean(table.title).rstrip(), ""] if table.title else [""]
     out.append(line(headers))
     out.append(" " + "─".join("─" * (w + 2) for w in widths))
     out.extend(line(row) for row in cells)
@@ -175,7 +176,7 @@ def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequ
     parts: list[str] = []
     for table in tables:
         parts.extend(table_lines(table, limit))
-        for note in table.notes:
+        for note in map(clean, table.notes):
             parts.extend(textwrap.wrap(note, limit) or [""] if limit else [note])
         parts.append("")
     parts.extend(block.rstrip("\n") for block in extra)
@@ -202,7 +203,7 @@ def to_text_with_rich(tables: Sequence[ResultTable], width: int | None = None, e
         console.width = max(width or DEFAULT_WIDTH, natural)
         console.print(view)
         for note in table.notes:
-            console.print(Text(note))
+            console.print(Text(clean(note)))
         console.print()
     for block in extra:
         console.print(Text(block))
@@ -210,6 +211,7 @@ def to_text_with_rich(tables: Sequence[ResultTable], width: int | None = None, e
 
 
 def _md_cell(text: str) -> str:
+    text = clean(text)
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
@@ -247,9 +249,10 @@ def to_csv(table: ResultTable) -> str:
     values are empty."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.keys)
+    writer.writerow(map(clean, table.keys))
     for record in table.records():
-        writer.writerow(["" if v is None else rounded(v) for v in record.values()])
+        # Text cells are cleaned as on screen: CSV printed to a terminal must not carry escapes.
+        writer.writerow(["" if v is None else clean(v) if isinstance(v, str) else rounded(v) for v in record.values()])
     return out.getvalue()
 
 

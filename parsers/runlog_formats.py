@@ -167,7 +167,9 @@ MLPERF_SETTINGS: dict[str, str] = {
     "global_batch_size": "global_batch_size", "local_batch_size": "local_batch_size", "d_batch_size": "local_batch_size",
     "opt_name": "optimizer", "opt_base_learning_rate": "learning_rate", "lars_opt_base_learning_rate": "learning_rate",
     "sgd_opt_base_learning_rate": "learning_rate", "gradient_accumulation_steps": "gradient_accumulation_steps",
-    "submission_platform": "platform", "submission_division": "division", "submission_org": "org",
+    # submission_platform is not a setting: it names the resources ('8xNVIDIA DGX H100'), which
+    # differ between the configurations by design; it only gives a node count (below).
+    "submission_division": "division", "submission_org": "org",
     "max_sequence_length": "max_sequence_length", "epoch_count": "epoch_count",
 }
 MLPERF_QUALITY_KEYS = ("eval_accuracy", "eval_error", "eval_loss")

@@ -428,12 +428,11 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
         elif key == "train_samples" and isinstance(value, (int, float)) and not isinstance(value, bool):
             train_samples = float(value)
         if key in fmt.MLPERF_SETTINGS and isinstance(value, (int, float, str)) and not isinstance(value, bool):
-            column = fmt.MLPERF_SETTINGS[key]
-            run.settings.setdefault(column, value)
-            if key == "submission_platform" and isinstance(value, str):
-                m = fmt.MLPERF_PLATFORM_NODES.match(value)
-                if m:
-                    _put(run.fallback_counts, "nodes", m.group(1), f"submission_platform {value!r}")
+            run.settings.setdefault(fmt.MLPERF_SETTINGS[key], value)
+        if key == "submission_platform" and isinstance(value, str):
+            m = fmt.MLPERF_PLATFORM_NODES.match(value)
+            if m:
+                _put(run.fallback_counts, "nodes", m.group(1), f"submission_platform {value!r}")
     if bad:
         findings.append(Finding("warning", "bad-line", f"{bad} :::MLLOG line(s) are not valid JSON events: skipped", label, first_bad, bad))
     if len(starts) > 1:

@@ -89,3 +89,15 @@ def test_fast_text_equals_rich_on_the_real_summary() -> None:
     summary = magma_stats.summarize(result.rows)
     tables = [magma_stats.summary_table(summary), magma_stats.findings_table(result.findings), magma_stats.runs_table(result.runs)]
     assert export.to_text(tables) == export.to_text_with_rich(tables)
+
+
+@pytest.mark.parametrize("fmt", export.FORMATS)
+def test_titles_headers_notes_and_cells_from_outside_carry_no_escapes(fmt: str) -> None:
+    # Titles and notes name files (kernels' "Same in every run: run=\x1b]0;x\x07"), headers can
+    # come from a CSV's header line: every format keeps the text and drops the sequences.
+    hostile = "a\x1b]0;owned\x07b\x1b[2J\x9b31mc"
+    table = ResultTable(f"Runs of {hostile}", (Column(hostile), Column("n")), ((hostile, 1),), (f"note {hostile}",))
+    out = export.render([table, table], fmt) if fmt != "csv" else export.render([table], fmt)
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    # JSON keeps the value as read, its escapes written as \u001b (safe to print, faithful).
+    assert ("abc" in out) if fmt != "json" else ("\\u001b" in out)

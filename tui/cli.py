@@ -264,10 +264,10 @@ def run_watch(args: argparse.Namespace) -> int:
     if fmt == "json":
         text = json.dumps(snapshot_dict(snapshot), indent=2, allow_nan=False) + "\n"
     else:
-        tables = snapshot_tables(snapshot)
+        tables = snapshot_tables(snapshot, width=args.width)
         if args.table:
             tables = [t for t in tables if t.title.lower().startswith(args.table)]
-        text = export.render(tables, fmt, _width(args))
+        text = export.render(tables, fmt, _width(args), limit=args.width)
     if _emit(args, fmt, text):
         return 1
     for problem in snapshot.scope.problems:
