@@ -23,11 +23,23 @@ from typing import BinaryIO
 from gpuscope.metrics.findings import Finding
 
 MB = 1024 * 1024
-MAX_BYTES = int(os.environ.get("GPUSCOPE_MAX_FILE_MB", "64")) * MB
+
+
+def _env_limit(name: str, default: int) -> int:
+    """A positive whole number from the environment; anything else (`abc`, `0`, `-1`) keeps the
+    default rather than failing every command at import."""
+    try:
+        value = int(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+MAX_BYTES = _env_limit("GPUSCOPE_MAX_FILE_MB", 64) * MB
 """Files larger than this (after decompression) are refused, before anything of that size is
 allocated: parsing text costs several times its size, and a MAGMA or kernels read must stay
 under 1 GB of memory. A MAGMA tree gets the same budget for all its files together."""
-MAX_LINES = int(os.environ.get("GPUSCOPE_MAX_LINES", "1000000"))
+MAX_LINES = _env_limit("GPUSCOPE_MAX_LINES", 1_000_000)
 """Text results with more lines than this are refused before they are parsed: parsing costs
 memory per line (a line of a few bytes becomes a row of a few hundred), so this, not the size in
 bytes, is what keeps a read under 1 GB. A MAGMA tree gets the same budget for all its files."""

@@ -372,3 +372,12 @@ def test_slow_query_is_interrupted_and_named(tmp_path: Path, monkeypatch: pytest
     result = nsys.read(path)
     assert time.monotonic() - start < 10
     assert [f.kind for f in result.findings] == ["refused"] and "CUPTI_ACTIVITY_KIND_KERNEL" in result.findings[0].message
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", ""])
+def test_a_bad_limit_in_the_environment_keeps_the_default(value: str) -> None:
+    env = {**os.environ, "GPUSCOPE_MAX_FILE_MB": value, "GPUSCOPE_MAX_LINES": value}
+    code = "from gpuscope.parsers import textfile as t; print(t.MAX_BYTES, t.MAX_LINES)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(64 * 1024 * 1024), "1000000"]
