@@ -381,3 +381,29 @@ def test_a_bad_limit_in_the_environment_keeps_the_default(value: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(64 * 1024 * 1024), "1000000"]
+
+
+@pytest.mark.parametrize("screen_name", ["magma", "kernels"])
+async def test_screen_over_a_fifo_loads_and_quits(tmp_path: Path, screen_name: str) -> None:
+    # Issue 14 point 2: a FIFO in the folder hung the read and the screen then ignored q.
+    import asyncio
+
+    from gpuscope.tui.app import GpuscopeApp
+    from gpuscope.tui.screens.kernels import KernelsScreen
+    from gpuscope.tui.screens.magma import MagmaScreen
+    from loading_helpers import settled
+
+    (tmp_path / "testing_dgemm.out").write_bytes(MAGMA_TEXT)
+    (tmp_path / "run.csv").write_bytes(PYPROF_CSV)
+    os.mkfifo(tmp_path / "pipe.out")
+    kind = MagmaScreen if screen_name == "magma" else KernelsScreen
+    app = GpuscopeApp(first_screen=lambda: kind([tmp_path]))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await asyncio.wait_for(settled(app, pilot, kind), timeout=30)
+        await pilot.press("f" if screen_name == "magma" else "q")
+        if screen_name == "magma":
+            text = "\n".join(s.text for s in app.screen._compositor.render_strips())
+            assert "pipe.out" in text and "FIFO" in text, text
+            await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
