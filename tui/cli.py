@@ -21,6 +21,9 @@ MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
 WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
 """`watch --table`: the snapshot's tables, named by the start of their titles."""
 KERNEL_TABLES = ("summary", "kernels", "transfers", "metrics", "runs", "grouped", "findings")
+SCALING_TABLES = ("speedup", "overview", "runs", "diff", "accuracy", "findings")
+"""`scaling --table`: the same names as `tui.model.scaling_report.TABLES` (not imported: the
+parser is built before any data module is loaded)."""
 
 
 def _version() -> str:
@@ -81,6 +84,21 @@ def build_parser() -> argparse.ArgumentParser:
     kernels.add_argument("--group-by", metavar="FIELD[,FIELD]", help="mean efficiencies per group of runs, e.g. batch_size,nodes (fields from the file names)")
     kernels.add_argument("--markers", action="append", default=[], metavar="PATH", help="marker CSVs (name_str,timestamp) or folders of them, for scaled efficiencies (default: markers_<profile name>.csv next to the profiles or in a folder beside theirs); repeatable")
     add_output_options(kernels, tables=KERNEL_TABLES)
+
+    scaling = sub.add_parser(
+        "scaling",
+        help="speedup and efficiency from the logs jobs already wrote (seed lines, MLPerf, ReFrame, sacct, CSV/JSON)",
+        description="Read job logs (files or folders; the format is recognised from the content) and show the "
+        "speedup curve against the ideal line and the Amdahl fit, efficiency bars against a 75 %% line, the "
+        "speedup analysis per configuration, the runs and where each resource count came from, the settings "
+        "that changed besides the resources, whether accuracy held, and a compare view of chosen runs. "
+        "--format or -o prints the same tables and the plots as text instead.",
+    )
+    scaling.add_argument("paths", nargs="+", metavar="PATH", help="job logs or folders of them")
+    scaling.add_argument("--baseline", type=int, metavar="N", help="the configuration speedups are relative to (default: the smallest measured one)")
+    scaling.add_argument("--resources", metavar="PATTERN", help="how paths give the resource count, e.g. 'run-{gpus}gpu' or '{nodes}n/{threads}t' (default: the logs, job scripts, file and folder names)")
+    scaling.add_argument("--series", metavar="NAME", help="only this series, e.g. 'resnet (gpus)' (default: every series, kept apart)")
+    add_output_options(scaling, tables=SCALING_TABLES)
 
     watch = sub.add_parser(
         "watch",
@@ -324,6 +342,57 @@ def _open_kernels_screen(args: argparse.Namespace) -> int | None:
                        "use --format text (or -o FILE) to print instead")
 
 
+def run_scaling(args: argparse.Namespace) -> int:
+    """Open the scaling screen, or with --format/-o print (or write) its tables and plots."""
+    import re
+
+    from gpuscope.parsers.runlogs import compile_resources_pattern
+
+    if args.baseline is not None and args.baseline < 1:
+        return _fail("--baseline must be a resource count of 1 or more", 2)
+    try:  # a malformed pattern is a usage error, before any file is read
+        compile_resources_pattern(args.resources) if args.resources else None
+    except (ValueError, re.error) as exc:  # the parser's messages name the option already
+        return _fail(str(exc) if str(exc).startswith("--resources") else f"--resources {args.resources!r}: {exc}", 2)
+    if args.format is None and args.output is None:
+        code = _open_scaling_screen(args)
+        if code is not None:
+            return code
+    from gpuscope.parsers.runlogs import read_runs
+    from gpuscope.tui.model.scaling_model import build_model
+    from gpuscope.tui.model.scaling_report import report
+
+    result = read_runs(args.paths, resources_pattern=args.resources)
+    present = list(dict.fromkeys(result.runs["series"].astype(str)))
+    if args.series is not None and present and args.series not in present:
+        return _fail(f"--series {args.series!r} matches nothing; present: {', '.join(present)}", 2)
+    model = build_model(result, args.baseline, args.series)
+    if model.empty:  # never an empty table that looks like a result
+        _fail(f"no runs found in {', '.join(args.paths)}: no seed, MLPerf, ReFrame, sacct or (resources, time) table log")
+        _print_findings([f for f in model.findings if f.severity != "info"] or model.findings[:5])
+        return 1
+    if (problem := model.unknown_baseline()) is not None:
+        return _fail(problem, 2)
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    printed = report(model, fmt, _width(args), args.table)
+    if _emit(args, fmt, export.render(printed.tables, fmt, _width(args), printed.extra, limit=args.width)):
+        return 1
+    _print_findings([f for f in model.findings if f.severity != "info"])  # the rest are in the findings table
+    if not (model.summary["runs"] > 0).any():  # runs read, none usable: the tables say why, the command fails
+        return _fail("no run has a usable time: no speedup could be computed")
+    return 0
+
+
+def _open_scaling_screen(args: argparse.Namespace) -> int | None:
+    from gpuscope.tui.screens.scaling import ScalingScreen
+
+    for path in args.paths:
+        if not os.path.exists(path):
+            return _fail(f"no such file or folder: {path}", 2)
+    return _run_screen(lambda: ScalingScreen(args.paths, baseline=args.baseline, resources=args.resources, series=args.series, tab=args.table),
+                       "use --format text (or -o FILE) to print instead")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -344,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_watch(args)
         if args.command == "kernels":
             return run_kernels(args)
+        if args.command == "scaling":
+            return run_scaling(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`
