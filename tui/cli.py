@@ -377,7 +377,8 @@ def run_scaling(args: argparse.Namespace) -> int:
     printed = report(model, fmt, _width(args), args.table)
     if _emit(args, fmt, export.render(printed.tables, fmt, _width(args), printed.extra, limit=args.width)):
         return 1
-    _print_findings([f for f in model.findings if f.severity != "info"])  # the rest are in the findings table
+    # warnings and errors, and that there is nothing to scale over; the rest are in the findings table
+    _print_findings([f for f in model.findings if f.severity != "info" or f.kind == "single-config"])
     if not (model.summary["runs"] > 0).any():  # runs read, none usable: the tables say why, the command fails
         return _fail("no run has a usable time: no speedup could be computed")
     return 0

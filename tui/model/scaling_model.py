@@ -57,6 +57,10 @@ QUALITY_COLUMNS = [
 ]
 P_VALUES = ("quality_p_value", "epochs_p_value")
 """Said inside the verdicts already; their own columns only where numbers are read (CSV, JSON)."""
+COMPACT_LEAVES_OUT = {"resource_kind", "throughput", "runs_left_out", "benchmark", "serial_fraction", "low", "high"}
+"""Columns only CSV and JSON carry: the kind is in the series name, the count of runs left out
+in the reasons, the Amdahl fraction and its interval in the fit's sentence; printed text and the
+screen keep to what fits a terminal."""
 DIFF_COLUMNS = [Column("series"), Column("setting"), Column("resources"), Column("value")]
 
 
@@ -107,16 +111,17 @@ class ScalingModel:
         """Seed 002's BENCHMARK RESULTS SUMMARY: one row per run, where its resources came from."""
         return ResultTable.from_frame(self._pick(self.runs, series), "Benchmark results summary", RUN_COLUMNS)
 
-    def speedup_table(self, series: str = ALL) -> ResultTable:
-        """Seed 002's SPEEDUP ANALYSIS: one row per configuration (median of its runs)."""
+    def speedup_table(self, series: str = ALL, full: bool = True) -> ResultTable:
+        """Seed 002's SPEEDUP ANALYSIS: one row per configuration (median of its runs).
+        `full`: every column (CSV, JSON), else COMPACT_LEAVES_OUT left out."""
         rows = self._pick(self.summary, series)
         rows = _drop_empty(rows, ("scaled_speedup", "gustafson_serial", "throughput"))
         notes = [f"{s}: {self.sentences[s]}" for s in dict.fromkeys(rows["series"]) if s in self.sentences]
-        return ResultTable.from_frame(rows, "Speedup analysis", SPEEDUP_COLUMNS, notes)
+        return ResultTable.from_frame(rows, "Speedup analysis", _columns(SPEEDUP_COLUMNS, full), notes)
 
-    def overview_table(self, series: str = ALL) -> ResultTable:
+    def overview_table(self, series: str = ALL, full: bool = True) -> ResultTable:
         """One row per series: baseline, best time, Amdahl fit, Karp-Flatt trend, settings sentence."""
-        return ResultTable.from_frame(self._pick(self.overview, series), "Series overview", OVERVIEW_COLUMNS)
+        return ResultTable.from_frame(self._pick(self.overview, series), "Series overview", _columns(OVERVIEW_COLUMNS, full))
 
     def diff_table(self, series: str = ALL) -> ResultTable:
         rows = self._pick(self.diff, series)
@@ -152,6 +157,10 @@ class ScalingModel:
         if count == 1:  # unit() cuts the s: 'processe'
             kind = "process" if kind == "processes" else scaling.unit(row["resource_kind"], 1)
         return f"#{run} ({int(count)} {kind})"
+
+
+def _columns(columns: list[Column], full: bool) -> list[Column]:
+    return columns if full else [c for c in columns if c.key not in COMPACT_LEAVES_OUT]
 
 
 def _drop_empty(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -197,7 +206,8 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
     if len(overview):
         overview = overview.merge(fits.drop(columns=["n_points", "r_squared", "max_speedup", "note"]), on=["series", "resource_kind"], how="left")
         overview["scaling_from"] = overview["series"].map(summary.drop_duplicates("series").set_index("series")["scaling_from"])
-        overview["settings"] = overview["series"].map(sentences).fillna("")
+        overview["settings"] = overview["series"].map(lambda s: sentences.get(s, ""))
+        overview["benchmark"] = overview["benchmark"].astype(object).where(overview["benchmark"].notna(), "")  # text, not NaN
     reader = [f for f in result.findings if series is None or series in f.message or not f.message.startswith("series ")]
     findings = sort_findings(reader + scaling.findings(runs, summary, baseline))
     return ScalingModel(result=result, baseline=baseline, runs=runs, summary=summary, fits=fits, quality=scaling.quality_check(runs, baseline),

@@ -13,6 +13,7 @@ plot the scaled speedup (Gustafson), whose ideal is also p / p0.
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -153,4 +154,4 @@ def as_text(draw: Any, *args: Any, width: int = 100, height: int = 20) -> str:
     fig = Figure()
     fig.plotsize(width, height)
     note = draw(fig, *args)
-    return strip_colour(fig.build()) + (f"\n{note}" if note else "") + "\n"
+    return strip_colour(fig.build()) + "".join(f"\n{line}" for line in textwrap.wrap(note, width)) + "\n"

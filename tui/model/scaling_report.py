@@ -36,8 +36,8 @@ def tables_for(model: ScalingModel, fmt: str, series: str = ALL) -> dict[str, Re
     """Every table, keyed as `--table` names them, in print order."""
     readable = fmt in ("text", "markdown")
     return {
-        "overview": model.overview_table(series),
-        "speedup": model.speedup_table(series),
+        "overview": model.overview_table(series, full=not readable),
+        "speedup": model.speedup_table(series, full=not readable),
         "runs": model.runs_table(series),
         "diff": model.diff_table(series),
         "accuracy": model.quality_table(series, full=not readable),
@@ -81,8 +81,8 @@ def tab_tables(model: ScalingModel, tab: str, fmt: str, series: str = ALL, marke
     if tab == "tab-findings":
         return [model.findings_table(None)], []
     if tab == "tab-table":
-        speedup = model.speedup_table(series)
-        return ([speedup] if fmt == "csv" else [model.overview_table(series), speedup]), []
+        speedup = model.speedup_table(series, full=not text)
+        return ([speedup] if fmt == "csv" else [model.overview_table(series, full=not text), speedup]), []
     tables = tables_for(model, fmt, series)
     chosen = [tables[TAB_TABLES.get(tab, "speedup")]]
     if not text or tab not in ("tab-speedup", "tab-efficiency"):

@@ -155,8 +155,8 @@ class ScalingScreen(LoadingScreen):
         lines = [f"{s}: {fit}" + (f"; {trend}" if isinstance(trend, str) else "") for s, fit, trend in zip(fits["series"], fits["fit"], fits["karp_flatt_trend"])]
         self.query_one("#speedup-note", Static).update(Text("\n".join(map(clean, lines))))
         self.query_one("#efficiency-plot", EfficiencyPlot).replot(summary)
-        self.query_one("#scaling-overview", ResultTableView).show(model.overview_table(series), squeeze=("series", "fit", "karp_flatt_trend", "settings"))
-        self.query_one("#scaling-speedup", ResultTableView).show(model.speedup_table(series), squeeze=("series", "resources_from", "differs", "left_out"),
+        self.query_one("#scaling-overview", ResultTableView).show(model.overview_table(series, full=False), squeeze=("series", "fit", "karp_flatt_trend", "settings"))
+        self.query_one("#scaling-speedup", ResultTableView).show(model.speedup_table(series, full=False), squeeze=("series", "resources_from", "differs", "left_out"),
                                                                   fit_through="karp_flatt")
         self.show_runs()
         diff = model.diff_table(series)
