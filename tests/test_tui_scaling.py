@@ -1,0 +1,159 @@
+"""Pilot tests of the scaling screen over the example logs (tests/scaling_work.py output) and MLPerf.
+
+The logs are read once per module (injected loader), so each test drives the screen only.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input, Static, TabbedContent
+
+from gpuscope.parsers.runlogs import read_runs
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.model.scaling_model import ScalingModel, build_model
+from gpuscope.tui.screens.export import ExportModal
+from gpuscope.tui.screens.help import HelpScreen
+from gpuscope.tui.screens.scaling import TABS, ScalingScreen
+from gpuscope.tui.widgets.result_table import ResultTableView
+from gpuscope.tui.widgets.scaling_plots import CurvesPlot, SpeedupPlot
+from loading_helpers import settled
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "scaling"
+MLPERF = ROOT.parent / "shared" / "data" / "scaling" / "mlperf-training-v3.1"
+
+
+@pytest.fixture(scope="module")
+def examples() -> ScalingModel:
+    return build_model(read_runs([EXAMPLES]))
+
+
+def app_for(model: ScalingModel, **kwargs: Any) -> GpuscopeApp:
+    return GpuscopeApp(first_screen=lambda: ScalingScreen([EXAMPLES], loader=lambda: model, **kwargs))
+
+
+def active(screen: ScalingScreen) -> str:
+    return str(screen.query_one("#scaling-tabs", TabbedContent).active)
+
+
+def text_of(screen: ScalingScreen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_tabs_switch_and_every_tab_has_its_content(examples: ScalingModel) -> None:
+    app = app_for(examples)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        assert active(screen) == "tab-speedup" and "12 runs" in str(screen.sub_title)
+        assert screen.query_one("#speedup-plot", SpeedupPlot).display
+        assert "serial fraction" in text_of(screen, "#speedup-note")  # the Amdahl fit under the curve
+        assert "folder name 'workers-1'" in text_of(screen, "#scaling-origin")  # where the counts came from
+        for i, tab in enumerate(TABS, start=1):
+            await pilot.press(str(i))
+            await pilot.pause()
+            assert active(screen) == tab
+        speedup = screen.query_one("#scaling-speedup", ResultTableView).model
+        assert speedup is not None and [row[speedup.keys.index("resources")] for row in speedup.rows] == [1, 2, 4, 8]
+        runs = screen.query_one("#scaling-runs", ResultTableView).model
+        assert runs is not None and len(runs.rows) == 12 and "resources_from" in runs.keys
+        accuracy = screen.query_one("#scaling-accuracy", ResultTableView).model
+        assert accuracy is not None and accuracy.rows
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+
+
+async def test_compare_marks_two_runs_overlays_curves_and_diffs_settings(examples: ScalingModel) -> None:
+    app = app_for(examples)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        await pilot.press("space")  # not in the Runs tab: nothing is marked
+        assert screen.marked == ()
+        await pilot.press("4")
+        await pilot.pause()
+        screen.query_one("#scaling-runs", ResultTableView).focus()
+        await pilot.press("space")  # run 1 (1 worker), the cursor moves on
+        for _ in range(9):
+            await pilot.press("down")
+        await pilot.press("space")  # run 11 (8 workers)
+        await pilot.pause()
+        assert screen.marked == (1, 11)
+        runs = screen.query_one("#scaling-runs", ResultTableView).model
+        assert runs is not None and [row[0] for row in runs.rows].count("✓") == 2
+        await pilot.press("c")
+        await pilot.pause()
+        assert active(screen) == "tab-compare"
+        plot = screen.query_one("#compare-plot", CurvesPlot)
+        assert plot.display and screen.metric == "loss"
+        settings = screen.query_one("#compare-settings", ResultTableView).model
+        assert settings is not None and settings.keys == ["setting", "same", "run_1", "run_11"]
+        by_name = {row[0]: row for row in settings.rows}
+        assert by_name["resources"][1:] == ("no", "1", "8") and by_name["epochs"][1] == "yes"
+        assert settings.rows[0][1] == "no"  # what differs comes first
+        assert "2 runs" in text_of(screen, "#compare-hint")
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.metric == "val_loss"
+        await pilot.press("4", "space")  # the cursor moved on to run 12: a third run
+        await pilot.pause()
+        assert screen.marked == (1, 11, 12)
+        assert "#1, #11, #12" in text_of(screen, f"#{screen.VIEW_ID}")
+
+
+async def test_export_writes_the_tab_shown(examples: ScalingModel, tmp_path: Path) -> None:
+    app = app_for(examples)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        for tab, name in (("4", "runs.csv"), ("1", "speedup.txt")):
+            await pilot.press(tab, "e")
+            await pilot.pause()
+            assert isinstance(app.screen, ExportModal)
+            app.screen.query_one("#export-path", Input).value = str(tmp_path / name)
+            await pilot.press("enter")
+            await pilot.pause()
+        with open(tmp_path / "runs.csv", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        assert len(rows) == 12 and "resources_from" in rows[0] and "mark" not in rows[0]
+        text = (tmp_path / "speedup.txt").read_text()
+        assert "Speedup analysis" in text and "ideal" in text and "processes (log2)" in text
+        assert isinstance(screen, ScalingScreen)
+
+
+async def test_several_series_are_drawn_together_then_apart() -> None:
+    if not MLPERF.is_dir():
+        pytest.skip("../shared/data/scaling is absent")
+    model = build_model(read_runs([MLPERF, EXAMPLES]))
+    app = GpuscopeApp(first_screen=lambda: ScalingScreen([MLPERF, EXAMPLES], loader=lambda: model, tab="diff"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        assert active(screen) == "tab-diff" and len(model.series) == 3
+        assert "systems/eos_ngc23.09_mxnet.json" in text_of(screen, "#scaling-origin")
+        speedup = screen.query_one("#scaling-speedup", ResultTableView).model
+        assert speedup is not None and len({row[0] for row in speedup.rows}) == 3
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.series == "resnet (gpus)"
+        speedup = screen.query_one("#scaling-speedup", ResultTableView).model
+        assert speedup is not None and {row[0] for row in speedup.rows} == {"resnet (gpus)"}
+        diff = screen.query_one("#scaling-diff", ResultTableView).model
+        assert diff is not None and {row[1] for row in diff.rows} == {"local batch size"}
+        for _ in range(3):
+            await pilot.press("n")
+        await pilot.pause()
+        assert screen.series == "all"
+
+
+async def test_no_runs_shows_why(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing to see\n")
+    app = GpuscopeApp(first_screen=lambda: ScalingScreen([tmp_path]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        assert "No runs found" in text_of(screen, "#scaling-empty-message")
+        await pilot.press("e")  # dimmed: nothing to export
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportModal)
