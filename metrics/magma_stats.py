@@ -64,19 +64,6 @@ def impls(rows: pd.DataFrame) -> list[str]:
     return sorted(found, key=lambda name: (name != DEFAULT_IMPL, found.index(name)))
 
 
-def _with_node_key(rows: pd.DataFrame, pool_nodes: bool) -> pd.DataFrame:
-    frame = rows[["test", "environment", "problem_size", "gflops", "time_ms", "excluded"]].copy()
-    if pool_nodes:
-        frame["nodes"] = pd.Categorical.from_codes(np.zeros(len(rows), np.int64), categories=pd.Index([POOLED], dtype=object))
-    else:
-        values = rows["nodes"]
-        labels = sorted(int(v) for v in values.dropna().unique())
-        codes = np.searchsorted(np.array(labels, np.int64), values.fillna(-1).to_numpy(np.int64))
-        codes = np.where(values.isna().to_numpy(), len(labels), codes)
-        frame["nodes"] = pd.Categorical.from_codes(codes, categories=pd.Index([str(v) for v in labels] + ["?"], dtype=object))
-    return frame
-
-
 def usable_cpus() -> int:
     """CPUs this process may run on (its affinity mask, as Slurm sets it), at least 1."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -217,20 +204,23 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
     rows = of_impl(rows, impl, STATS_COLUMNS)
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    keys = ["test", "nodes", "problem_size", "environment"]
-    every = _with_node_key(rows, pool_nodes)
-    grouper = every.groupby(keys, observed=True, sort=True)  # every row: the totals; the trusted ones: the samples
-    all_codes = grouper.ngroup().to_numpy()
-    index = grouper.size().index
+    # Groups numbered as the summary numbers them, in (test, nodes, problem_size, environment)
+    # order: every row counts in the totals, the trusted ones are the samples.
+    keys = _key_codes(rows, pool_nodes)
+    (_, tests), (_, envs), (_, node_labels), (_, sizes) = keys
+    distinct, all_codes = number_keys(_group_key([keys[0], keys[2], keys[3], keys[1]]))
+    label: dict[str, list[str]] = {}
+    for name, labels in (("environment", envs), ("problem_size", sizes), ("nodes", node_labels), ("test", tests)):
+        distinct, code = np.divmod(distinct, len(labels))
+        label[name] = np.array([str(x) for x in labels], dtype=object)[code].tolist()
+    index = list(zip(label["test"], label["nodes"], label["problem_size"], label["environment"]))
     totals = np.bincount(all_codes, minlength=len(index))
-    values = every[metric].to_numpy(float)
+    values = rows[metric].to_numpy(float)
     chosen = included(rows, keep_warmup, keep_impossible, keep_untrusted) & np.isfinite(values)
     if not chosen.any():
         return pd.DataFrame(columns=columns)
     # Sort once by (group, value): every environment's sample is then a slice.
-    values, codes = values[chosen], all_codes[chosen]
-    order = np.lexsort((values, codes))
-    values, codes = values[order], codes[order]
+    values, codes = sort_by_group(values[chosen], all_codes[chosen])
     counts = np.bincount(codes, minlength=len(index))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     higher = HIGHER_IS_BETTER[metric]

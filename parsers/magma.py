@@ -31,7 +31,7 @@ from gpuscope.parsers import magma_layout as fmt
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_lines import Block, Lines, RunInfo, label_blocks, read_lines
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.textfile import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes
+from gpuscope.parsers.textfile import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines
 
 MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
 """A file met while walking a folder is read only if its text holds one of these."""
@@ -86,13 +86,17 @@ def _label(root: Path, path: Path) -> str:
     return display_name(path.relative_to(root).as_posix() if path != root else path.name)
 
 
-def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, budget: tuple[int, int] = (MAX_BYTES, MAX_LINES)) -> tuple[bytes, RunInfo] | Finding | str:
-    """One file's text (ending with a newline) and its run record; a finding when it cannot be
-    read; for a file met while walking a folder that is not MAGMA output, why (a few words)."""
+def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None,
+          budget: tuple[int, int] = (MAX_BYTES, MAX_LINES)) -> tuple[bytes, RunInfo, int] | Finding | str:
+    """One file's text (ending with a newline), its run record and its lines; a finding when it
+    cannot be read; for a file met while walking a folder that is not MAGMA output, why (a few words)."""
     label = _label(root, path)
-    data, problems = read_bytes(path, label, *budget)
+    data, problems = read_bytes(path, label, budget[0], max_lines=None)  # lines counted once, here
     if data is None:
         return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else problems[0].kind
+    lines = data.count(b"\n")
+    if lines > budget[1]:
+        return too_many_lines(lines, budget[1], label)
     if not explicit and not any(m in data for m in MARKERS):
         return "no MAGMA header"
     if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
@@ -106,7 +110,8 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None, b
     if not data.endswith(b"\n"):
         run.last_line_cut = True
         data += b"\n"
-    return data, run
+        lines += 1
+    return data, run, lines
 
 
 def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | None = None, exclude: Sequence[str] = (),
@@ -133,7 +138,7 @@ def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | No
             texts.append(loaded[0])
             runs.append(loaded[1])
             left[0] -= len(loaded[0])
-            left[1] -= loaded[0].count(b"\n")
+            left[1] -= loaded[2]
     if skipped:
         named = ", ".join(skipped[:SKIPPED_NAMED]) + (f" and {len(skipped) - SKIPPED_NAMED} more" if len(skipped) > SKIPPED_NAMED else "")
         findings.append(Finding("info", "skipped", f"{len(skipped)} file(s) under the given folders hold no MAGMA output and were skipped: {named}",
@@ -179,7 +184,7 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
         loaded = _load(Path(root), path, True, None)
         if not isinstance(loaded, tuple):
             return _rows([], []), [loaded] if isinstance(loaded, Finding) else []
-        data, run = loaded
+        data, run, _ = loaded
         result = _result(magma_trust.flag(_rows([data], [run]), [run], None), [run], [])
     return result.rows, result.findings
 

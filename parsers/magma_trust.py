@@ -121,7 +121,7 @@ def _warmup(rows: pd.DataFrame, runs: list[RunInfo], gflops: np.ndarray, time: n
     warm = candidate & slow
     # Per file: what the finding says (the warm-up rows are few).
     evidence: dict[int, dict] = {}
-    sizes, lines = rows["problem_size"].cat.categories, rows["line"].to_numpy(np.int64)
+    sizes, lines = [str(x) for x in rows["problem_size"].cat.categories], rows["line"].to_numpy(np.int64)
     chosen = np.flatnonzero(warm)
     chosen = chosen[np.argsort(group_of[chosen], kind="stable")]
     cuts = np.flatnonzero(np.diff(group_of[chosen])) + 1
@@ -194,20 +194,22 @@ def flag(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -
     # Runs (files) that are implausible as a whole, then environments.
     rows_per_file = np.bincount(f, minlength=len(runs))
     bad_per_file = np.bincount(f[impossible & ~failed], minlength=len(runs))
+    flat_by_file: dict[int, list[tuple[str, tuple[float, float, float, float, float]]]] = {}
+    for (file, impl), evidence in flat.items():
+        flat_by_file.setdefault(file, []).append((impl, evidence))
     for fc, run in enumerate(runs):
         run.peaks = {key: value for key, value in said.items() if key[0] == run.device}
         run.warm = warm_evidence.get(fc)
         if rows_per_file[fc] and bad_per_file[fc] >= IMPOSSIBLE_SHARE * rows_per_file[fc]:
             run.untrusted.append(f"{bad_per_file[fc]} of {rows_per_file[fc]} rows ({bad_per_file[fc] / rows_per_file[fc]:.0%}) are above the GPU's peak")
-        for (file, impl), (work, grew, slope, ms, top) in flat.items():
-            if file == fc:
-                run.untrusted.append(f"{impl} time stays flat while the work grows {work:,.0f}x (time x{grew:.1f}, "
-                                     f"time ~ work^{slope:.2f}; typical {ms:.2f} ms, up to {top:,.0f} Gflop/s): the work was not done")
+        for impl, (work, grew, slope, ms, top) in flat_by_file.get(fc, []):
+            run.untrusted.append(f"{impl} time stays flat while the work grows {work:,.0f}x (time x{grew:.1f}, "
+                                 f"time ~ work^{slope:.2f}; typical {ms:.2f} ms, up to {top:,.0f} Gflop/s): the work was not done")
     # An environment (at one cluster size: one deployment) where a tester failed MAGMA's own
     # check on most of its rows: every run there is untrusted.
     failing: dict[tuple, str] = {}
     if n:
-        tests = rows["test"].cat.categories
+        tests = [str(x) for x in rows["test"].cat.categories]
         pair = f * len(tests) + _codes(rows, "test")
         size, bad = np.bincount(pair, minlength=len(runs) * len(tests)), np.bincount(pair[failed], minlength=len(runs) * len(tests))
         totals: dict[tuple, list[int]] = {}
@@ -285,7 +287,7 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     impls = list(rows["impl"].cat.categories)
     own = (rows["impl"] == ("magma" if "magma" in impls else impls[0])).to_numpy(bool)
     f, s, t = (_codes(rows, c)[own] for c in ("file", "problem_size", "test"))
-    labels, sizes, tests = rows["file"].cat.categories, rows["problem_size"].cat.categories, rows["test"].cat.categories
+    labels, sizes, tests = ([str(x) for x in rows[c].cat.categories] for c in ("file", "problem_size", "test"))  # looked up per file: lists
     nf, ns, nt = len(labels), len(sizes), len(tests)
     line, gflops = rows["line"].to_numpy(np.int64)[own], rows["gflops"].to_numpy(np.float64)[own]
     failed = (rows["status"] == "failed").to_numpy(bool)[own]

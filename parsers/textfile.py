@@ -176,8 +176,9 @@ def read_raw(path: str | os.PathLike[str], label: str, max_bytes: int = MAX_BYTE
         return None, [Finding("error", "huge", "not enough memory to read it", label)]
 
 
-def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES, max_lines: int = MAX_LINES) -> tuple[bytes | None, list[Finding]]:
-    """Raw (decompressed) bytes of a text result, or None and one error finding."""
+def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES, max_lines: int | None = MAX_LINES) -> tuple[bytes | None, list[Finding]]:
+    """Raw (decompressed) bytes of a text result, or None and one error finding. `max_lines`
+    None: lines are not counted here (a caller that counts them itself checks the limit)."""
     data, findings = read_raw(path, label, max_bytes)
     if data is None:
         return None, findings
@@ -185,8 +186,7 @@ def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES, max_lines: in
         return None, [Finding("error", "empty", "file is empty", label)]
     if data.find(b"\x00", 0, SNIFF_BYTES) >= 0:  # looks_binary(data[:SNIFF_BYTES]), no copy
         return None, [Finding("error", "binary", "binary file, not a text result", label)]
-    lines = data.count(b"\n")
-    if lines > max_lines:
+    if max_lines is not None and (lines := data.count(b"\n")) > max_lines:
         return None, [too_many_lines(lines, max_lines, label)]
     return data, []
 
