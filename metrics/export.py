@@ -1,8 +1,10 @@
 """Provides the one exporter: `ResultTable`s to text, markdown, CSV or JSON.
 
-Text goes through rich's recording console so exported text looks like the screen, minus
-colour. Markdown and CSV are generated from the model (raw values for CSV), not from rich,
-because rich neither escapes `|` nor keeps numbers raw.
+Text looks as rich's recording console prints the screen's tables, minus colour: `table_lines`
+builds it with string operations, and tests check it against rich (`to_text_with_rich`, the
+only user of rich's tables here, so a printed report never imports them). Markdown and CSV are
+generated from the model (raw values for CSV), not from rich, because rich neither escapes
+`|` nor keeps numbers raw.
 """
 
 from __future__ import annotations
@@ -15,17 +17,15 @@ import os
 import re
 import textwrap
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from rich import box
-from rich.console import Console
 from rich.cells import cell_len
-from rich.measure import Measurement
-from rich.table import Table
-from rich.text import Text
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import ResultTable
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 FORMATS = ("text", "markdown", "csv", "json")
 DEFAULT_WIDTH = 120
@@ -124,6 +124,10 @@ def squeeze(widths: Sequence[int], floors: Sequence[int], excess: int) -> list[i
 
 def to_rich(table: ResultTable) -> Table:
     """A rich Table view of the model; every cell is plain `Text`, never markup."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
     view = Table(title=Text(clean(table.title)), box=box.SIMPLE_HEAD, title_justify="left")
     for i, col in enumerate(table.columns):
         numeric = col.is_numeric(table.column_values(i))
@@ -185,6 +189,10 @@ def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequ
 
 def to_text_with_rich(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = ()) -> str:
     """The same text through rich's recording console (the reference `to_text` must match)."""
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.text import Text
+
     console = Console(
         file=io.StringIO(),
         width=width or DEFAULT_WIDTH,
