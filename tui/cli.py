@@ -10,7 +10,6 @@ import argparse
 import os
 import shutil
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from typing import Sequence
 
 from gpuscope.metrics import export
@@ -27,10 +26,23 @@ parser is built before any data module is loaded)."""
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # ~35 ms: only for --version
+
     try:
         return version("gpuscope")
     except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
         return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """argparse's `version` action, with the version looked up only when it is asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, option_string: str | None = None) -> None:
+        print(f"gpuscope {_version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch GPU/HPC jobs and browse their results in the terminal.",
         epilog="Run 'gpuscope COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"gpuscope {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     magma = sub.add_parser(
         "magma",
