@@ -213,3 +213,12 @@ def test_print_path_does_not_import_textual() -> None:
     code = "import sys; from gpuscope.tui.cli import main; main(['scaling', sys.argv[1], '--format', 'csv']); print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code, str(EXAMPLES)], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_non_monotonic_and_single_runs_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "study.csv"
+    table.write_text("benchmark,threads,time\nstencil,1,12.0\nstencil,2,6.0\nstencil,4,8.0\n")
+    code, out, err = printed(capsys, str(table), "--format", "text", "--width", "200")
+    assert code == 0
+    assert "speedup falls from 2 at 2 to 1.5 at 4 threads" in err  # a warning: on stderr
+    assert "one run at 1, 2, 4" in out  # info: in the findings table

@@ -67,13 +67,14 @@ def settings_table(model: ScalingModel, runs: Sequence[int]) -> ResultTable:
     chosen = model.runs[model.runs["run"].isin(list(runs))]
     settings = [c for c in chosen.columns if str(c).startswith("set_") and chosen[c].notna().any()]
     rows, labels = [], set()
-    for name in (*FIELDS, *settings):
+    for name in (*FIELDS, *settings) if len(chosen) else ():
         label = setting_label(name) if name.startswith("set_") else name
         if name not in chosen or label in labels:  # set_epochs is the epochs field again
             continue
         labels.add(label)
         values = [_text(v) for v in chosen[name]]
-        rows.append((label, "yes" if len(set(values)) == 1 else "no", *values))
+        same = ("yes" if len(set(values)) == 1 else "no") if len(values) > 1 else "n/a"  # one run agrees with nothing
+        rows.append((label, same, *values))
     rows.sort(key=lambda row: row[1] == "yes")  # stable: differing settings first, each group in its order
     columns = (Column("setting"), Column("same", "same?"), *(Column(f"run_{int(r)}", model.run_label(int(r))) for r in chosen["run"]))
     notes = ("Mark runs with space in the Runs tab (two or more) to compare them.",) if len(chosen) < 2 else ()

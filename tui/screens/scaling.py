@@ -201,6 +201,7 @@ class ScalingScreen(LoadingScreen):
             others = [metric_label(m) for m in metrics if m != self.metric]
             hint.update(Text(f"{metric_label(self.metric)} of {len(self.marked)} runs" + (f"; m: {', '.join(others)}" if others else "")))
         settings = settings_table(model, self.marked)
+        self.query_one("#compare-settings", ResultTableView).display = bool(self.marked)
         self.query_one("#compare-settings", ResultTableView).show(settings, squeeze={key: 12 for key in settings.keys if key.startswith("run_")})
         self.query_one(f"#{self.VIEW_ID}", Static).update(self._view_text())
 
@@ -222,6 +223,8 @@ class ScalingScreen(LoadingScreen):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()  # space marks runs in the Runs tab only
+        if event.pane.id == "tab-runs":  # arrows then move through the runs at once
+            self.query_one("#scaling-runs", ResultTableView).focus()
 
     def action_toggle_mark(self) -> None:
         table = self.query_one("#scaling-runs", ResultTableView)
