@@ -157,3 +157,31 @@ async def test_no_runs_shows_why(tmp_path: Path) -> None:
         await pilot.press("e")  # dimmed: nothing to export
         await pilot.pause()
         assert not isinstance(app.screen, ExportModal)
+
+
+async def test_outside_text_is_shown_as_typed(tmp_path: Path) -> None:
+    """A folder named with markup and an escape sequence: shown as plain text, the escape removed."""
+    import shutil
+
+    for n, log in ((1, "c1/log.mnist-1001"), (2, "c2/log.mnist-1002")):
+        folder = tmp_path / f"[bold]run\x1b]0;owned\x07-threads-{n}"
+        folder.mkdir()
+        shutil.copy(ROOT / "tests/data/scaling/seed004" / log, folder / "log.txt")
+    model = build_model(read_runs([tmp_path]))
+    app = GpuscopeApp(first_screen=lambda: ScalingScreen([tmp_path], loader=lambda: model, tab="runs"))
+    async with app.run_test(size=(200, 40)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        table = screen.query_one("#scaling-runs", ResultTableView)
+        shown = [table.get_row_at(r) for r in range(table.row_count)]
+        files = [cell.plain for row in shown for cell in row if "log.txt" in cell.plain]
+        assert files and all("[bold]run" in f and "\x1b" not in f and "\x07" not in f for f in files), files
+        origin = text_of(screen, "#scaling-origin")
+        assert "[bold]run" in origin and "\x1b" not in origin
+
+
+async def test_unknown_series_says_what_exists(examples: ScalingModel) -> None:
+    model = build_model(examples.result, series="nope")
+    app = GpuscopeApp(first_screen=lambda: ScalingScreen([EXAMPLES], loader=lambda: model, series="nope"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        assert "matches nothing; present: seed004 (processes)" in text_of(screen, "#scaling-empty-message")

@@ -60,6 +60,8 @@ class ScalingScreen(LoadingScreen):
           for i, tab in enumerate(TABS)),
     ]
     """Scaling keys; disabled until the logs are read."""
+    COMMAND_TITLES = {"export": "Export tab"}
+    """Command palette wording for this screen's export (it writes the tab shown)."""
 
     def __init__(self, paths: Sequence[str | Path], *, baseline: int | None = None, resources: str | None = None,
                  series: str | None = None, tab: str | None = None, loader: Callable[[], ScalingModel] | None = None) -> None:
@@ -122,6 +124,10 @@ class ScalingScreen(LoadingScreen):
         model: ScalingModel = message.model
         self.model = model
         self.refresh_bindings()
+        if model.empty and not model.result.runs.empty:  # runs were read, --series matched none of them
+            present = ", ".join(dict.fromkeys(model.result.runs["series"].astype(str)))
+            self.show_empty(f"--series {self.only_series!r} matches nothing; present: {present}", ())
+            return
         if model.empty:
             self.sub_title = f"Scaling · no runs · {self.paths_text()}"
             self.show_empty(f"No runs found in {self.paths_text()}.\ngpuscope reads seed-format training logs, MLPerf :::MLLOG logs, "
