@@ -35,10 +35,14 @@ exactly (`%7.2f` Gflop/s up to 99,999.99, an H100's FP64 peak is ~67,000) and dr
 float noise of derived statistics (a ratio of 0.8530620632963419 is 0.8530621); integral
 floats (nanosecond counts) are written as integers, never rounded."""
 ELLIPSIS = "…"
+EMPTY_CELLS = frozenset({"", "n/a"})
+"""Cells that hold no value: a column of only these is left out of a text table that must fit."""
 MIN_SQUEEZED = 8
 """Narrowest a text column is squeezed to (in the middle) to fit a width."""
 COMFORTABLE = 24
-"""Text columns are cut to this width before any header is cut."""
+"""Text columns are cut to this width only after headers have wrapped."""
+LONG = 32
+"""Text columns wider than this are cut to it before any header wraps."""
 
 
 def middle(text: str, width: int) -> str:
@@ -53,6 +57,29 @@ def middle(text: str, width: int) -> str:
     start = _cells_prefix(text, head)
     end = _cells_suffix(text, tail)
     return start + ELLIPSIS + end
+
+
+def header_lines(header: str, width: int) -> list[str]:
+    """`header` in `width` cells: one line when it fits, else wrapped at a space onto two lines
+    (as nvidia-smi's headers are), the split that leaves the shorter first line; only a header
+    that cannot wrap so is cut in the middle. A cut header ('u…%', 'me…iB' for both 'mem used
+    MiB' and 'mem total MiB') says nothing; two lines cost one row."""
+    if cell_len(header) <= width:
+        return [header]
+    words = header.split(" ")
+    for k in range(len(words) - 1, 0, -1):
+        first, second = " ".join(words[:k]), " ".join(words[k:])
+        if cell_len(first) <= width and cell_len(second) <= width:
+            return [first, second]
+    return [middle(header, width)]
+
+
+def header_floor(header: str) -> int:
+    """The narrowest width at which `header_lines` keeps `header` whole (on two lines at most)."""
+    words = header.split(" ")
+    if len(words) == 1:
+        return cell_len(header)
+    return min(max(cell_len(" ".join(words[:k])), cell_len(" ".join(words[k:]))) for k in range(1, len(words)))
 
 
 def _cells_prefix(text: str, cells: int) -> str:
@@ -71,25 +98,30 @@ def _cells_suffix(text: str, cells: int) -> str:
 
 def fit_widths(widths: Sequence[int], value_widths: Sequence[int], cuttable: Sequence[bool], excess: int,
                least: Sequence[int] | None = None) -> list[int]:
-    """Column widths `excess` cells narrower where possible, widest first, in three steps: the
-    values of `cuttable` (text) columns down to COMFORTABLE cells, then headers wider than
-    their values, then those values down to MIN_SQUEEZED (a value of four cells or fewer, such
-    as n/a, stays whole). Numbers and the values of other columns are never cut. Shared by
-    `--width` and the screen's tables. `least`: per column, the narrowest its values are cut to
-    (default MIN_SQUEEZED)."""
+    """Column widths `excess` cells narrower where possible, widest first, in four steps: the
+    values of `cuttable` (text) columns down to LONG cells, then headers wider than their
+    values (callers wrap them onto a second line, `header_lines`, and pass `header_floor` in
+    `value_widths` so no word is cut), then those values down to COMFORTABLE cells, then down
+    to MIN_SQUEEZED (a value of four cells or fewer, such as n/a, stays whole). A wrapped
+    header costs a row and loses nothing, so it comes before a name of 25 cells loses one.
+    Numbers and the values of other columns are never cut.
+    Shared by `--width` and the screen's tables. `least`: per column, the narrowest its
+    values are cut to (default MIN_SQUEEZED)."""
     out = list(widths)
     cuttable = [cut and v > 4 for v, cut in zip(value_widths, cuttable)]
     least = least or [MIN_SQUEEZED] * len(widths)
     floors = [min(w, max(MIN_SQUEEZED, m) if cut else v) for w, v, cut, m in zip(widths, value_widths, cuttable, least)]
-    steps = ([min(w, max(f, COMFORTABLE)) if cut else w for w, f, cut in zip(widths, floors, cuttable)],
-             [max(f, min(v, w)) if not cut else max(f, min(COMFORTABLE, w)) for w, v, f, cut in zip(widths, value_widths, floors, cuttable)],
+    long = [min(w, max(f, LONG)) if cut else w for w, f, cut in zip(widths, floors, cuttable)]
+    headers = [max(f, min(v, w)) if not cut else lw for w, v, f, cut, lw in zip(widths, value_widths, floors, cuttable, long)]
+    steps = (long, headers,
+             [max(f, min(COMFORTABLE, w)) if cut else h for w, h, f, cut in zip(widths, headers, floors, cuttable)],
              floors)
     for step in steps:
         cut_now = squeeze(out, [min(a, b) for a, b in zip(out, step)], excess)
         excess -= sum(out) - sum(cut_now)
         out = cut_now
-    if excess > 0:  # it cannot fit: cut headers would only be harder to read; the rest scrolls
-        return steps[0]
+    if excess > 0:  # it cannot fit: names stay whole up to COMFORTABLE, headers on one line; the rest scrolls
+        return [min(w, max(f, COMFORTABLE)) if cut else w for w, f, cut in zip(widths, floors, cuttable)]
     return out
 
 
@@ -143,8 +175,9 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
 
     Rich measures and wraps every cell, which takes seconds for the thousand-row tables a
     large study produces; this takes milliseconds. tests/test_export.py checks that both
-    give the same text. `limit` (`--width`): text columns are cut in the middle until the
-    table fits, numbers never.
+    give the same text. `limit` (`--width`): a table wider than that first leaves out the
+    columns with no value in any row (named in a line under it), then text columns are cut in
+    the middle and headers wrap onto a second line until it fits; numbers are never cut.
     """
     ncols = len(table.columns)
     cells = [[table.cell_text(r, c) for c in range(ncols)] for r in range(len(table.rows))]
@@ -152,11 +185,26 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     headers = [clean(col.header) for col in table.columns]
     widths = [max([cell_len(headers[c])] + [cell_len(row[c]) for row in cells]) for c in range(ncols)]
     total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
+    head = [[h] for h in headers]
+    left_out: list[str] = []
+    if limit and total > limit and cells:
+        # n/a in every row says one thing, which a line can say: the others get the room.
+        keep = [c for c in range(ncols) if any(row[c] not in EMPTY_CELLS for row in cells)]
+        if keep and len(keep) < ncols:
+            left_out = [headers[c] for c in range(ncols) if c not in keep]
+            cells = [[row[c] for c in keep] for row in cells]
+            numeric, headers, widths = [numeric[c] for c in keep], [headers[c] for c in keep], [widths[c] for c in keep]
+            ncols = len(keep)
+            head = [[h] for h in headers]
+            total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
     if limit and total > limit:
-        value_widths = [max([cell_len(row[c]) for row in cells], default=1) for c in range(ncols)]
-        least = [distinct_width([row[c] for row in cells]) for c in range(ncols)]
-        widths = fit_widths(widths, value_widths, [not n for n in numeric], total - limit, least)
-        headers = [middle(h, w) for h, w in zip(headers, widths)]
+        # A header is never cut below what keeps it whole on two lines; the values' floors say so.
+        floors = [header_floor(h) for h in headers]
+        values = [max([cell_len(row[c]) for row in cells], default=1) for c in range(ncols)]
+        cuttable = [not n and v > 4 for n, v in zip(numeric, values)]  # n/a and short words stay whole
+        least = [max(distinct_width([row[c] for row in cells]), floors[c]) for c in range(ncols)]
+        widths = fit_widths(widths, [max(v, f) for v, f in zip(values, floors)], cuttable, total - limit, least)
+        head = [header_lines(h, w) for h, w in zip(headers, widths)]
         cells = [[middle(v, widths[c]) for c, v in enumerate(row)] for row in cells]
 
     def line(values: Sequence[str]) -> str:
@@ -167,9 +215,12 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
         return (" " + " ".join(parts) + " ").rstrip()
 
     out = [clean(table.title).rstrip(), ""] if table.title else [""]
-    out.append(line(headers))
+    for i in range(max(map(len, head), default=1)):
+        out.append(line([lines[i] if i < len(lines) else "" for lines in head]))
     out.append(" " + "─".join("─" * (w + 2) for w in widths))
     out.extend(line(row) for row in cells)
+    if left_out:
+        out.extend(textwrap.wrap(f"Left out, no value in any row: {', '.join(left_out)}", limit or DEFAULT_WIDTH))
     out.append("")
     return out
 

@@ -189,7 +189,7 @@ def gpu_table(snapshot: Snapshot) -> ResultTable:
         Column("index", "GPU"), Column("name"), Column("util_percent", "util %", ".0f"),
         Column("memory_used_mib", "mem used MiB", ".0f"), Column("memory_total_mib", "mem total MiB", ".0f"),
         Column("temperature_c", "temp C", ".0f"), Column("power_w", "power W", ".0f"),
-        Column("processes"), Column("error"),
+        Column("processes", "procs"), Column("error"),
     )
     rows = tuple(
         (g.index, g.name, g.util_gpu, _mib(g.memory_used), _mib(g.memory_total), g.temperature_c,

@@ -174,6 +174,15 @@ class GpuscopeApp(App[None]):
             display = self.get_key_display(binding)
             if display not in keys:
                 keys.append(display)
+        # The screen's own keys that a focused widget also binds (the process table's
+        # left/right, which fold tree branches) are not active on the screen, but they work.
+        for binding in type(self.screen).BINDINGS:
+            if not isinstance(binding, Binding) or not binding.description or binding.action in rows:
+                continue
+            if self.screen.check_action(binding.action.split("(")[0], ()) is False:
+                continue
+            keys = [self.get_key_display(Binding(key, binding.action)) for key in binding.key.split(",")]
+            rows[binding.action] = (keys, binding.description, binding.tooltip)
         listing = [(" / ".join(keys), description, tip) for keys, description, tip in rows.values()]
         self.push_screen(HelpScreen(listing, title=getattr(self.screen, "HELP_TITLE", "Keys")))
 

@@ -52,6 +52,8 @@ class Card:
     title: str
     value: str
     detail: str
+    short: str = ""
+    """The title where a card is too narrow for it (80 columns): never cut to 'Compute e…'."""
 
 
 @dataclass(frozen=True)
@@ -420,17 +422,17 @@ def _cards(s: ke.KernelSums, totals: Totals, peak: ChosenPeak, limits: Limits,
     why = "no FLOPs in profile" if s.null_flops == s.used_rows else ("not all count FLOPs" if totals.compute_pct is None else "kernels with FLOPs")
     # Cards are ~20 columns wide at 120: short words, the numbers first.
     cards = [
-        Card("Compute eff.", _pct_text(totals.compute_pct), why),
-        Card("FLOPS eff.", _pct_text(_pct(tflops, tflops_peak)), f"{_num(tflops, '.3g')}/{_num(tflops_peak, 'g')} TFLOP/s"),
-        Card("Bandwidth eff.", _pct_text(_pct(gbs, gbs_peak)), f"{_num(gbs, '.3g')}/{_num(gbs_peak, 'g')} GB/s"),
+        Card("Compute eff.", _pct_text(totals.compute_pct), why, "Compute"),
+        Card("FLOPS eff.", _pct_text(_pct(tflops, tflops_peak)), f"{_num(tflops, '.3g')}/{_num(tflops_peak, 'g')} TFLOP/s", "FLOPS"),
+        Card("Bandwidth eff.", _pct_text(_pct(gbs, gbs_peak)), f"{_num(gbs, '.3g')}/{_num(gbs_peak, 'g')} GB/s", "Bandwidth"),
     ]
     timeline = None if timeline is None else timeline[timeline["intervals"] > 0]  # devices with start times
     if timeline is None or timeline.empty:
-        cards.append(Card("Busy / summed", "n/a", "no start times"))
+        cards.append(Card("Busy / summed", "n/a", "no start times", "Busy/sum"))
     else:
         busy, summed = float(timeline["busy_ns"].sum()) / 1e6, float(timeline["summed_ns"].sum()) / 1e6
         devices = f"{len(timeline)} GPUs, " if len(timeline) > 1 else ""
-        cards.append(Card("Busy / summed", f"{busy:,.4g}/{summed:,.4g} ms", f"{devices}{int(timeline['gaps'].sum())} idle gaps"))
+        cards.append(Card("Busy / summed", f"{busy:,.4g}/{summed:,.4g} ms", f"{devices}{int(timeline['gaps'].sum())} idle gaps", "Busy/sum"))
     if limits.per_launch:  # each profile against its own GPU
         cards.append(Card(f"Peak {peak.precision}", "per profile", "its own GPU's; see Runs"))
     elif peak.tflops is None and peak.gbs is None:

@@ -1,18 +1,22 @@
 """Provides `HelpScreen`: the keys of the screen it was opened from, and what they do.
 
-The list is built from the live bindings, so it never drifts from the footer.
+The list is built from the live bindings, so it never drifts from the footer. The details
+wrap to the dialog's width (a `DataTable` cut them: at 80 columns every line ended mid-word),
+and the list scrolls when it is taller than the terminal.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from rich import box
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import Label, Static
 
 
 class HelpScreen(ModalScreen[None]):
@@ -25,23 +29,42 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, keys: Sequence[tuple[str, str, str]], title: str = "Keys") -> None:
         super().__init__()
-        self.keys = list(keys)
-        """(key, description, details) rows."""
+        self.keys = _merged(keys)
+        """(key, description, details) rows, one per description."""
         self.help_title = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-dialog"):
             yield Label(self.help_title, id="help-title", markup=False)
-            table: DataTable[Text] = DataTable(id="help-keys", cursor_type="none", show_cursor=False)
-            table.add_columns(Text("Key"), Text("Action"), Text("Details"))
-            for key, description, details in self.keys:
-                table.add_row(Text(key, style="bold"), Text(description), Text(details))
-            yield table
+            with VerticalScroll(id="help-keys"):
+                yield Static(self.keys_table(), id="help-list")
             yield Static(
                 "Ctrl+P opens the command palette. Escape closes this help.",
                 id="help-hint",
                 markup=False,
             )
 
+    def keys_table(self) -> Table:
+        """Key and action whole, details wrapped at word boundaries to the width left."""
+        table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False)
+        table.add_column("Key", no_wrap=True, style="bold")
+        table.add_column("Action", no_wrap=True)
+        table.add_column("Details", ratio=1, overflow="fold")
+        for key, description, details in self.keys:
+            table.add_row(Text(key), Text(description), Text(details))
+        return table
+
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _merged(keys: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """One row per description: a screen's own key for an app action (watch's F10 for Quit)
+    joins the app's row instead of listing Quit twice; the first details are kept."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for key, description, details in keys:
+        known, first = rows.setdefault(description, ([], details))
+        known.extend(k for k in key.split(" / ") if k not in known)
+        if not first and details:
+            rows[description] = (known, details)
+    return [(" / ".join(known), description, details) for description, (known, details) in rows.items()]

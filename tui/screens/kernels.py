@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Header, Input, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean, clean_lines
@@ -30,6 +30,7 @@ from gpuscope.tui.widgets.kernel_bars import ShareBars
 from gpuscope.tui.widgets.kernel_cards import KernelCards
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.widgets.roofline import RooflinePane
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 NEEDS_DATA = {"cycle_sort", "sort", "filter", "cycle_group", "export", "show_tab", "zoom"}
 SCROLLED = ("flop_per_s", "gbs")
@@ -122,7 +123,7 @@ class KernelsScreen(LoadingScreen):
                     yield ShareBars(id="kernel-bars")
                     yield RooflinePane(id="roofline")
         yield Input(id="kernels-filter", placeholder="filter: part of a name (Enter keeps it, Escape clears)", compact=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#kernels-filter", Input).display = False

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import ContentSwitcher, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Header, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export, magma_stats
 from gpuscope.parsers.magma import read_tree
@@ -25,6 +25,7 @@ from gpuscope.tui.screens.loading import LoadingScreen
 from gpuscope.tui.widgets.boxplots import BoxPlotStack
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from gpuscope.parsers.magma import MagmaResult
@@ -110,7 +111,7 @@ class MagmaScreen(LoadingScreen):
                         yield ResultTableView(id="comparison")
                     with TabPane("Findings", id="tab-findings"):
                         yield FindingsPane(id="findings-pane", table_id="findings")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"MAGMA · loading {self.paths_text()}"

@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from gpuscope.metrics import export
 from gpuscope.metrics.history import History
@@ -43,6 +43,7 @@ from gpuscope.tui.widgets.process_table import ProcessTable
 from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
 from gpuscope.tui.widgets.watch_process_keys import ProcessKeys
 from gpuscope.tui.widgets.watch_status import StatusLine, status_text
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 PLOT_PERIOD = 5.0
 """Seconds of sample time between plot redraws once the plots have filled in. A braille redraw
@@ -80,12 +81,12 @@ class WatchScreen(ProcessKeys, Screen[None]):
         Binding("K", "toggle_kernel", "Kernel threads", show=False, tooltip="Show or hide kernel threads (hidden by default)"),
         Binding("u", "cycle_user", "User", tooltip="Everyone, you, then each user present"),
         Binding("a", "toggle_everyone", "All", show=False, tooltip="Every process on the node, or only the scope's"),
-        Binding("k,f9", "signal", "Signal", tooltip="Signal the selected process: yours only, after confirming (off with --readonly)"),
-        Binding("k,f9", "signal_refused", "Signal", show=False),
+        Binding("k,f9", "signal", "Kill", tooltip="Send TERM, KILL or INT to the selected process (htop's F9 Kill): yours only, after confirming (off with --readonly)"),
+        Binding("k,f9", "signal_refused", "Kill", show=False),
         Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
         Binding("w", "cycle_window", "Window", show=False, tooltip="History plots: the last 1, 5, 15 or 60 minutes"),
         Binding("e", "export", "Export", tooltip="Write the process table as shown to CSV, markdown, JSON or text"),
-        Binding("f10", "app.quit", "Quit", show=False, tooltip="Leave gpuscope (htop's F10)"),
+        Binding("f10", "app.quit", "Quit", show=False, tooltip="Leave gpuscope (F10 as in htop)"),
         Binding("plus,equals_sign", "interval(1)", "Slower", show=False, tooltip="Refresh less often (up to 10 s)"),
         Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Refresh more often (down to 0.5 s)"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Fill the screen with the focused pane (again to restore)"),
@@ -146,7 +147,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         yield StatusLine(id="watch-status")
         yield ProcessTable(id="watch-procs")
         yield Input(id="watch-filter", placeholder="filter: part of a command (Enter keeps it, Escape clears)", compact=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._poller.start()
@@ -247,6 +248,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         nogpu.display = no_gpu
         set_text(nogpu, Text(f"No GPU view: {snap.gpu_status.reason or 'no GPU backend'}"))
         self.query_one("#watch-gpu-col").display = not no_gpu
+        self.query_one(ProcessTable).show_gpu_columns(not no_gpu)
         with self.app.batch_update():
             self.query_one(JobPanel).show(snap, self.history, self.verdicts)
             if not no_gpu:
@@ -311,10 +313,16 @@ class WatchScreen(ProcessKeys, Screen[None]):
     def action_cycle_window(self) -> None:
         """`w`: the plots' time window, 1 → 5 → 15 → 60 minutes → 1."""
         self.window = WINDOWS[(WINDOWS.index(self.window) + 1) % len(WINDOWS)] if self.window in WINDOWS else WINDOWS[1]
-        for plot in self.query(HistoryPlot):
+        plots = list(self.query(HistoryPlot))
+        for plot in plots:
             plot.window = self.window
         self.redraw(force_plots=True)
         self._status()
+        # Feedback where the time axis is not on screen (plots hidden, or too short for it).
+        minutes = self.window / 60
+        hidden = not (plots and plots[0].display)
+        self.notify(f"History plots: the last {minutes:g} minute{'s' if minutes != 1 else ''}" + (" (p shows them)" if hidden else ""),
+                    title="Window", timeout=2)
 
     def action_export(self) -> None:
         """`e`: write the process table as shown (rows, order, the screen's columns)."""

@@ -71,10 +71,11 @@ class FindingsPane(Vertical):
     DEFAULT_CSS = """
     FindingsPane > FindingsTable {
         height: 1fr;
+        min-height: 4;
     }
     FindingsPane > .finding-detail {
         height: auto;
-        max-height: 8;
+        max-height: 50%;
         padding: 0 1;
         border-top: hkey $panel;
         color: $text-muted;

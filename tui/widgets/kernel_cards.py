@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -39,10 +40,26 @@ class KernelCards(Horizontal):
         for index in range(CARD_COUNT):
             yield Static(id=f"card-{index}", classes="kernel-card", markup=False)
 
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.cards: tuple[Card, ...] = ()
+
     def show(self, cards: Sequence[Card]) -> None:
-        for index, card in enumerate(cards[:CARD_COUNT]):
+        self.cards = tuple(cards[:CARD_COUNT])
+        self._titles()
+        for index, card in enumerate(self.cards):
             widget = self.query_one(f"#card-{index}", Static)
-            widget.border_title = Text(card.title)
             text = Text(no_wrap=True, overflow="ellipsis")  # a style here would cover both lines
             text.append(card.value, style="bold").append("\n").append(card.detail, style="dim")
             widget.update(text)
+
+    def on_resize(self) -> None:
+        self._titles()
+
+    def _titles(self) -> None:
+        """Each card's title, or its short form where the border has no room for it."""
+        for index, card in enumerate(self.cards):
+            widget = self.query_one(f"#card-{index}", Static)
+            room = widget.size.width - 4  # corners and a space either side of the title
+            fits = not widget.size.width or cell_len(card.title) <= room
+            widget.border_title = Text(card.title if fits or not card.short else card.short)

@@ -37,6 +37,8 @@ NARROW_COLUMNS: Columns = tuple((c.key, c.narrow_title or c.title, c.narrow, c.s
                                 if c.narrow or c.key == "command")
 """Below `NARROW` cells: no state column and short headers, so COMMAND keeps ~20 at 80."""
 NARROW = 110
+GPU_KEYS = frozenset({"gpu_mem_mib", "sm_percent", "gpus"})
+"""Columns left out on a node without a GPU view: always empty there, and COMMAND needs the room."""
 NUMERIC = frozenset(c.key for c in PROCESS_COLUMNS if c.numeric)
 _TEXTS = tuple((c.key, c.text) for c in PROCESS_COLUMNS)
 
@@ -124,6 +126,8 @@ class ProcessTable(ScrollView, can_focus=True):
         self.sort = "cpu"
         self.descending = True
         """The sort direction, shown by the header's arrow (▼ biggest first, ▲ smallest)."""
+        self.gpu_columns = True
+        """Show GPU MEM, SM% and GPU; the screen turns them off when there is no GPU view."""
         self._styles: dict[str, object] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
         self._drawn: tuple[list[tuple[object, ...]], tuple[str, bool], int] | None = None
@@ -209,7 +213,16 @@ class ProcessTable(ScrollView, can_focus=True):
         return None
 
     def columns(self) -> Columns:
-        return NARROW_COLUMNS if self.size.width < NARROW else COLUMNS
+        columns = NARROW_COLUMNS if self.size.width < NARROW else COLUMNS
+        return columns if self.gpu_columns else tuple(c for c in columns if c[0] not in GPU_KEYS)
+
+    def show_gpu_columns(self, show: bool) -> None:
+        """Show or leave out the GPU columns (a change redraws the whole table)."""
+        if show != self.gpu_columns:
+            self.gpu_columns = show
+            self._strips.clear()
+            self._drawn = None
+            self.refresh()
 
     def on_resize(self) -> None:
         """A taller or shorter view changes what fits (also while paused)."""

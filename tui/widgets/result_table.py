@@ -44,9 +44,9 @@ class ResultTableView(DataTable[Text]):
         `hide`: column keys not shown (e.g. ones the screen states elsewhere); the model,
         and so any export, keeps them. `max_widths`: cap for columns whose text can be very
         long. `squeeze`: text columns (names, verdicts) cut in the middle, as far as needed,
-        so the table fits the width it has (`export.fit_widths`: headers wider than their values
-        are cut too, numbers never); a mapping gives the narrowest each is cut to. Refitted when
-        the width changes. `fit_through`: only the columns up to this one need to fit (the
+        so the table fits the width it has (`export.fit_widths`; numbers are never cut, and a
+        header wider than its column wraps onto a second line instead of being cut); a mapping
+        gives the narrowest each is cut to. Refitted when the width changes. `fit_through`: only the columns up to this one need to fit (the
         others scroll into view); default all.
         """
         least = dict(squeeze) if isinstance(squeeze, Mapping) else {key: export.MIN_SQUEEZED for key in squeeze}
@@ -81,12 +81,17 @@ class ResultTableView(DataTable[Text]):
         room = self._room()
         excess = sum(widths[:fitted]) + 2 * self.cell_padding * fitted - room
         if room and excess > 0 and squeezable:
-            cuttable = [key in squeezable and not numeric[i] for key, i in zip(keys[:fitted], shown)]
-            least = [export.distinct_width(texts[i], squeezable.get(key, export.MIN_SQUEEZED)) if key in squeezable else 0
-                     for key, i in zip(keys[:fitted], shown)]
-            widths[:fitted] = export.fit_widths(widths[:fitted], [min(v, w) for v, w in zip(values, widths)], cuttable, excess, least)
-        for i, width in zip(shown, widths):
-            self.add_column(Text(export.middle(headers[i], width), justify="right" if numeric[i] else "left"),
+            # Headers wrap onto a second line rather than being cut ('medi…op/s', 'Lau…hes').
+            floors = [export.header_floor(headers[i]) for i in shown[:fitted]]
+            cuttable = [key in squeezable and not numeric[i] and v > 4 for key, i, v in zip(keys[:fitted], shown, values)]
+            least = [max(export.distinct_width(texts[i], squeezable.get(key, export.MIN_SQUEEZED)), floor) if key in squeezable else 0
+                     for key, i, floor in zip(keys[:fitted], shown, floors)]
+            value_floors = [max(min(v, w), floor) for v, w, floor in zip(values, widths, floors)]
+            widths[:fitted] = export.fit_widths(widths[:fitted], value_floors, cuttable, excess, least)
+        labels = [export.header_lines(headers[i], width) for i, width in zip(shown, widths)]
+        self.header_height = max(map(len, labels), default=1)
+        for i, width, label in zip(shown, widths, labels):
+            self.add_column(Text("\n".join(label), justify="right" if numeric[i] else "left"),
                             key=model.columns[i].key, width=width)
         for r in range(len(model.rows)):
             self.add_row(*(_cell(texts[i][r], numeric[i], width) for i, width in zip(shown, widths)))
