@@ -25,6 +25,7 @@ does not give is NaN, never 0; nothing raises on file content.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -175,10 +176,62 @@ _FAILURE_LINES = (
     (re.compile(r"^Traceback \(most recent call last\):"), "failed"),
 )
 
+# Every line pattern of a seed log, in the order a line is tried against them (the first that
+# matches decides what the line is). (tag, pattern, what it gives).
+_SEED_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("slurm", fmt.SLURM_ECHO, ""),
+    *((f"res{i}", pattern, kind) for i, (pattern, kind) in enumerate(fmt.LOG_RESOURCE_LINES)),
+    ("job_id", fmt.JOB_ID_LINE, ""),
+    ("table", fmt.SEED002_TABLE_TITLE, ""),
+    ("total002", fmt.SEED002_TOTAL, ""),
+    ("total004", fmt.SEED004_TOTAL, ""),
+    ("per_epoch", fmt.SEED002_PER_EPOCH, ""),
+    ("best_loss", fmt.SEED002_BEST_LOSS, ""),
+    ("best_acc", fmt.SEED002_BEST_ACC, ""),
+    ("max_epochs", fmt.SEED002_MAX_EPOCHS, ""),
+    ("setting0", fmt.SEED002_BATCH, "local_batch_size"),
+    ("setting1", fmt.SEED002_EFFECTIVE_BATCH, "global_batch_size"),
+    ("setting2", fmt.SEED002_LEARNING_RATE, "learning_rate"),
+    ("setting3", fmt.SEED002_TORCH, "code_version"),
+    ("duration", fmt.SEED002_DURATION, ""),
+    ("complete", fmt.SEED002_COMPLETE, ""),
+    ("epochs004", fmt.SEED004_EPOCHS, ""),
+    ("rate004", fmt.SEED004_RATE, ""),
+    ("train004", fmt.SEED004_TRAIN, ""),
+    ("test004", fmt.SEED004_TEST, ""),
+)
+_SEED_BRANCHES = {tag: (pattern, what) for tag, pattern, what in _SEED_LINES}
+
+
+def _branch(tag: str, pattern: re.Pattern[str]) -> str:
+    """One alternative of `_SEED_LINE`: the pattern after its leading `^\\s*`, its own group names
+    dropped (names may not repeat in one regex), an empty group named `tag` at its end (the
+    group that closes last names the branch, and a branch that starts with a literal is
+    skipped at its first character)."""
+    assert pattern.pattern.startswith("^\\s*") and not pattern.flags & ~re.UNICODE, pattern.pattern
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern.pattern[len("^\\s*"):]) + f"(?P<{tag}>)"
+
+
+_SEED_LINE = re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pattern, _what in _SEED_LINES) + ")")
+"""All of `_SEED_LINES` in one regex: one match per line says which one a line is (`lastgroup`),
+instead of trying the patterns one by one; the named pattern is then matched for its groups."""
+
+
+def _first_failure(lines: list[str]) -> tuple[str, int] | None:
+    """(status, line number) of the first line that is none of `_SEED_LINES` but says the run
+    ended early (`_FAILURE_LINES`, first pattern first); only asked when a log has no time."""
+    for i, line in enumerate(lines):
+        if len(line) > 2000 or _SEED_LINE.match(line):
+            continue
+        for pattern, status in _FAILURE_LINES:
+            if pattern.search(line):
+                return status, i + 1
+    return None
+
 
 def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
     """Seed 002 / seed 004 logs (and the job-script echo lines around them)."""
-    lines = text.splitlines()
+    lines = text.splitlines()  # splits at \r too: a progress bar's redraws are lines of their own
     run = _Run(label, "seed004")
     totals: list[tuple[float, int, str]] = []  # (seconds, line, unit)
     units: set[str] = set()
@@ -190,43 +243,43 @@ def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
     loss_sum: dict[int, list[float]] = {}
     test_rows: dict[int, list[tuple[float, float]]] = {}
     rate = math.nan
-    failure: tuple[str, int] | None = None
     epoch_copies = 0
-    for i, raw in enumerate(lines):
-        line_no = i + 1
-        line = raw.rstrip("\r")
-        if "\r" in line:  # progress bars redraw with \r: the last state is what a terminal showed
-            line = line.rsplit("\r", 1)[-1]
+    line_kind = _SEED_LINE.match
+    for i, line in enumerate(lines):
         if len(line) > 2000:
             continue
-        m = fmt.SLURM_ECHO.match(line)
-        if m:
+        found = line_kind(line)
+        if found is None:
+            continue
+        tag = found.lastgroup or ""
+        pattern, what = _SEED_BRANCHES[tag]
+        line_no = i + 1
+        m = pattern.match(line)
+        if m is None:  # cannot happen: the branch matched the same text
+            continue
+        if tag == "slurm":
             name, value = m.group("name"), m.group("value")
             kind = fmt.SLURM_VARIABLES.get(name)
             if kind == "gpu_ids":
-                ids = [x for x in value.split(",") if x.strip()]
-                _put(run.echoed, "gpus_per_node", len(ids), f"{name}={value} echoed on line {line_no}")
+                if "gpus_per_node" not in run.echoed:
+                    ids = [x for x in value.split(",") if x.strip()]
+                    _put(run.echoed, "gpus_per_node", len(ids), f"{name}={value} echoed on line {line_no}")
             elif kind:
-                _put(run.echoed, kind, value.split("(")[0], f"{name}={value} echoed on line {line_no}")
+                if kind not in run.echoed:
+                    _put(run.echoed, kind, value.split("(")[0], f"{name}={value} echoed on line {line_no}")
             elif name in fmt.SLURM_JOB_ID_VARIABLES and run.job_id is None and value.isdigit():
                 run.job_id = value
             elif name in fmt.SLURM_JOB_NAME_VARIABLES and run.job_name is None and value != "Not":
                 run.job_name = value
-            continue
-        for pattern, kind in fmt.LOG_RESOURCE_LINES:
-            m = pattern.match(line)
-            if m:
-                _put(run.counts, kind, m.group(1), f"line {line_no}: {line.strip()!r}")
-                break
-        else:
-            m = fmt.JOB_ID_LINE.match(line)
-            if m and run.job_id is None:
+        elif tag.startswith("res"):
+            if what not in run.counts:
+                _put(run.counts, what, m.group(1), f"line {line_no}: {line.strip()!r}")
+        elif tag == "job_id":
+            if run.job_id is None:
                 run.job_id = m.group("value")
-        if fmt.SEED002_TABLE_TITLE.match(line):
+        elif tag == "table":
             table_runs.extend(_seed_table(lines, i, label, findings))
-            continue
-        m = fmt.SEED002_TOTAL.match(line)
-        if m:
+        elif tag == "total002":
             seen002 = True
             seconds = _time_value(m, label, line_no, findings)
             units.add(m.group("unit").lower().rstrip("s"))
@@ -236,84 +289,53 @@ def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
                 if per is None or (math.isfinite(other) and abs(other - seconds) > max(0.6, 0.01 * seconds)):
                     findings.append(Finding("warning", "mixed-units", f"line {line_no} gives {m.group('value')} {m.group('unit')} and {m.group('value2')} {m.group('unit2')}, which disagree; the first is used", label, line_no))
             totals.append((seconds, line_no, "Total training time"))
-            continue
-        m = fmt.SEED004_TOTAL.match(line)
-        if m:
+        elif tag == "total004":
             seen004 = True
             seconds = _time_value(m, label, line_no, findings)
             units.add((m.group("unit") or "s").lower().rstrip("s"))
             totals.append((seconds, line_no, "Total Training Time"))
-            continue
-        m = fmt.SEED002_PER_EPOCH.match(line)
-        if m:
+        elif tag == "per_epoch":
             seen002 = True
             run.settings.setdefault("epoch_time_s_mean", _time_value(m, label, line_no, findings))
-            continue
-        m = fmt.SEED002_BEST_LOSS.match(line)
-        if m:
+        elif tag == "best_loss":
             seen002 = True
             run.quality_name, run.quality, run.quality_higher_is_better = "val_loss", fmt.to_float(m.group("value")), False
-            continue
-        m = fmt.SEED002_BEST_ACC.match(line)
-        if m:
+        elif tag == "best_acc":
             if run.quality_name is None:
                 run.quality_name, run.quality, run.quality_higher_is_better = "val_acc", fmt.to_float(m.group("value")), True
-            continue
-        m = fmt.SEED002_MAX_EPOCHS.match(line)
-        if m:
+        elif tag == "max_epochs":
             seen002 = True
             run.settings.setdefault("epochs", int(m.group("value")))
-            continue
-        for pattern, key in ((fmt.SEED002_BATCH, "local_batch_size"), (fmt.SEED002_EFFECTIVE_BATCH, "global_batch_size"), (fmt.SEED002_LEARNING_RATE, "learning_rate"), (fmt.SEED002_TORCH, "code_version")):
-            m = pattern.match(line)
-            if m:
+        elif tag.startswith("setting"):
+            if what not in run.settings:
                 value = m.group("value")
-                run.settings.setdefault(key, f"PyTorch {value}" if key == "code_version" else fmt.to_float(value))
-                break
-        if m:
-            continue
-        m = fmt.SEED002_DURATION.match(line)
-        if m:
+                run.settings[what] = f"PyTorch {value}" if what == "code_version" else fmt.to_float(value)
+        elif tag == "duration":
             seconds = _time_value(m, label, line_no, findings)
             duration = (seconds, line_no)
-            continue
-        if fmt.SEED002_COMPLETE.match(line):
+        elif tag == "complete":
             seen002 = True
-            continue
-        m = fmt.SEED004_EPOCHS.match(line)
-        if m:
+        elif tag == "epochs004":
             seen004 = True
             if run.epochs is None:
                 run.epochs = int(m.group("value"))
                 run.settings.setdefault("epochs", run.epochs)
             else:
                 epoch_copies += 1
-            continue
-        m = fmt.SEED004_RATE.match(line)
-        if m:
+        elif tag == "rate004":
             seen004 = True
             rate = fmt.to_float(m.group("value"))
-            continue
-        m = fmt.SEED004_TRAIN.match(line)
-        if m:
+        elif tag == "train004":
             seen004 = True
             epoch = int(m.group("epoch"))
             train_total = int(m.group("total"))
             loss_sum.setdefault(epoch, []).append(fmt.to_float(m.group("loss")))
-            continue
-        m = fmt.SEED004_TEST.match(line)
-        if m:
+        elif tag == "test004":
             seen004 = True
             total = int(m.group("total"))
             accuracy = int(m.group("correct")) / total if total else math.nan
             key = epoch if epoch else len(test_rows) + 1
             test_rows.setdefault(key, []).append((fmt.to_float(m.group("loss")), accuracy))
-            continue
-        if failure is None:
-            for pattern, status in _FAILURE_LINES:
-                if pattern.search(line):
-                    failure = (status, line_no)
-                    break
 
     if not (seen002 or seen004 or totals):
         if table_runs:
@@ -336,6 +358,7 @@ def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
         findings.append(Finding("info", "job-time", f"no training-time line: the job script's 'Total duration' on line {duration[1]} is used, which includes start-up", label, duration[1]))
     else:
         run.status = "no-timing"
+        failure = _first_failure(lines)
         if failure is not None:
             run.status = failure[0]
             findings.append(Finding("warning", run.status, f"the run ended early ({run.status}, line {failure[1]}) and printed no training time: time unknown", label, failure[1]))
@@ -383,6 +406,25 @@ def _mlperf_system(path: Path | None) -> tuple[Path | None, str | None]:
     return None, None
 
 
+_JSON_SCAN = json.JSONDecoder().scan_once
+_JSON_SPACE = " \t\n\r"
+
+
+def _json_value(text: str) -> Any:
+    """`json.loads(text)` without its Python wrappers (one :::MLLOG line each): ValueError when
+    the text is not one JSON value with only JSON whitespace around it."""
+    if text.startswith("\ufeff"):
+        raise ValueError("Unexpected UTF-8 BOM")
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    try:
+        value, end = _JSON_SCAN(text, start)
+    except StopIteration as exc:
+        raise ValueError("Expecting value") from exc
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        raise ValueError("Extra data")
+    return value
+
+
 def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Finding]) -> list[_Run]:
     run = _Run(label, "mlperf", path)
     starts: list[tuple[int, int]] = []
@@ -398,7 +440,7 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
         if at < 0:
             continue
         try:
-            event = json.loads(line[at + len(fmt.MLLOG_TAG):])
+            event = _json_value(line[at + len(fmt.MLLOG_TAG):])
             key = str(event["key"])
             t = int(event["time_ms"])
         except (ValueError, KeyError, TypeError, OverflowError):
@@ -481,7 +523,8 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
     return [run]
 
 
-def _system_counts(path: Path | None, findings: list[Finding], label: str) -> Counts:
+def _system_counts(path: Path | None, findings: list[Finding], label: str, cache: dict[Path, tuple[Any, list[Finding]]]) -> Counts:
+    """Nodes and GPUs of an MLPerf run from its `systems/NAME.json` (read once per file: `cache`)."""
     counts: Counts = {}
     system_file, system = _mlperf_system(path)
     if system is None:
@@ -489,11 +532,13 @@ def _system_counts(path: Path | None, findings: list[Finding], label: str) -> Co
     if system_file is None:
         findings.append(Finding("info", "no-system", f"no systems/{system}.json beside the results folder: nodes and GPUs come from elsewhere", label))
         return counts
-    text, problems = read_text(system_file, str(system_file))
-    try:
-        data = json.loads(text) if text is not None else None
-    except ValueError:
-        data = None
+    if system_file not in cache:
+        text, problems = read_text(system_file, str(system_file))
+        try:
+            cache[system_file] = (json.loads(text) if text is not None else None), problems
+        except ValueError:
+            cache[system_file] = None, problems
+    data, problems = cache[system_file]
     if not isinstance(data, dict):
         findings.extend(problems)
         findings.append(Finding("warning", "no-system", f"systems/{system}.json is not a JSON object: not used", label))
@@ -906,16 +951,25 @@ def benchmark_name(name: str | None) -> str | None:
     return name or None
 
 
+@functools.lru_cache(maxsize=4096)
+def _name_matches(part: str) -> tuple[tuple[str, str, str], ...]:
+    """(kind, number, matched text) of every `NAME_RULES` rule found in one name, in rule order
+    (a study's folder names repeat from file to file: each is searched once)."""
+    found = []
+    for pattern, kind in fmt.NAME_RULES:
+        m = pattern.search(part)
+        if m:
+            found.append((kind, m.group(1), m.group(0)))
+    return tuple(found)
+
+
 def _name_counts(parts: Sequence[str]) -> Counts:
     counts: Counts = {}
     for part in parts:  # the file name first, then its folders inwards-out
-        for pattern, kind in fmt.NAME_RULES:
-            if kind in counts:
-                continue
-            m = pattern.search(part)
-            if m:
+        for kind, number, text in _name_matches(part):
+            if kind not in counts:
                 what = "file name" if part == parts[0] else "folder name"
-                _put(counts, kind, m.group(1), f"{what} {part!r} ({m.group(0)})")
+                _put(counts, kind, number, f"{what} {part!r} ({text})")
     return counts
 
 
@@ -979,26 +1033,33 @@ def _resolve(layers: list[Counts]) -> dict[str, tuple[int, str] | None]:
 def _files(paths: Sequence[str | os.PathLike[str]], findings: list[Finding]) -> list[tuple[Path, str, tuple[str, ...], bool]]:
     """(file, label, name parts for the name rule, given explicitly) for every candidate file."""
     found: list[tuple[Path, str, tuple[str, ...], bool]] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for given in paths:
         path = Path(given)
         if path.is_dir():
             base = path.parent
             for folder, dirs, files in os.walk(path, followlinks=False):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                # once per folder: its real path, its parts below `path`, the labels' prefix
+                here = Path(folder)
+                real = os.path.realpath(here)
+                inner = tuple(reversed(here.relative_to(path).parts))
+                prefix = str(here.relative_to(base)) if str(base) not in ("", ".") else str(here)
                 for name in sorted(files):
                     if name.startswith("."):
                         continue
-                    file = Path(folder) / name
-                    key = file.resolve()
+                    file = here / name
+                    # a file's real path is its folder's plus its name, unless it is a link itself
+                    key = os.path.realpath(file) if os.path.islink(file) else os.path.join(real, name)
                     if key in seen:
                         continue
                     seen.add(key)
-                    rel = file.relative_to(path)
-                    parts = (file.stem, *reversed(rel.parts[:-1]), path.name)
-                    found.append((file, str(file.relative_to(base)) if str(base) not in ("", ".") else str(file), parts, False))
+                    dot = name.rfind(".")
+                    stem = name[:dot] if 0 < dot < len(name) - 1 else name  # Path.stem
+                    label = name if prefix == "." else os.path.join(prefix, name)  # str(Path(prefix) / name)
+                    found.append((file, label, (stem, *inner, path.name), False))
         elif path.exists():
-            key = path.resolve()
+            key = os.path.realpath(path)
             if key in seen:
                 continue
             seen.add(key)
@@ -1101,6 +1162,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
     sacct_by_id = {run.job_id: run for run, _p, _e in collected if run.format == "sacct" and run.job_id}
     used_sacct: set[str] = set()
     script_cache: dict[Path, list[tuple[Path, Counts, str | None, str | None]]] = {}
+    system_cache: dict[Path, tuple[Any, list[Finding]]] = {}
     rows: list[dict[str, Any]] = []
     curve_rows: list[tuple[_Run, int, str, float]] = []
     by_job: dict[tuple[str, str], dict[str, Any]] = {}
@@ -1127,7 +1189,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
                 run.benchmark = benchmark_name(script_name)
         system: Counts = {}
         if run.format == "mlperf":
-            system = _system_counts(run.path, findings, run.source)
+            system = _system_counts(run.path, findings, run.source, system_cache)
             for key in [k for k in system if k.startswith("set_")]:
                 run.settings[key[4:]] = system.pop(key)[1]
         layers.append(system)
