@@ -219,3 +219,16 @@ async def test_magma_findings_rows_are_visible_at_80x24(magma_data: Path) -> Non
         await pilot.pause()
         findings = screen.query_one("#findings-pane", FindingsPane).table
         assert findings.findings and findings.region.height >= 3  # header and at least two rows
+
+
+def test_one_gpu_model_with_rounded_peaks_is_one_roof() -> None:
+    """An nsys export measures 1555.2 GB/s for the A100 the table lists at 1555: one roof, not
+    'GPUs with different peaks' (which drew no roofline for the shared profiles folder)."""
+    from gpuscope.metrics.peak_choice import ChosenPeak
+    from gpuscope.tui.model.kernels_model import same_roofs
+
+    measured = ChosenPeak(19.5, 1555.2, "FP32", "from the profile", gpu="A100 40GB SXM4")
+    table = ChosenPeak(19.5, 1555.0, "FP32", "from the table", gpu="A100 40GB SXM4")
+    other = ChosenPeak(67.0, 3350.0, "FP32", "H100", gpu="H100 SXM")
+    assert same_roofs([measured, table, other]) == [measured, measured, other]
+    assert same_roofs([table, ChosenPeak(19.5, 1555.0, "FP64", "x")])[1].precision == "FP64"

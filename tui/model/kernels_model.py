@@ -164,7 +164,8 @@ def build_model(
     choose_peak(**flags)  # flags first: fail before reading
     loaded = read_runs(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
     local = functools.cache(local_gpu_meta)  # NVML at most once
-    run_peaks = [choose_peak(**flags, meta=profile_meta(run.meta, run.kernels, flags, local)) for run in loaded.runs]
+    own_peaks = [choose_peak(**flags, meta=profile_meta(run.meta, run.kernels, flags, local)) for run in loaded.runs]
+    run_peaks = same_roofs(own_peaks)
     peak = per_profile(run_peaks) if run_peaks else choose_peak(**flags, meta=profile_meta(loaded.meta, loaded.kernels, flags, local))
     kernels = loaded.kernels
     if len({(p.tflops, p.gbs) for p in run_peaks}) > 1:  # GPUs with different peaks: each launch its own
@@ -174,9 +175,9 @@ def build_model(
     findings.extend(kernel_transfers.dominance(moved))
     sums = ke.sums(kernels)
     findings.extend(sums.findings)
-    rows = [{"file": run.file, **run.fields, **kernel_runs.peak_fields(p.gpu, p.tflops, p.gbs),
+    rows = [{"file": run.file, **run.fields, **kernel_runs.peak_fields(own.gpu, own.tflops, own.gbs),
              **kernel_runs.run_efficiencies(run.kernels, p.tflops, p.gbs, run.batch_s)}
-            for run, p in zip(loaded.runs, run_peaks)]
+            for run, p, own in zip(loaded.runs, run_peaks, own_peaks)]
     runs = kernel_runs.runs_frame(rows)
     fields = tuple(dict.fromkeys(k for run in loaded.runs for k in run.fields))
     grouped = kernel_runs.grouped_table(runs, list(group_by)) if group_by else None
@@ -190,6 +191,23 @@ def build_model(
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
         transfers=_transfers(loaded.everything, moved), profiler_metrics=profiler_metrics.metrics_table(loaded.metrics),
     )
+
+
+SAME_ROOF = 0.01
+"""Peaks within this relative difference are one roof: an nsys export's measured 1555.2 GB/s
+and the table's 1555 GB/s for the same A100 are not 'GPUs with different peaks'."""
+
+
+def same_roofs(peaks: Sequence[ChosenPeak]) -> list[ChosenPeak]:
+    """`peaks`, each replaced by the first earlier one with the same precision and figures
+    within `SAME_ROOF`, so profiles of one GPU model share one roof (and one roofline)."""
+    def close(a: float | None, b: float | None) -> bool:
+        return a == b or (a is not None and b is not None and abs(a - b) <= SAME_ROOF * max(abs(a), abs(b)))
+
+    out: list[ChosenPeak] = []
+    for peak in peaks:
+        out.append(next((p for p in out if p.precision == peak.precision and close(p.tflops, peak.tflops) and close(p.gbs, peak.gbs)), peak))
+    return out
 
 
 def profile_meta(meta: Mapping[str, Any], kernels: pd.DataFrame, flags: Mapping[str, Any],
