@@ -5,6 +5,7 @@ cards keep readable titles, the MAGMA findings tab shows findings, `w` says what
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,37 @@ def test_one_gpu_model_with_rounded_peaks_is_one_roof() -> None:
     other = ChosenPeak(67.0, 3350.0, "FP32", "H100", gpu="H100 SXM")
     assert same_roofs([measured, table, other]) == [measured, measured, other]
     assert same_roofs([table, ChosenPeak(19.5, 1555.0, "FP64", "x")])[1].precision == "FP64"
+
+
+async def test_status_line_keeps_counts_and_filter_on_screen_at_80_columns() -> None:
+    from fake_watch import status
+
+    app = watch_app(FakeSource())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await poll(pilot)
+        await pilot.press("I", "t", "slash", "p", "y", "t", "h", "o", "n", "enter")
+        await pilot.pause()
+        line = status(screen)
+        assert len(line) <= 78, line  # inside the line's padding
+        assert "filter 'python'" in line and re.search(r"\d+/\d+ scope procs", line) and "tree" in line, line
+    app = watch_app(FakeSource())
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await poll(pilot)
+        assert "every 1 s (+/-)" in status(screen) and "scope processes" in status(screen)
+
+
+async def test_all_key_in_node_scope_says_every_process_is_listed() -> None:
+    app = watch_app(FakeSource(scope="node"))
+    notes: list[str] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append(message)
+        original(message, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await poll(pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        assert not screen.view.everyone and notes and "whole node" in notes[-1]

@@ -276,7 +276,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if self.snapshot is not None:
             scope = "all" if self.view.everyone else ("node" if self.snapshot.scope.kind == "node" else "scope")
             counts = (len(self.query_one(ProcessTable).shown), len(base_rows(self.snapshot, self.view)), scope)
-        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error)
+        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=self.app.size.width < 110)
         self.query_one(StatusLine).show(line)
 
     def _layout_plots(self) -> None:

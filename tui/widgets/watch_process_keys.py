@@ -63,6 +63,10 @@ class ProcessKeys:
         self._set_view(dataclasses.replace(self.view, kernel=not self.view.kernel))
 
     def action_toggle_everyone(self) -> None:
+        if self.snapshot is not None and self.snapshot.scope.kind == "node" and not self.view.everyone:
+            # The node's scope is every process: 'all' would only rename it.
+            self.notify("Watching the whole node: every process is listed already.", title="All", timeout=3)  # type: ignore[attr-defined]
+            return
         self._set_view(dataclasses.replace(self.view, everyone=not self.view.everyone, user=None))
 
     def action_cycle_user(self) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from gpuscope.tui.model.watch_model import ProcessView
+from gpuscope.tui.model.watch_model import SORTS, ProcessView
+
+SORT_LABELS = {key: label for key, (label, _, _) in SORTS.items()}
 
 
 def status_text(
@@ -21,14 +23,20 @@ def status_text(
     counts: tuple[int, int, str] | None,
     readonly: bool,
     error: str | None,
+    narrow: bool = False,
 ) -> Text:
-    """`counts`: (rows shown, rows before filters, 'scope'/'all'/'node'), None before data."""
+    """`counts`: (rows shown, rows before filters, 'scope'/'all'/'node'), None before data.
+    `narrow` (under 110 columns): the same facts in short words, so that the row counts and a
+    filter are not cut off at 80 columns."""
     line = Text()
     if paused:
         line.append(" PAUSED ", style="bold reverse yellow")
     else:
         line.append("● live ·", style="bold green")
-    line.append(f" every {interval:g} s (+/-) · sort {view.sort_label}")
+    if narrow:
+        line.append(f" {interval:g} s · sort {SORT_LABELS.get(view.sort, view.sort)}{'↑' if view.reverse else ''}")
+    else:
+        line.append(f" every {interval:g} s (+/-) · sort {view.sort_label}")
     if view.tree:
         line.append(" · tree")
     if view.user is not None:
@@ -37,8 +45,9 @@ def status_text(
         line.append(" · filter ").append(repr(view.text), style="bold")
     if counts is not None:
         shown, total, scope = counts
-        line.append(f" · {shown} of {total} {scope} processes")
-        line.append({"scope": " (a: all)", "all": " (a: scope)"}.get(scope, ""), style="dim")
+        line.append(f" · {shown}/{total} {scope} procs" if narrow else f" · {shown} of {total} {scope} processes")
+        if not narrow:
+            line.append({"scope": " (a: all)", "all": " (a: scope)"}.get(scope, ""), style="dim")
     if readonly:
         line.append(" · read-only", style="bold")
     if error:
@@ -65,4 +74,6 @@ class StatusLine(Widget):
             self.refresh()
 
     def render(self) -> Text:
-        return self.text
+        text = self.text.copy()
+        text.no_wrap, text.overflow = True, "ellipsis"  # a cut line ends in '…'
+        return text
