@@ -217,6 +217,12 @@ _SEED_LINE = re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pat
 instead of trying the patterns one by one; the named pattern is then matched for its groups."""
 
 
+_UNSEEN = object()
+_ONCE_PER_TEXT = frozenset({"slurm", *(f"res{i}" for i in range(len(fmt.LOG_RESOURCE_LINES))), "job_id", "max_epochs", "complete", *(f"setting{i}" for i in range(4))})
+"""Lines whose handling only fills what is still empty (or sets a flag): a second copy of the
+same line does nothing, so it is skipped."""
+
+
 def _first_failure(lines: list[str]) -> tuple[str, int] | None:
     """(status, line number) of the first line that is none of `_SEED_LINES` but says the run
     ended early (`_FAILURE_LINES`, first pattern first); only asked when a log has no time."""
@@ -244,19 +250,25 @@ def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
     test_rows: dict[int, list[tuple[float, float]]] = {}
     rate = math.nan
     epoch_copies = 0
-    line_kind = _SEED_LINE.match
+    # what each distinct line is, matched once: every rank prints the same blocks again
+    known: dict[str, tuple[str, str, re.Match[str]] | None] = {}
     for i, line in enumerate(lines):
-        if len(line) > 2000:
+        kind_of_line = known.get(line, _UNSEEN)
+        if kind_of_line is _UNSEEN:
+            kind_of_line = None
+            found = _SEED_LINE.match(line) if len(line) <= 2000 else None
+            if found is not None:
+                tag = found.lastgroup or ""
+                pattern, what = _SEED_BRANCHES[tag]
+                m = pattern.match(line)  # the same pattern as the branch that matched: never None
+                kind_of_line = (tag, what, m) if m is not None else None
+            known[line] = kind_of_line
+        if kind_of_line is None:
             continue
-        found = line_kind(line)
-        if found is None:
-            continue
-        tag = found.lastgroup or ""
-        pattern, what = _SEED_BRANCHES[tag]
+        tag, what, m = kind_of_line
         line_no = i + 1
-        m = pattern.match(line)
-        if m is None:  # cannot happen: the branch matched the same text
-            continue
+        if tag in _ONCE_PER_TEXT:
+            known[line] = None  # the same line again (another rank's copy) cannot change anything
         if tag == "slurm":
             name, value = m.group("name"), m.group("value")
             kind = fmt.SLURM_VARIABLES.get(name)
@@ -406,6 +418,8 @@ def _mlperf_system(path: Path | None) -> tuple[Path | None, str | None]:
     return None, None
 
 
+_MLPERF_KEYS = frozenset({"run_start", "run_stop", "submission_benchmark", "epoch_start", "epoch_stop", "train_samples", "submission_platform", *fmt.MLPERF_QUALITY_KEYS, *fmt.MLPERF_SETTINGS})
+"""Every MLLOG key `_read_mlperf` uses."""
 _JSON_SCAN = json.JSONDecoder().scan_once
 _JSON_SPACE = " \t\n\r"
 
@@ -415,7 +429,7 @@ def _json_value(text: str) -> Any:
     the text is not one JSON value with only JSON whitespace around it."""
     if text.startswith("\ufeff"):
         raise ValueError("Unexpected UTF-8 BOM")
-    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    start = len(text) - len(text.lstrip(_JSON_SPACE)) if text and text[0] in _JSON_SPACE else 0
     try:
         value, end = _JSON_SCAN(text, start)
     except StopIteration as exc:
@@ -449,6 +463,8 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
             continue
         if not isinstance(event, dict):
             bad += 1
+            continue
+        if key not in _MLPERF_KEYS:  # most events (weights_initialization, tracked_stats ...) are not used
             continue
         value = event.get("value")
         meta = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
@@ -902,10 +918,15 @@ def _script_counts(script: Path, findings: list[Finding], label: str) -> tuple[C
     return counts, name, output
 
 
-def _output_matches(pattern: str, log: Path) -> bool:
+@functools.lru_cache(maxsize=1024)
+def _output_regex(pattern: str) -> re.Pattern[str]:
+    """`#SBATCH -o` file name pattern -> regex (each script's, once: every log beside it asks)."""
     name = Path(pattern).name
-    regex = "".join(".*" if fmt.OUTPUT_PATTERN_FIELDS.fullmatch(part) else re.escape(part) for part in re.split(r"(%\d*[jxAaNnustJ%])", name))
-    return re.fullmatch(regex, log.name) is not None
+    return re.compile("".join(".*" if fmt.OUTPUT_PATTERN_FIELDS.fullmatch(part) else re.escape(part) for part in re.split(r"(%\d*[jxAaNnustJ%])", name)))
+
+
+def _output_matches(pattern: str, log: Path) -> bool:
+    return _output_regex(pattern).fullmatch(log.name) is not None
 
 
 def _beside_script(log: Path, cache: dict[Path, list[tuple[Path, Counts, str | None, str | None]]], findings: list[Finding], label: str) -> tuple[Counts, str | None]:
@@ -940,6 +961,7 @@ def _beside_script(log: Path, cache: dict[Path, list[tuple[Path, Counts, str | N
     return {}, None
 
 
+@functools.lru_cache(maxsize=4096)
 def benchmark_name(name: str | None) -> str | None:
     """A job name without the resource counts it encodes: `spiral_mlp_4gpus_1node` -> `spiral_mlp`,
     so the runs of one study share a series."""
@@ -1070,11 +1092,12 @@ def _files(paths: Sequence[str | os.PathLike[str]], findings: list[Finding]) -> 
 
 
 def _sniff(text: str, path: Path) -> str:
-    head = text[:65536]
-    if fmt.MLLOG_TAG in head or fmt.MLLOG_TAG in text:
+    if fmt.MLLOG_TAG in text:
         return "mlperf"
-    first = next((ln for ln in head.splitlines() if ln.strip()), "")
-    if "job_completion_time" in first or any("|reframe " in ln for ln in head.splitlines()[:20]):
+    head = text[:65536]
+    head_lines = head.splitlines()
+    first = next((ln for ln in head_lines if ln.strip()), "")
+    if "job_completion_time" in first or any("|reframe " in ln for ln in head_lines[:20]):
         return "reframe"
     if _sniff_delimiter(first) is not None and first.lstrip().startswith("JobID"):
         return "sacct"
