@@ -120,8 +120,8 @@ def fit_widths(widths: Sequence[int], value_widths: Sequence[int], cuttable: Seq
         cut_now = squeeze(out, [min(a, b) for a, b in zip(out, step)], excess)
         excess -= sum(out) - sum(cut_now)
         out = cut_now
-    if excess > 0:  # it cannot fit: names stay whole up to COMFORTABLE, headers on one line; the rest scrolls
-        return [min(w, max(f, COMFORTABLE)) if cut else w for w, f, cut in zip(widths, floors, cuttable)]
+    if excess > 0:  # it cannot fit: names stay whole up to LONG cells, headers wrap; the rest scrolls
+        return steps[1]
     return out
 
 
