@@ -44,7 +44,7 @@ from gpuscope.parsers.textfile import read_text
 RUN_COLUMNS = (
     "source", "format", "series", "benchmark", "resource_kind", "resources", "resources_from",
     "nodes", "gpus", "threads", "processes", "time_s", "time_from", "status", "converged",
-    "quality_name", "quality", "quality_higher_is_better", "epochs", "samples",
+    "quality_name", "quality", "quality_higher_is_better", "epochs", "samples", "label", "epoch_time_s",
 )
 CURVE_COLUMNS = ("source", "series", "resources", "epoch", "metric", "value")
 STATUSES = ("ok", "aborted", "failed", "cancelled", "timeout", "no-timing")
@@ -82,6 +82,11 @@ class _Run:
     quality_higher_is_better: Any = pd.NA
     epochs: int | None = None
     samples: float = math.nan
+    label: str | None = None
+    """The run's own name for its configuration (seed 002's `4 GPUs (1 node)`): describes the
+    resources, so it is not a setting that could differ."""
+    epoch_time_s: float = math.nan
+    """Time per epoch as the log prints it: a result, not a setting."""
     settings: dict[str, Any] = field(default_factory=dict)
     curve: list[tuple[int, str, float]] = field(default_factory=list)
     job_id: str | None = None
@@ -146,7 +151,7 @@ def _seed_table(lines: list[str], start: int, label: str, findings: list[Finding
         values["configuration"] = " ".join(tokens[len(lead): len(tokens) - len(tail)])
         run = _Run(f"{label}:{i + 1}", "seed002")
         run.job_id = values.get("job_id")
-        run.settings["configuration"] = values["configuration"]
+        run.label = values["configuration"]
         where = f"summary table row on line {i + 1}"
         _put(run.counts, "gpus", values.get("gpus"), f"GPUs column of the {where}")
         _put(run.counts, "nodes", values.get("nodes"), f"Nodes column of the {where}")
@@ -161,8 +166,10 @@ def _seed_table(lines: list[str], start: int, label: str, findings: list[Finding
         elif math.isfinite(acc):
             run.quality_name, run.quality, run.quality_higher_is_better = "val_acc", acc, True
         epoch_time = fmt.to_float(values.get("epoch_time_s"))
-        if math.isfinite(epoch_time) and epoch_time > 0 and math.isfinite(run.time_s):
-            run.epochs = round(run.time_s / epoch_time)
+        if math.isfinite(epoch_time) and epoch_time > 0:
+            run.epoch_time_s = epoch_time
+            if math.isfinite(run.time_s):
+                run.epochs = round(run.time_s / epoch_time)
         runs.append(run)
     if not runs:
         findings.append(Finding("warning", "partial", "BENCHMARK RESULTS SUMMARY table has no rows", label, start + 1))
@@ -308,7 +315,8 @@ def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
             totals.append((seconds, line_no, "Total Training Time"))
         elif tag == "per_epoch":
             seen002 = True
-            run.settings.setdefault("epoch_time_s_mean", _time_value(m, label, line_no, findings))
+            if math.isnan(run.epoch_time_s):
+                run.epoch_time_s = _time_value(m, label, line_no, findings)
         elif tag == "best_loss":
             seen002 = True
             run.quality_name, run.quality, run.quality_higher_is_better = "val_loss", fmt.to_float(m.group("value")), False
@@ -1141,7 +1149,7 @@ def _empty_runs() -> pd.DataFrame:
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     for c in ("resources", "nodes", "gpus", "threads", "processes", "epochs"):
         frame[c] = pd.array(frame[c].tolist(), dtype="Int64")
-    for c in ("time_s", "quality", "samples"):
+    for c in ("time_s", "quality", "samples", "epoch_time_s"):
         frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(float)
     for c in ("converged", "quality_higher_is_better"):
         frame[c] = pd.array([None if v is pd.NA or v is None else bool(v) for v in frame[c].tolist()], dtype="boolean")
@@ -1287,6 +1295,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
                 "time_s": run.time_s, "time_from": run.time_from, "status": run.status, "converged": run.converged,
                 "quality_name": run.quality_name, "quality": run.quality, "quality_higher_is_better": run.quality_higher_is_better,
                 "epochs": run.epochs if run.epochs is not None else pd.NA, "samples": run.samples,
+                "label": run.label, "epoch_time_s": run.epoch_time_s,
             }
             for key, value in run.settings.items():
                 row[f"set_{key}"] = value

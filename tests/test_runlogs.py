@@ -68,7 +68,9 @@ def test_seed002_summary_table() -> None:
     assert list(runs["nodes"]) == [1, 1, 2]
     assert list(runs["time_s"]) == pytest.approx([362.45, 95.23, 57.14])
     assert list(runs["epochs"]) == [50, 50, 50]
-    assert list(runs["set_configuration"]) == ["Single GPU", "4 GPUs (1 node)", "8 GPUs (2 nodes)"]
+    assert list(runs["label"]) == ["Single GPU", "4 GPUs (1 node)", "8 GPUs (2 nodes)"]
+    assert list(runs["epoch_time_s"]) == pytest.approx([7.25, 1.9, 1.14], abs=0.01)
+    assert not [c for c in runs.columns if c.startswith("set_")]  # a name and a result are not settings
     assert runs["source"].str.contains(r"summary.txt:\d+$").all()
 
 

@@ -170,8 +170,11 @@ def _drop_empty(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 
 
 def _time_per_epoch(runs: pd.DataFrame) -> pd.Series:
+    """The log's own time per epoch where it prints one, else the time over the epochs."""
     epochs = pd.to_numeric(runs["epochs"], errors="coerce").astype(float)
-    return runs["time_s"].astype(float) / epochs.where(epochs > 0)
+    computed = runs["time_s"].astype(float) / epochs.where(epochs > 0)
+    printed = runs["epoch_time_s"].astype(float) if "epoch_time_s" in runs else computed
+    return printed.fillna(computed)
 
 
 def _resources_from(runs: pd.DataFrame) -> pd.DataFrame:
