@@ -172,7 +172,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 PEAKS: dict[str, int] = {}
 
 
-@pytest.mark.parametrize("command", ["magma", "kernels"])
+@pytest.mark.parametrize("command", ["magma", "kernels", "scaling"])
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_cli_fuzz_hostile_folder(hostile: tuple[Path, dict[str, str]], tmp_path: Path, command: str, fmt: str) -> None:
     """No traceback, no hang, under 1 GB of RSS, and every hostile entry named with a reason."""
@@ -184,6 +184,12 @@ def test_cli_fuzz_hostile_folder(hostile: tuple[Path, dict[str, str]], tmp_path:
     assert code in (0, 1), f"exit {code} (signal?) after {took:.1f} s\n{err[-3000:]}"
     assert "Traceback" not in both, err[-3000:]
     assert peak_kb < RSS_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
+    assert "pipe.out" in both and "FIFO" in both and "character device" in both  # skipped, with the reason
+    if command == "scaling":  # no log among them: said, with every file it could not read named
+        assert code == 1 and "no runs found" in both
+        for what in ("bomb", "sparse", "loop", "truncated"):
+            assert all(name in both for name, w in made.items() if w == what), what
+        return
     for name, what in made.items():
         if what == "good" or (command == "magma" and what == "non-utf8"):
             continue
