@@ -267,3 +267,20 @@ async def test_all_key_in_node_scope_says_every_process_is_listed() -> None:
         await pilot.press("a")
         await pilot.pause()
         assert not screen.view.everyone and notes and "whole node" in notes[-1]
+
+
+async def test_status_line_says_a_search_is_running() -> None:
+    from fake_watch import status
+
+    app = watch_app(FakeSource())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await poll(pilot)
+        await pilot.press("f3", "s", "e", "r", "v", "e")
+        await pilot.pause()
+        assert "search 'serve'" in status(screen), status(screen)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "search" not in status(screen)
+        await pilot.press("slash", "b", "a")
+        await pilot.pause()
+        assert "filter 'ba'" in status(screen) and "search" not in status(screen)

@@ -276,7 +276,10 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if self.snapshot is not None:
             scope = "all" if self.view.everyone else ("node" if self.snapshot.scope.kind == "node" else "scope")
             counts = (len(self.query_one(ProcessTable).shown), len(base_rows(self.snapshot, self.view)), scope)
-        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=self.app.size.width < 110)
+        box = self.query_one("#watch-filter", Input)
+        search = box.value.strip() if self.searching and box.display else None
+        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=self.app.size.width < 110,
+                           search=search)
         self.query_one(StatusLine).show(line)
 
     def _layout_plots(self) -> None:

@@ -31,6 +31,9 @@ class ProcessKeys:
     def refresh_table(self) -> None:  # pragma: no cover - the screen's
         raise NotImplementedError
 
+    def _status(self) -> None:  # pragma: no cover - the screen's
+        raise NotImplementedError
+
     def _set_view(self, view: ProcessView) -> None:
         self.view = view
         self.refresh_table()
@@ -93,6 +96,7 @@ class ProcessKeys:
         box.placeholder = placeholder
         box.display = True
         box.focus()
+        self._status()
 
     def _jump(self, text: str, after: bool = False) -> None:
         """Move the cursor to the next row (from the cursor on) whose command contains `text`."""
@@ -113,6 +117,7 @@ class ProcessKeys:
             return
         if self.searching:
             self._jump(event.value)
+            self._status()
         else:
             self._set_view(dataclasses.replace(self.view, text=event.value.strip()))
 
@@ -122,6 +127,7 @@ class ProcessKeys:
         box = event.input
         box.display = bool(box.value.strip()) and not self.searching
         self.query_one(ProcessTable).focus()
+        self._status()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#watch-filter", Input)
@@ -131,6 +137,7 @@ class ProcessKeys:
                 box.value = self.view.text
             box.display = bool(self.view.text)
             self.query_one(ProcessTable).focus()
+            self._status()
             return
         with box.prevent(Input.Changed):
             box.value = ""

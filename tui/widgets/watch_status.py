@@ -24,10 +24,11 @@ def status_text(
     readonly: bool,
     error: str | None,
     narrow: bool = False,
+    search: str | None = None,
 ) -> Text:
     """`counts`: (rows shown, rows before filters, 'scope'/'all'/'node'), None before data.
     `narrow` (under 110 columns): the same facts in short words, so that the row counts and a
-    filter are not cut off at 80 columns."""
+    filter are not cut off at 80 columns. `search`: the text of an F3 search in progress."""
     line = Text()
     if paused:
         line.append(" PAUSED ", style="bold reverse yellow")
@@ -43,6 +44,8 @@ def status_text(
         line.append(" · user ").append(view.user, style="bold")
     if view.text:
         line.append(" · filter ").append(repr(view.text), style="bold")
+    if search is not None:  # the box under the table searches: say so, its placeholder is gone once typed in
+        line.append(" · search ").append(repr(search), style="bold").append(" (F3 next)", style="dim")
     if counts is not None:
         shown, total, scope = counts
         line.append(f" · {shown}/{total} {scope} procs" if narrow else f" · {shown} of {total} {scope} processes")
