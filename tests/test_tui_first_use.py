@@ -284,3 +284,16 @@ async def test_status_line_says_a_search_is_running() -> None:
         await pilot.press("slash", "b", "a")
         await pilot.pause()
         assert "filter 'ba'" in status(screen) and "search" not in status(screen)
+
+
+async def test_plots_asked_for_at_80x24_get_rows_in_both_columns() -> None:
+    from gpuscope.tui.widgets.history_plot import HistoryPlot
+
+    app = watch_app(FakeSource())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await poll(pilot, 2)
+        await pilot.press("p")
+        await pilot.pause()
+        plots = list(screen.query(HistoryPlot))
+        assert len(plots) == 2 and all(p.display for p in plots)
+        assert all(p.content_region.height >= 3 for p in plots), [p.content_region for p in plots]
