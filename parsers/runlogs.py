@@ -432,17 +432,18 @@ _JSON_SCAN = json.JSONDecoder().scan_once
 _JSON_SPACE = " \t\n\r"
 
 
-def _json_value(text: str) -> Any:
-    """`json.loads(text)` without its Python wrappers (one :::MLLOG line each): ValueError when
-    the text is not one JSON value with only JSON whitespace around it."""
-    if text.startswith("\ufeff"):
+def _json_value(line: str, start: int) -> Any:
+    """`json.loads(line[start:])` without the copy and the Python wrappers (one :::MLLOG line
+    each): ValueError when that text is not one JSON value with only JSON whitespace around it."""
+    if line.startswith("\ufeff", start):
         raise ValueError("Unexpected UTF-8 BOM")
-    start = len(text) - len(text.lstrip(_JSON_SPACE)) if text and text[0] in _JSON_SPACE else 0
+    if start < len(line) and line[start] in _JSON_SPACE:
+        start = len(line) - len(line[start:].lstrip(_JSON_SPACE))
     try:
-        value, end = _JSON_SCAN(text, start)
+        value, end = _JSON_SCAN(line, start)
     except StopIteration as exc:
         raise ValueError("Expecting value") from exc
-    if end != len(text) and text[end:].strip(_JSON_SPACE):
+    if end != len(line) and line[end:].strip(_JSON_SPACE):
         raise ValueError("Extra data")
     return value
 
@@ -462,7 +463,7 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
         if at < 0:
             continue
         try:
-            event = _json_value(line[at + len(fmt.MLLOG_TAG):])
+            event = _json_value(line, at + len(fmt.MLLOG_TAG))
             key = str(event["key"])
             t = int(event["time_ms"])
         except (ValueError, KeyError, TypeError, OverflowError):
