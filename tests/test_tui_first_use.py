@@ -297,3 +297,13 @@ async def test_plots_asked_for_at_80x24_get_rows_in_both_columns() -> None:
         plots = list(screen.query(HistoryPlot))
         assert len(plots) == 2 and all(p.display for p in plots)
         assert all(p.content_region.height >= 3 for p in plots), [p.content_region for p in plots]
+
+
+async def test_help_lists_fold_keys_next_to_tree() -> None:
+    app = watch_app(FakeSource())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        actions = [row[1] for row in app.screen.keys]
+        assert actions.index("Fold") == actions.index("Tree") + 1 and actions.index("Unfold") == actions.index("Tree") + 2, actions

@@ -183,7 +183,10 @@ class GpuscopeApp(App[None]):
                 continue
             keys = [self.get_key_display(Binding(key, binding.action)) for key in binding.key.split(",")]
             rows[binding.action] = (keys, binding.description, binding.tooltip)
-        listing = [(" / ".join(keys), description, tip) for keys, description, tip in rows.values()]
+        # The screen's keys in the order it declares them (fold next to tree), then the rest.
+        declared = {_binding_action(b): i for i, b in enumerate(type(self.screen).BINDINGS)}
+        ordered = sorted(rows.items(), key=lambda item: declared.get(item[0], len(declared)))
+        listing = [(" / ".join(keys), description, tip) for _, (keys, description, tip) in ordered]
         self.push_screen(HelpScreen(listing, title=getattr(self.screen, "HELP_TITLE", "Keys")))
 
     def _help_order(self, active: ActiveBinding) -> int:
