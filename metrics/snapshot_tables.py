@@ -227,19 +227,27 @@ def process_table(snapshot: Snapshot, top: int | None = TOP_PROCESSES, rows: lis
                   title: str | None = None, width: int | None = None) -> ResultTable:
     """The process table with the screen's columns (`PROCESS_COLUMNS`): the busiest `top` of
     the scope, or `rows` as given (the watch screen's `e`: the rows shown, in their order).
-    `width` (`--width`): long command lines are cut so a text table fits."""
+    `width` (`--width`): long command lines are cut so a text table fits, and GPU columns
+    that no row has a value in are left out (a node without GPUs), as the screen does."""
     if rows is None:
         rows = sorted(scope_processes(snapshot), key=lambda p: (-(p.cpu_percent or 0.0), p.pid))[:top]
-    data = tuple(tuple(c.value(p) for c in PROCESS_COLUMNS) for p in rows)
+    shown = PROCESS_COLUMNS
+    if width is not None:
+        shown = tuple(c for c in PROCESS_COLUMNS if c.key not in GPU_COLUMNS or any(c.value(p) not in (None, "") for p in rows))
+    data = tuple(tuple(c.value(p) for c in shown) for p in rows)
     if width is not None and data:
-        data = _fit_command(data, width)
-    return ResultTable(title or f"Top {len(data)} processes by CPU", tuple(c.export_column() for c in PROCESS_COLUMNS),
+        data = _fit_command(data, width, shown)
+    return ResultTable(title or f"Top {len(data)} processes by CPU", tuple(c.export_column() for c in shown),
                        data, (PROCESS_NOTE,))  # `--table top` picks it by this prefix
 
 
-def _fit_command(data: tuple[tuple[Any, ...], ...], width: int) -> tuple[tuple[Any, ...], ...]:
+GPU_COLUMNS = frozenset({"gpu_mem_mib", "sm_percent", "gpus"})
+"""The process table's GPU columns: empty on a node without a GPU view."""
+
+
+def _fit_command(data: tuple[tuple[Any, ...], ...], width: int, shown: tuple[ProcessColumn, ...] = PROCESS_COLUMNS) -> tuple[tuple[Any, ...], ...]:
     """Cut the last (command) column so each text line stays within `width` cells."""
-    columns = [c.export_column() for c in PROCESS_COLUMNS[:-1]]
+    columns = [c.export_column() for c in shown[:-1]]
     used = 1
     for i, column in enumerate(columns):
         cells = [column.missing if v is None else format_cell(v, column.fmt) for v in (r[i] for r in data)]

@@ -307,3 +307,15 @@ async def test_help_lists_fold_keys_next_to_tree() -> None:
         await pilot.pause()
         actions = [row[1] for row in app.screen.keys]
         assert actions.index("Fold") == actions.index("Tree") + 1 and actions.index("Unfold") == actions.index("Tree") + 2, actions
+
+
+def test_once_process_table_leaves_out_empty_gpu_columns_under_a_width() -> None:
+    from gpuscope.metrics.snapshot_tables import process_table
+
+    no_gpu = FakeSource(backend="none").poll()
+    narrow = process_table(no_gpu, width=80)
+    assert not {"gpu_mem_mib", "sm_percent", "gpus"} & set(narrow.keys) and "command" in narrow.keys
+    text = export.to_text([narrow], 80, limit=80)
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert {"gpu_mem_mib", "sm_percent", "gpus"} <= set(process_table(no_gpu).keys)  # CSV/JSON without --width: every column
+    assert "gpu_mem_mib" in process_table(FakeSource().poll(), width=80).keys  # a GPU node keeps them
