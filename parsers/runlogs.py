@@ -458,12 +458,13 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
     bad = 0
     first_bad = None
     train_samples = math.nan
+    tag, skip = fmt.MLLOG_TAG, len(fmt.MLLOG_TAG)
     for i, line in enumerate(text.splitlines()):
-        at = line.find(fmt.MLLOG_TAG)
+        at = line.find(tag)
         if at < 0:
             continue
         try:
-            event = _json_value(line, at + len(fmt.MLLOG_TAG))
+            event = _json_value(line, at + skip)
             key = str(event["key"])
             t = int(event["time_ms"])
         except (ValueError, KeyError, TypeError, OverflowError):
@@ -943,7 +944,7 @@ def _beside_script(log: Path, cache: dict[Path, list[tuple[Path, Counts, str | N
     if folder not in cache:
         scripts = []
         try:
-            entries = sorted(folder.iterdir())
+            entries = sorted(folder.iterdir(), key=lambda entry: entry.name)  # one folder: by name is by path
         except OSError:
             entries = []
         for entry in entries:
