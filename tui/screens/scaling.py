@@ -17,11 +17,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import ContentSwitcher, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Header, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.model.scaling_compare import curve_metrics, curves_for, metric_label, settings_table
 from gpuscope.tui.model.scaling_model import ALL, ScalingModel, load
 from gpuscope.tui.model.scaling_report import tab_tables
@@ -108,7 +109,7 @@ class ScalingScreen(LoadingScreen):
                     with TabPane("Findings", id="tab-findings"):
                         yield FindingsPane(id="scaling-findings", table_id="scaling-findings-table")
                 yield Static(id="scaling-origin", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"Scaling · loading {self.paths_text()}"
