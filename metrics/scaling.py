@@ -229,12 +229,16 @@ def _text(value: object) -> str:
 
 
 def _values(runs: pd.DataFrame, column: str) -> dict[int, list[str]]:
-    """The distinct known values of a setting per configuration, as text."""
-    out: dict[int, list[str]] = {}
-    for r, values in runs.groupby("resources", sort=True)[column]:
-        known = sorted({_text(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v)) and v is not pd.NA})
-        out[int(r)] = known
-    return out
+    """The distinct known values of a setting per configuration, as text (one pass over the
+    two columns as Python lists: a groupby per setting costs more than the values)."""
+    found: dict[object, set[str]] = {}
+    for r, v in zip(runs["resources"].tolist(), runs[column].tolist()):
+        if r is None or r is pd.NA or (isinstance(r, float) and math.isnan(r)):
+            continue  # as groupby drops a missing key
+        known = found.setdefault(r, set())
+        if v is not None and not (isinstance(v, float) and math.isnan(v)) and v is not pd.NA:
+            known.add(_text(v))
+    return {int(r): sorted(found[r]) for r in sorted(found)}
 
 
 def _differing(runs: pd.DataFrame) -> dict[str, dict[int, list[str]]]:
