@@ -224,6 +224,20 @@ _SEED_LINE = re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pat
 instead of trying the patterns one by one; the named pattern is then matched for its groups."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _seed_line(line: str) -> tuple[str, str, re.Match[str]] | None:
+    """(tag, what it gives, the match of its own pattern) of a seed log line, or None: a pure
+    function of the text, kept for the lines that repeat from log to log (`Max epochs: 50`,
+    `  SLURM_NNODES: 1`, banners)."""
+    found = _SEED_LINE.match(line)
+    if found is None:
+        return None
+    tag = found.lastgroup or ""
+    pattern, what = _SEED_BRANCHES[tag]
+    m = pattern.match(line)  # the same pattern as the branch that matched: never None
+    return (tag, what, m) if m is not None else None
+
+
 _UNSEEN = object()
 _ONCE_PER_TEXT = frozenset({"slurm", *(f"res{i}" for i in range(len(fmt.LOG_RESOURCE_LINES))), "job_id", "max_epochs", "complete", *(f"setting{i}" for i in range(4))})
 """Lines whose handling only fills what is still empty (or sets a flag): a second copy of the
@@ -262,13 +276,7 @@ def _read_seed(text: str, label: str, findings: list[Finding]) -> list[_Run]:
     for i, line in enumerate(lines):
         kind_of_line = known.get(line, _UNSEEN)
         if kind_of_line is _UNSEEN:
-            kind_of_line = None
-            found = _SEED_LINE.match(line) if len(line) <= 2000 else None
-            if found is not None:
-                tag = found.lastgroup or ""
-                pattern, what = _SEED_BRANCHES[tag]
-                m = pattern.match(line)  # the same pattern as the branch that matched: never None
-                kind_of_line = (tag, what, m) if m is not None else None
+            kind_of_line = _seed_line(line) if len(line) <= 2000 else None
             known[line] = kind_of_line
         if kind_of_line is None:
             continue
