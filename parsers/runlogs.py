@@ -1205,7 +1205,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
     script_cache: dict[Path, list[tuple[Path, Counts, str | None, str | None]]] = {}
     system_cache: dict[Path, tuple[Any, list[Finding]]] = {}
     rows: list[dict[str, Any]] = []
-    curve_rows: list[tuple[_Run, int, str, float]] = []
+    curve_runs: list[_Run] = []  # the runs with a curve, in row order
     by_job: dict[tuple[str, str], dict[str, Any]] = {}
     for run, parts, _explicit in collected:
         if run.format == "sacct":
@@ -1310,8 +1310,8 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
             for key, value in run.settings.items():
                 row[f"set_{key}"] = value
             out_rows.append(row)
-            for ep, metric, value in run.curve:
-                curve_rows.append((run, ep, metric, value))
+            if run.curve:
+                curve_runs.append(run)
             entry["row"] = row
     if not out_rows:
         runs_frame = _empty_runs()
@@ -1320,10 +1320,12 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
         ordered = list(RUN_COLUMNS) + sorted(c for c in runs_frame.columns if c.startswith("set_"))
         runs_frame = runs_frame[ordered]
     source_to_row = {r["source"]: r for r in out_rows}
-    curves = pd.DataFrame(
-        [(r.source, source_to_row[r.source]["series"], source_to_row[r.source]["resources"], ep, metric, value) for r, ep, metric, value in curve_rows if r.source in source_to_row],
-        columns=list(CURVE_COLUMNS),
-    )
+    curve_records: list[tuple[str, str, Any, int, str, float]] = []
+    for run in curve_runs:  # series and resources looked up once per run, not per epoch
+        kept = source_to_row.get(run.source)
+        if kept is not None:
+            curve_records.extend((run.source, kept["series"], kept["resources"], ep, metric, value) for ep, metric, value in run.curve)
+    curves = pd.DataFrame(curve_records, columns=list(CURVE_COLUMNS))
     curves["resources"] = pd.array(curves["resources"].tolist(), dtype="Int64")
     curves["epoch"] = curves["epoch"].astype("int64")
     curves["value"] = curves["value"].astype(float)
