@@ -367,8 +367,18 @@ def write(path: str | os.PathLike[str], fmt: str, tables: Sequence[ResultTable],
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write atomically (temp file + rename), so a failed export never leaves half a file."""
+    """Write atomically (temp file + rename), so a failed export never leaves half a file.
+
+    A target that exists and is not a regular file (`-o /dev/null`, `/dev/stdout`, a FIFO) is
+    written in place: renaming over it would replace the device with a plain file (as root,
+    the system's /dev/null). A symlink is followed, so the link stays and its file is replaced."""
     target = Path(path)
+    if target.is_symlink():
+        target = target.resolve()
+    if target.exists() and not target.is_file():
+        with open(target, "w", encoding="utf-8") as out:
+            out.write(text)
+        return Path(path)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text, encoding="utf-8")

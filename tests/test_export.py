@@ -101,3 +101,30 @@ def test_titles_headers_notes_and_cells_from_outside_carry_no_escapes(fmt: str) 
     assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
     # JSON keeps the value as read, its escapes written as \u001b (safe to print, faithful).
     assert ("abc" in out) if fmt != "json" else ("\\u001b" in out)
+
+
+def test_write_text_into_a_fifo_writes_in_place(tmp_path: Path) -> None:
+    # `-o /dev/null` renamed a plain file over the device (as root, the system's /dev/null);
+    # a FIFO stands in for any target that is not a regular file.
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    export.write_text(fifo, "a,b\n1,2\n")
+    reader.join(10)
+    assert got == ["a,b\n1,2\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_write_text_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.csv"
+    real.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    export.write_text(link, "new\n")
+    assert link.is_symlink() and real.read_text() == "new\n"
