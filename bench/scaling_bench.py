@@ -178,8 +178,10 @@ def bench(args, tree: Path) -> int:
         cli_s = statistics.median(times["cli"])
         cli_ok = cli_s < TARGET_CLI_S and not any(cli_codes)  # a failed run is no result
         failed |= not cli_ok
+        failed_runs = [code for code in cli_codes if code != 0]
+        note = f"   NO RESULT: exited {failed_runs[0]} in {len(failed_runs)} of {len(cli_codes)} runs (error above)" if failed_runs else ""
         print(f"gpuscope scaling TREE --format text       median {cli_s:.2f} s   (cpu {statistics.median(cpu['cli']):.2f} s)   "
-              f"target <{TARGET_CLI_S:g} s  {verdict(cli_ok)}")
+              f"target <{TARGET_CLI_S:g} s  {verdict(cli_ok)}{note}")
     elif exe.exists():
         print("gpuscope scaling TREE --format text       skipped: no scaling subcommand")
     return 1 if (args.check and failed) else 0
