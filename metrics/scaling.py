@@ -356,7 +356,7 @@ def _compare(sample: np.ndarray, base: np.ndarray, higher: object, what: str, wh
         return math.nan, f"n/a: no {what}"
     if n1 < MIN_RUNS_TEST or n2 < MIN_RUNS_TEST:
         return math.nan, f"too few runs to tell ({n1} and {n2}; the test needs {MIN_RUNS_TEST} on each side)"
-    if 2.0 / math.comb(n1 + n2, n1) >= ALPHA:
+    if math.comb(n1 + n2, n1) <= 2.0 / ALPHA:  # the smallest p the exact test can give; no float overflow at 500+ runs
         return math.nan, f"too few runs to tell ({n1} and {n2}: the test cannot reach p < {ALPHA:g})"
     from scipy.stats import mannwhitneyu
 

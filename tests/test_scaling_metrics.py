@@ -437,3 +437,10 @@ def test_real_mlperf_resnet_and_ssd() -> None:
     assert quality.loc[("resnet", 8), "runs"] == 4 and not quality.loc[("resnet", 64), "quality_verdict"].startswith("too few")
     kinds = {f.kind for f in scaling.findings(runs, s)}
     assert {"left-out", "low-efficiency", "settings-differ"} <= kinds
+
+
+def test_quality_check_with_hundreds_of_runs_does_not_overflow() -> None:
+    # 2 / comb(1200, 600) overflowed a float (OverflowError) once a configuration had ~500 runs.
+    rng = np.random.default_rng(1)
+    q = scaling.quality_check(quality_runs(list(0.76 + rng.normal(0, 0.001, 600)), list(0.70 + rng.normal(0, 0.001, 600))))
+    assert q[q["resources"] == 64].iloc[0]["quality_verdict"].startswith("worse than at 8 GPUs")
