@@ -229,10 +229,14 @@ def _text(value: object) -> str:
 
 
 def _values(runs: pd.DataFrame, column: str) -> dict[int, list[str]]:
-    """The distinct known values of a setting per configuration, as text (one pass over the
-    two columns as Python lists: a groupby per setting costs more than the values)."""
+    """The distinct known values of a setting per configuration, as text. The distinct
+    (resources, value) pairs are found by pandas first: thousands of runs share a handful."""
+    try:
+        pairs = runs[["resources", column]].drop_duplicates()
+    except TypeError:  # a list or dict from a JSON table cannot be hashed: go through every run
+        pairs = runs[["resources", column]]
     found: dict[object, set[str]] = {}
-    for r, v in zip(runs["resources"].tolist(), runs[column].tolist()):
+    for r, v in zip(pairs["resources"].tolist(), pairs[column].tolist()):
         if r is None or r is pd.NA or (isinstance(r, float) and math.isnan(r)):
             continue  # as groupby drops a missing key
         known = found.setdefault(r, set())

@@ -444,3 +444,8 @@ def test_quality_check_with_hundreds_of_runs_does_not_overflow() -> None:
     rng = np.random.default_rng(1)
     q = scaling.quality_check(quality_runs(list(0.76 + rng.normal(0, 0.001, 600)), list(0.70 + rng.normal(0, 0.001, 600))))
     assert q[q["resources"] == 64].iloc[0]["quality_verdict"].startswith("worse than at 8 GPUs")
+
+
+def test_config_diff_with_unhashable_settings_from_json() -> None:
+    runs = make_runs([8, 64], [100, 20], set_layers=[[1, 2], [1, 2, 3]])
+    assert scaling.diff_sentences(runs)["s"].startswith("layers [1, 2] at 8 GPUs, [1, 2, 3] at 64 GPUs: not a pure")
