@@ -5,6 +5,7 @@ processes, in pseudo-terminals where a terminal is needed; each is killed in a `
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -22,10 +23,17 @@ KERNELS = str(ROOT / "tests" / "data" / "kernels")
 ENV = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
 
 
-def _drain(fd: int, into: list[bytes]) -> None:
+def _drain(fd: int, into: list[bytes], stop: threading.Event | None = None) -> None:
+    """Read the pty master until EOF, or until `stop` is set. A thread blocked in read() keeps
+    the master open after os.close() until data arrives, so a quiet screen would never see its
+    terminal go away: the test stops this thread before it closes the master."""
     try:
-        while chunk := os.read(fd, 65536):
-            into.append(chunk)
+        while stop is None or not stop.is_set():
+            if select.select([fd], [], [], 0.05)[0]:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return
+                into.append(chunk)
     except OSError:
         pass
 
@@ -108,7 +116,8 @@ def test_screen_exits_when_its_terminal_goes_away(args: list[str], tmp_path: Pat
     out: list[bytes] = []
     child = subprocess.Popen([*GPUSCOPE, *args], stdin=slave, stdout=slave, stderr=slave, env=ENV, cwd=ROOT)
     os.close(slave)
-    drain = threading.Thread(target=_drain, args=(master, out), daemon=True)
+    stop = threading.Event()
+    drain = threading.Thread(target=_drain, args=(master, out, stop), daemon=True)
     drain.start()
     code: int | None = None
     try:
@@ -117,6 +126,8 @@ def test_screen_exits_when_its_terminal_goes_away(args: list[str], tmp_path: Pat
             time.sleep(0.05)
         time.sleep(1.0)
         assert child.poll() is None, b"".join(out)[-2000:]
+        stop.set()
+        drain.join(5)
         os.close(master)
         master = -1
         start = time.monotonic()
