@@ -228,31 +228,33 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _values(runs: pd.DataFrame, column: str) -> dict[int, list[str]]:
-    """The distinct known values of a setting per configuration, as text. The distinct
-    (resources, value) pairs are found by pandas first: thousands of runs share a handful."""
-    try:
-        pairs = runs[["resources", column]].drop_duplicates()
-    except TypeError:  # a list or dict from a JSON table cannot be hashed: go through every run
-        pairs = runs[["resources", column]]
-    found: dict[object, set[str]] = {}
-    for r, v in zip(pairs["resources"].tolist(), pairs[column].tolist()):
-        if r is None or r is pd.NA or (isinstance(r, float) and math.isnan(r)):
-            continue  # as groupby drops a missing key
-        known = found.setdefault(r, set())
-        if v is not None and not (isinstance(v, float) and math.isnan(v)) and v is not pd.NA:
-            known.add(_text(v))
-    return {int(r): sorted(found[r]) for r in sorted(found)}
+def _known(value: object) -> bool:
+    return value is not None and value is not pd.NA and not (isinstance(value, float) and math.isnan(value))
 
 
 def _differing(runs: pd.DataFrame) -> dict[str, dict[int, list[str]]]:
-    """The settings whose known values are not one and the same across all the configurations."""
+    """The settings whose known values are not one and the same across all the configurations:
+    per setting, the distinct known values of each configuration, as text. The distinct rows of
+    (resources, settings) are found by pandas first: thousands of runs share a handful."""
+    columns = _settings(runs)
+    if not columns:
+        return {}
+    try:
+        rows = runs[["resources", *columns]].drop_duplicates()
+    except TypeError:  # a list or dict from a JSON table cannot be hashed: go through every run
+        rows = runs[["resources", *columns]]
+    found: dict[str, dict[object, set[str]]] = {c: {} for c in columns}
+    for r, *values in rows.itertuples(index=False, name=None):
+        if not _known(r):
+            continue  # as groupby drops a missing key
+        for column, v in zip(columns, values):
+            known = found[column].setdefault(r, set())
+            if _known(v):
+                known.add(_text(v))
     out = {}
-    for column in _settings(runs):
-        values = _values(runs, column)
-        distinct = {v for vs in values.values() for v in vs}
-        if len(distinct) > 1:
-            out[column] = values
+    for column, by_resources in found.items():
+        if len({v for vs in by_resources.values() for v in vs}) > 1:
+            out[column] = {int(r): sorted(by_resources[r]) for r in sorted(by_resources)}
     return out
 
 

@@ -9,7 +9,8 @@ not necessarily 1): `p_rel = p / p0`, `S = T(p0) / T(p)`.
 - weak scaling: scaled speedup `S_w = p_rel * T(p0) / T(p)`, efficiency `T(p0) / T(p)`;
   Gustafson `S_w = p_rel - a (p_rel - 1)`, so `a = (p_rel - S_w) / (p_rel - 1)`.
 
-A value that cannot be computed is NaN. scipy is imported inside the functions that fit.
+A value that cannot be computed is NaN. scipy (the Karp-Flatt trend's rank correlation) is
+imported inside the function that uses it.
 """
 
 from __future__ import annotations
@@ -89,22 +90,26 @@ class AmdahlFit:
         return f"{out}; {self.note}" if self.note else out
 
 
-def _fit_f(p_rel: np.ndarray, s: np.ndarray) -> float:
-    """Least-squares Amdahl serial fraction on speedup against p_rel (scipy's curve_fit),
-    clamped to [0, 1]; NaN when the fit fails."""
-    from scipy.optimize import curve_fit
+def _fit_f(p_rel: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Least-squares Amdahl serial fraction, clamped to [0, 1], of each row of `s` (speedups
+    at `p_rel`; one row, or one per bootstrap replicate); NaN for a row with a speedup that is
+    not finite and positive.
 
+    The fit is made on the normalised time `1/S = T(p)/T(p0) = f + (1 - f)/p_rel`, the
+    quantity a run measures. That is linear in f (`1/S - 1/p_rel = f (1 - 1/p_rel)`), so the
+    least-squares f has a closed form: no iteration, nothing that fails to converge, and every
+    replicate of a bootstrap in one array expression. f is one parameter and the squared error
+    is a parabola in it, so clamping the unconstrained minimum to [0, 1] gives the constrained
+    minimum exactly."""
+    s = np.atleast_2d(np.asarray(s, float))
+    ok = np.all(np.isfinite(s) & (s > 0), axis=-1)
     v = 1.0 - 1.0 / p_rel
-    u = 1.0 / s - 1.0 / p_rel
-    start = float(np.clip(np.dot(u, v) / np.dot(v, v), 0.0, 1.0)) if np.dot(v, v) > 0 else 0.0  # the linearised fit
-    try:
-        (f,), _ = curve_fit(lambda p, f: 1.0 / (f + (1.0 - f) / p), p_rel, s, p0=[start])
-    except (RuntimeError, ValueError, FloatingPointError):
-        try:
-            (f,), _ = curve_fit(lambda p, f: 1.0 / (f + (1.0 - f) / p), p_rel, s, p0=[start], bounds=(0.0, 1.0))
-        except (RuntimeError, ValueError, FloatingPointError):
-            return math.nan
-    return float(np.clip(f, 0.0, 1.0)) if np.isfinite(f) else math.nan
+    vv = float(np.dot(v, v))
+    if vv <= 0:
+        return np.full(s.shape[0], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = 1.0 / np.where(ok[:, None], s, 1.0) - 1.0 / p_rel
+    return np.where(ok, np.clip(u @ v / vv, 0.0, 1.0), np.nan)
 
 
 def amdahl_fit(summary: pd.DataFrame, times: Mapping[int, Sequence[float]] | None = None, *, n_boot: int = N_BOOT, seed: int = SEED) -> AmdahlFit:
@@ -122,7 +127,7 @@ def amdahl_fit(summary: pd.DataFrame, times: Mapping[int, Sequence[float]] | Non
     base = float(rows["baseline_resources"].iloc[0])
     p_rel = resources / base
     s = rows["speedup"].to_numpy(float)
-    f = _fit_f(p_rel, s)
+    f = float(_fit_f(p_rel, s)[0])
     if not math.isfinite(f):
         return AmdahlFit(math.nan, math.nan, math.nan, n, "the Amdahl fit did not converge")
     fitted = amdahl_speedup(p_rel, f)
@@ -165,18 +170,17 @@ def _boot_runs(p_rel: np.ndarray, samples: list[np.ndarray], rng: np.random.Gene
     """Each replicate resamples every configuration's runs, takes medians, and refits."""
     medians = np.stack([np.median(v[rng.integers(0, v.size, size=(n_boot, v.size))], axis=1) for v in samples], axis=1)
     base = int(np.flatnonzero(p_rel == 1.0)[0])
-    return np.array([_fit_f(p_rel, medians[b, base] / medians[b]) for b in range(n_boot)])
+    return _fit_f(p_rel, medians[:, [base]] / medians)
 
 
 def _boot_residuals(p_rel: np.ndarray, s: np.ndarray, fitted: np.ndarray, rng: np.random.Generator, n_boot: int) -> np.ndarray:
+    """Each replicate adds resampled residuals to the fitted speedups and refits (a replicate
+    with a speedup at or below 0 gives NaN)."""
     moving = p_rel != 1.0  # the baseline's speedup is 1 by definition, not a measurement
     residuals = (s - fitted)[moving]
-    out = np.empty(n_boot)
-    for b in range(n_boot):
-        y = s.copy()
-        y[moving] = fitted[moving] + rng.choice(residuals, size=residuals.size, replace=True)
-        out[b] = _fit_f(p_rel, np.where(y > 0, y, np.nan)) if np.all(y > 0) else math.nan
-    return out
+    y = np.tile(s, (n_boot, 1))
+    y[:, moving] = fitted[moving] + rng.choice(residuals, size=(n_boot, residuals.size), replace=True)
+    return _fit_f(p_rel, y)
 
 
 def karp_flatt_trend(summary: pd.DataFrame) -> str | None:

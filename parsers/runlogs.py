@@ -436,6 +436,10 @@ def _mlperf_system(path: Path | None) -> tuple[Path | None, str | None]:
 
 _MLPERF_KEYS = frozenset({"run_start", "run_stop", "submission_benchmark", "epoch_start", "epoch_stop", "train_samples", "submission_platform", *fmt.MLPERF_QUALITY_KEYS, *fmt.MLPERF_SETTINGS})
 """Every MLLOG key `_read_mlperf` uses."""
+_MLLOG_KEY = re.compile(r'"key": *"([a-z_0-9]+)"')
+"""An event's key as MLPerf's logger writes it: lines whose key is not used are not decoded
+(half of a log is `weights_initialization` and `tracked_stats`), so a malformed line among
+them is not counted as bad; lines written some other way are decoded."""
 _JSON_SCAN = json.JSONDecoder().scan_once
 _JSON_SPACE = " \t\n\r"
 
@@ -470,6 +474,9 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
     for i, line in enumerate(text.splitlines()):
         at = line.find(tag)
         if at < 0:
+            continue
+        written = _MLLOG_KEY.search(line, at + skip)
+        if written is not None and written.group(1) not in _MLPERF_KEYS:
             continue
         try:
             event = _json_value(line, at + skip)
