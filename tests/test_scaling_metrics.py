@@ -449,3 +449,21 @@ def test_quality_check_with_hundreds_of_runs_does_not_overflow() -> None:
 def test_config_diff_with_unhashable_settings_from_json() -> None:
     runs = make_runs([8, 64], [100, 20], set_layers=[[1, 2], [1, 2, 3]])
     assert scaling.diff_sentences(runs)["s"].startswith("layers [1, 2] at 8 GPUs, [1, 2, 3] at 64 GPUs: not a pure")
+
+
+def test_amdahl_closed_form_matches_scipy_least_squares_on_time() -> None:
+    """The closed form is the least-squares f on normalised time; scipy's curve_fit on the
+    same model and data (bounded to [0, 1]) finds the same f, also where the bound binds."""
+    from scipy.optimize import curve_fit
+
+    from gpuscope.metrics.scaling_fit import _fit_f
+
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    rng = np.random.default_rng(7)
+    for f_true, noise in ((0.05, 0.02), (0.3, 0.05), (0.0, 0.03), (0.9, 0.1)):
+        s = 1.0 / (f_true + (1 - f_true) / p) * (1 + noise * rng.standard_normal(p.size))
+        (ref,), _ = curve_fit(lambda q, f: f + (1 - f) / q, p, 1.0 / s, p0=[0.5], bounds=(0.0, 1.0))
+        assert float(_fit_f(p, s)[0]) == pytest.approx(ref, abs=1e-4)  # trf stops within its tolerance of a bound
+    rows = np.array([[1.0, 1.9, 3.5, 6.0, 9.0], [1.0, np.nan, 3.5, 6.0, 9.0], [1.0, 1.9, -1.0, 6.0, 9.0]])
+    got = _fit_f(p, rows)
+    assert math.isfinite(got[0]) and math.isnan(got[1]) and math.isnan(got[2])
