@@ -1,0 +1,273 @@
+"""Pilot tests of the generic file views (table, log, markdown, image, PDF) on real files and
+hostile ones, and hypothesis tests of the table filter parser.
+
+Each view is opened as the app's first screen, as `gpuscope browse` opens it over the browser;
+files are read by the screen's own worker, as for a user.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual.widgets import DataTable, Input, Static
+
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.model.table_filter import FilterError, RowFilter, parse_filter
+from gpuscope.tui.model.table_model import TableModel, TableView
+from gpuscope.tui.model.table_read import TableRead, read_all, read_head
+from gpuscope.tui.screens.export import ExportModal
+from gpuscope.tui.screens.help import HelpScreen
+from gpuscope.tui.screens.table_view import TableViewScreen, XYPlot
+from loading_helpers import settled
+from paths import ROOT
+
+SPECMOE = ROOT.parent / "shared" / "data" / "specmoe"
+PAPER_TABLE = SPECMOE / "evalSwitchB8" / "results" / "research_paper_table.csv"
+STRATEGY_JSON = SPECMOE / "evalSwitchB8" / "results" / "strategy_A_batch_1.json"
+needs_specmoe = pytest.mark.skipif(not PAPER_TABLE.is_file(), reason="../shared/data/specmoe is absent")
+KERNELS_CSV = ROOT / "tests" / "data" / "profiles" / "nvprof_summary_units_in_cells.csv"
+
+
+def app_for(screen: Any) -> GpuscopeApp:
+    return GpuscopeApp(first_screen=lambda: screen)
+
+
+def text_of(screen: Any, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+def column_texts(screen: TableViewScreen, column: str) -> list[str]:
+    """A column's cells in the order the view shows them (all rows, not only those drawn)."""
+    assert screen.model is not None
+    return [screen.model.text[column][r] for r in screen.rows]
+
+
+# ---- table view -------------------------------------------------------------------------
+
+
+@needs_specmoe
+async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None:
+    app = app_for(TableViewScreen(PAPER_TABLE, marks={(0, "Speedup")}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is not None and screen.model.complete and screen.model.row_count == 25
+        assert "25 rows" in text_of(screen, "#view-status") and "1 cell(s) outside expected range" in text_of(screen, "#view-status")
+        grid = screen.query_one("#table-grid", DataTable)
+        assert grid.get_cell_at((0, 7)).style == "bold white on red"  # Oracle's 15.85× is marked
+        # `±` and `×` cells are numbers: sort by mean latency (third column), descending on a second `s`.
+        await pilot.press("right", "right", "s")
+        assert screen.view.sort == "Mean Latency (ms)" and not screen.view.descending
+        assert column_texts(screen, "Mean Latency (ms)")[:2] == ["143.9 ± 0.0", "174.6 ± 8.8"]
+        await pilot.press("s")
+        assert column_texts(screen, "Mean Latency (ms)")[0] == "36503.6 ± 0.0"
+        assert "sorted by Mean Latency (ms) ↓" in text_of(screen, "#view-status")
+        stats = text_of(screen, "#table-stats")
+        assert "count 25" in stats and "min 143.9" in stats and "max 36503.6" in stats and "median 1151.5" in stats
+        # Speedup (last column): 15.85× reads as 15.85 with unit x.
+        await pilot.press("end")
+        stats = text_of(screen, "#table-stats")
+        assert stats.startswith("Speedup:") and "max 15.85 x" in stats and "min 1 x" in stats and "unique 17" in stats
+        # Filter: an expression over the numbers, then plain text.
+        await pilot.press("slash")
+        await pilot.press(*'speedup > 13 and "batch size" >= 4')
+        assert sorted(column_texts(screen, "Strategy")) == ["Oracle", "Oracle", "Oracle"]
+        assert "3 match" in text_of(screen, "#view-status")
+        await pilot.press("enter")
+        assert screen.query_one("#table-filter", Input).display
+        # Plot Speedup against Batch Size.
+        await pilot.press("home", "right", "x", "end", "p")
+        await pilot.pause()
+        plot = screen.query_one(XYPlot)
+        assert plot.display and screen.x_column == "Batch Size"
+        assert "Speedup against Batch Size" in str(plot.render())
+        # Export writes every filtered row, the file's own text.
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)
+        target = tmp_path / "view.csv"
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        exported = pd.read_csv(target, dtype=str)
+        assert list(exported["Strategy"]) == ["Oracle"] * 3 and exported["Speedup"].iloc[0] == "15.85×"
+        # `?` lists the view's keys; Escape goes back (here: leaves, the view is the only screen).
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        listed = app.screen.keys
+        assert [k for k, _, _ in listed][:5] == ["s", "/", "p", "x", "e"]
+        assert ("esc", "Back") in [(k, d) for k, d, _ in listed]
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("escape")  # focus is on the grid: back
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+@needs_specmoe
+async def test_records_json_and_escape_pops_to_the_screen_below() -> None:
+    app = GpuscopeApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.push_screen(TableViewScreen(STRATEGY_JSON))
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is not None and screen.model.row_count == 10 and "inference_latency_ms" in screen.model.columns
+        assert screen.model.is_numeric("inference_latency_ms") and not screen.model.is_numeric("strategy")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, TableViewScreen)
+        assert app.is_running
+
+
+async def test_units_in_cells_fixture_and_stats() -> None:
+    app = app_for(TableViewScreen(KERNELS_CSV))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is not None and screen.model.row_count > 0
+        numeric = [c for c in screen.model.columns if screen.model.is_numeric(c)]
+        assert numeric, screen.model.columns
+
+
+async def test_large_csv_shows_the_head_first_then_every_row(tmp_path: Path) -> None:
+    path = tmp_path / "big.csv"
+    rows = 40_000
+    frame = pd.DataFrame({"run": np.arange(rows), "time": [f"{v:.2f} ms" for v in np.linspace(1, 2, rows)], "name": ["gemm"] * rows})
+    frame.to_csv(path, index=False)
+    head = read_head(path)
+    assert not head.complete and head.total_rows is None and head.bytes_read <= 64 * 1024 < path.stat().st_size
+    assert 0 < len(head.frame) < rows
+    app = app_for(TableViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is not None and screen.model.complete and screen.model.row_count == rows
+        assert screen.query_one("#table-grid", DataTable).row_count == 2000  # drawn; the rest by sort/filter
+        status = text_of(screen, "#view-status")
+        assert "40,000 rows" in status and "first 2,000 drawn" in status
+        await pilot.press("right", "s", "s")
+        assert column_texts(screen, "time")[0] == "2.00 ms"
+
+
+async def test_head_status_says_the_row_count_is_not_known_yet(tmp_path: Path) -> None:
+    path = tmp_path / "big.csv"
+    pd.DataFrame({"a": np.arange(20_000)}).to_csv(path, index=False)
+    screen = TableViewScreen(path)
+    app = app_for(screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(app, pilot, TableViewScreen)
+        screen.model = TableModel(read_head(path))  # as shown before the worker's second message
+        screen.apply(TableView())
+        assert "row count not known yet" in text_of(screen, "#view-status")
+
+
+async def test_hostile_cells_are_shown_cleaned(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.csv"
+    path.write_text("name,[b]value[/b]\n\x1b]0;pwned\x07evil\x1b[2J,1\n[red]x[/red],2\n", encoding="utf-8")
+    app = app_for(TableViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        grid = screen.query_one("#table-grid", DataTable)
+        assert grid.get_cell_at((0, 0)).plain == "evil"
+        assert grid.get_cell_at((1, 0)).plain == "[red]x[/red]"  # markup shown as typed
+        assert "[b]value[/b]" in grid.columns["[b]value[/b]"].label.plain
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"", "file is empty"),
+    (b"\x00\x01\x02garbage\xff\xfe" * 100, "binary"),
+    (b'{"a": {"b": {"c": 1}}}', "not a table"),
+    (b'[1, {"a": 2}]', "not a table"),
+    (b"{not json", "not valid JSON"),
+    (b"42", "not a table"),
+])
+async def test_bad_files_give_a_message_not_a_crash(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / ("bad.json" if content[:1] in (b"{", b"[", b"4") else "bad.csv")
+    path.write_bytes(content)
+    app = app_for(TableViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is None
+        shown = text_of(screen, "#view-empty-message") + " ".join(f.message for f in screen.query_one("#view-empty-findings").query_one("DataTable").findings)  # type: ignore[attr-defined]
+        assert expected in shown
+        await pilot.press("s", "slash", "p", "e")  # keys without data do nothing
+        assert isinstance(app.screen, TableViewScreen)
+
+
+def test_json_shapes_records_columns_nested(tmp_path: Path) -> None:
+    columns = tmp_path / "columns.json"
+    columns.write_text(json.dumps({"gpus": [1, 2, 4], "speedup": ["1.0×", "1.9×", "3.6×"]}))
+    nested = tmp_path / "nested.json"
+    nested.write_text(json.dumps({"meta": {"v": 1}, "results": [{"a": 1, "b": [1, 2]}, {"a": 2}]}))
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text('{"a": 1}\nnot json\n{"a": 2, "b": "x"}\n')
+    read = read_all(columns)
+    assert list(read.frame.columns) == ["gpus", "speedup"] and TableModel(read).is_numeric("speedup")
+    read = read_all(nested)
+    assert list(read.frame["b"].fillna("")) == ["[1, 2]", ""] and read.findings[0].kind == "nested"
+    read = read_all(lines)
+    assert len(read.frame) == 2 and read.findings[0].count == 1
+
+
+def test_parquet_head_knows_the_row_count(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"x": np.arange(5000), "y": np.arange(5000) * 2.0}).to_parquet(path)
+    head = read_head(path)
+    assert len(head.frame) == 500 and head.total_rows == 5000 and not head.complete
+    model = TableModel(read_all(path))
+    assert model.complete and model.stats("y").maximum == 9998.0
+
+
+def test_stats_na_and_sort_puts_missing_last() -> None:
+    frame = pd.DataFrame({"v": ["3 ms", "n/a", "", "1 ms", "2 ms"], "t": ["b", "", "a", "c", "a"]}, dtype=str)
+    model = TableModel(TableRead(frame, True, 5))
+    stats = model.stats("v")
+    assert (stats.count, stats.missing, stats.minimum, stats.maximum, stats.unit) == (3, 2, 1.0, 3.0, "ms")
+    assert math.isclose(stats.mean, 2.0) and stats.unique == 3
+    assert list(model.rows(TableView("v", True))) == [0, 4, 3, 1, 2]
+    assert list(model.rows(TableView("t"))) == [2, 4, 0, 3, 1]
+    text_stats = model.stats("t")
+    assert (text_stats.count, text_stats.missing, text_stats.unique, math.isnan(text_stats.mean)) == (4, 1, 3, True)
+
+
+# ---- the filter parser --------------------------------------------------------------------
+
+COLUMNS = ["gpus", "Mean Latency (ms)", "name"]
+
+
+def test_filter_forms() -> None:
+    assert parse_filter("  ", COLUMNS) == RowFilter()
+    assert parse_filter("gemm kernel", COLUMNS).text == "gemm kernel"
+    f = parse_filter('GPUS>=4 and "mean latency (ms)" < 1e3 and name ~ gemm', COLUMNS)
+    assert [(c.column, c.op, c.number) for c in f.conditions][:2] == [("gpus", ">=", 4.0), ("Mean Latency (ms)", "<", 1000.0)]
+    assert f.conditions[2].op == "~" and math.isnan(f.conditions[2].number)
+    assert parse_filter("name = x", COLUMNS).conditions[0].op == "=="
+    for bad, says in (("nope > 3", "no column named 'nope'"), ("gpus >", "no value"), ("> 3", "no column before"),
+                      ('"gpus > 3', "quote"), ("gpus > 3 and gemm", "needs an operator")):
+        with pytest.raises(FilterError, match=says):
+            parse_filter(bad, COLUMNS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_filter_parser_never_raises_anything_else(text: str) -> None:
+    try:
+        parse_filter(text, COLUMNS)
+    except FilterError:
+        pass
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=30), st.floats(-1e6, 1e6, allow_nan=False),
+       st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
+def test_numeric_filter_keeps_exactly_the_rows_that_hold(values: list[float], bound: float, op: str) -> None:
+    frame = pd.DataFrame({"v": [f"{v!r} ± 0.1" for v in values]}, dtype=str)
+    model = TableModel(TableRead(frame, True, len(values)))
+    kept = model.rows(TableView(filter=parse_filter(f"v {op} {bound!r}", ["v"])))
+    holds = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__, "==": float.__eq__, "!=": float.__ne__}[op]
+    assert list(kept) == [i for i, v in enumerate(values) if holds(float(v), bound)]
