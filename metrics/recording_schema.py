@@ -1,0 +1,163 @@
+"""Provides the recording schema: `Snapshot`s as Arrow record batches and back, version by version.
+
+A recording (`gpuscope record`, `watch --record`) is an Arrow IPC stream, one row per sample, in
+the schema of `gpuscope watch --once --format json` (metrics/samples.py): the host's readings
+as columns, `cpu_percent` a list, `gpus` and `processes` lists of structs (each GPU with its
+processes and MIG instances nested), `verdicts` a list of structs, and the job scope as a JSON
+text (it changes rarely, so compression makes its repeats nearly free). The version is in the
+schema's metadata (`gpuscope.recording.version`).
+
+The fields are declared once, below, as (name, Arrow type) per dataclass; a tuple of fields in
+place of a type is a list of those structs. Writing reads each row's attributes with one
+`attrgetter` and builds one array per field for a whole batch; reading gives back the same
+dataclasses. Every later version must read every earlier one: `READERS` maps a version to
+its row reader, and tests keep a recording of each version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from gpuscope.metrics.samples import (AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow,
+                                      Snapshot, Verdict)
+
+VERSION = 1
+VERSION_KEY = b"gpuscope.recording.version"
+
+GPU_PROCESS = (("pid", pa.int32()), ("gpu_index", pa.int16()), ("used_memory", pa.int64()), ("sm_percent", pa.float64()), ("kind", pa.string()))
+MIG = (("gpu_index", pa.int16()), ("mig_index", pa.int16()), ("uuid", pa.string()), ("profile", pa.string()),
+       ("memory_used", pa.int64()), ("memory_total", pa.int64()))
+GPU = (("index", pa.int16()), ("uuid", pa.string()), ("name", pa.string()), ("bus_id", pa.string()), ("timestamp", pa.float64()),
+       ("util_gpu", pa.float64()), ("util_memory", pa.float64()), ("memory_used", pa.int64()), ("memory_total", pa.int64()),
+       ("temperature_c", pa.float64()), ("power_w", pa.float64()), ("power_limit_w", pa.float64()), ("sm_clock_mhz", pa.int32()),
+       ("memory_clock_mhz", pa.int32()), ("throttle_reasons", pa.list_(pa.string())), ("mig", MIG), ("processes", GPU_PROCESS),
+       ("simulated", pa.bool_()), ("error", pa.string()))
+PROCESS = (("pid", pa.int32()), ("ppid", pa.int32()), ("user", pa.string()), ("uid", pa.int64()), ("state", pa.string()),
+           ("cpu_percent", pa.float64()), ("rss", pa.int64()), ("threads", pa.int32()), ("started", pa.float64()), ("command", pa.string()),
+           ("cpu_id", pa.int32()), ("cpu_time", pa.float64()), ("gpu_memory", pa.int64()), ("gpu_sm_percent", pa.float64()),
+           ("gpu_indices", pa.list_(pa.int16())))
+VERDICT = (("severity", pa.string()), ("text", pa.string()))
+HOST = (("timestamp", pa.float64()), ("hostname", pa.string()), ("cpu_count", pa.int32()), ("uptime", pa.float64()))
+MEMORY = tuple((f.name, pa.int64()) for f in dataclasses.fields(MemoryUse))
+CLASSES = {GPU_PROCESS: GpuProcess, MIG: MigSample, GPU: GpuSample, PROCESS: ProcessRow, VERDICT: Verdict}
+
+
+def _arrow_type(kind: Any) -> pa.DataType:
+    return pa.list_(pa.struct([(n, _arrow_type(k)) for n, k in kind])) if isinstance(kind, tuple) else kind
+
+
+SCHEMA = pa.schema(
+    [*HOST, ("load_avg", pa.list_(pa.float64())), *((f"memory_{n}", t) for n, t in MEMORY), ("cpu_percent", pa.list_(pa.float64())),
+     ("gpu_backend", pa.string()), ("gpu_reason", pa.string()), ("gpu_driver", pa.string()),
+     ("gpus", _arrow_type(GPU)), ("processes", _arrow_type(PROCESS)), ("verdicts", _arrow_type(VERDICT)), ("scope", pa.string())],
+    metadata={VERSION_KEY: str(VERSION).encode()},
+)
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _column(values: Sequence[Any], kind: Any) -> pa.Array:
+    """One field's values (for a whole batch) as an Arrow array; a tuple of fields is a list of
+    dataclass rows per value, built as a flat struct array plus offsets."""
+    if not isinstance(kind, tuple):
+        return pa.array(values, type=kind)
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    names = [n for n, _ in kind]
+    get = operator.attrgetter(*names)  # every struct here has two fields or more: a tuple per row
+    rows = [get(row) for value in values for row in value]
+    columns = list(zip(*rows)) if rows else [() for _ in names]
+    children = [_column(list(c), k) for c, (_n, k) in zip(columns, kind)]
+    struct = pa.StructArray.from_arrays(children, fields=[pa.field(n, _arrow_type(k)) for n, k in kind])
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
+
+
+def _scope_text(scope: JobScope) -> str:
+    data = dataclasses.asdict(scope)
+    data["pids"] = sorted(scope.pids)
+    return json.dumps(data, separators=(",", ":"), allow_nan=False, default=str)
+
+
+def to_batch(snapshots: Sequence[Snapshot]) -> pa.RecordBatch:
+    """Samples as one record batch in SCHEMA."""
+    host = [s.host for s in snapshots]
+    arrays = [_column([getattr(h, n) for h in host], t) for n, t in HOST]
+    arrays.append(_column([list(h.load_avg) for h in host], pa.list_(pa.float64())))
+    arrays += [_column([getattr(h.memory, n) for h in host], t) for n, t in MEMORY]
+    arrays.append(_column([list(h.cpu_percent) for h in host], pa.list_(pa.float64())))
+    arrays.append(_column([s.gpu_status.backend for s in snapshots], pa.string()))
+    arrays.append(_column([s.gpu_status.reason for s in snapshots], pa.string()))
+    arrays.append(_column([s.gpu_status.driver_version for s in snapshots], pa.string()))
+    arrays.append(_column([s.gpus for s in snapshots], GPU))
+    arrays.append(_column([s.processes for s in snapshots], PROCESS))
+    arrays.append(_column([s.verdicts for s in snapshots], VERDICT))
+    scopes: list[str] = []
+    for i, s in enumerate(snapshots):  # the scope rarely changes: text it again only when it does
+        scopes.append(scopes[-1] if i and s.scope == snapshots[i - 1].scope else _scope_text(s.scope))
+    arrays.append(_column(scopes, pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
+    """Dataclass rows of one list-of-struct value (None: no rows)."""
+    cls = CLASSES[kind]
+    out = []
+    for value in values or ():
+        fields = {}
+        for name, sub in kind:
+            v = value.get(name)
+            if isinstance(sub, tuple):
+                v = _rows(v, sub)
+            elif isinstance(v, list):
+                v = tuple(v)
+            fields[name] = v
+        out.append(cls(**fields))
+    return tuple(out)
+
+
+def _scope(text: str | None) -> JobScope:
+    data = json.loads(text) if text else {"kind": "node", "label": "unknown (not recorded)"}
+    data["pids"] = frozenset(data.get("pids") or ())
+    data["cpu_ids"] = tuple(data.get("cpu_ids") or ())
+    data["gpus"] = tuple(AllocatedGpu(**g) for g in data.get("gpus") or ())
+    data["evidence"] = tuple(data.get("evidence") or ())
+    data["problems"] = tuple(data.get("problems") or ())
+    known = {f.name for f in dataclasses.fields(JobScope)}
+    return JobScope(**{k: v for k, v in data.items() if k in known})
+
+
+def _snapshot_v1(row: dict[str, Any]) -> Snapshot:
+    memory = MemoryUse(**{n: row[f"memory_{n}"] for n, _t in MEMORY})
+    host = HostSample(timestamp=row["timestamp"], hostname=row["hostname"], cpu_percent=tuple(row["cpu_percent"] or ()),
+                      load_avg=tuple(row["load_avg"] or (None, None, None)), memory=memory, cpu_count=row["cpu_count"], uptime=row["uptime"])
+    status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
+    return Snapshot(host=host, processes=_rows(row["processes"], PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
+                    scope=_scope(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
+
+
+READERS = {1: _snapshot_v1}
+"""Row reader per schema version: a new version adds its reader and keeps the old ones."""
+
+
+def version_of(schema: pa.Schema) -> int | None:
+    """The recording version a schema declares, or None when it is not a gpuscope recording."""
+    raw = (schema.metadata or {}).get(VERSION_KEY)
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def snapshot_at(table: pa.Table, i: int, version: int = VERSION) -> Snapshot:
+    """Sample `i` of a recording's table as a Snapshot."""
+    return READERS[version](table.slice(i, 1).to_pylist()[0])
