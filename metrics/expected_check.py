@@ -92,9 +92,9 @@ class CheckResult:
         unit = f" {self.unit}" if self.unit else ""
         if not numbers:
             return ""
-        if len(numbers) == 1:
-            return f"{_number(numbers[0])}{unit}"
-        return f"{_number(min(numbers))} … {_number(max(numbers))}{unit} ({len(numbers)} cells)"
+        low, high = min(numbers), max(numbers)
+        shown = _number(low) if low == high else f"{_number(low)} … {_number(high)}"
+        return f"{shown}{unit}" + (f" ({len(numbers)} cells)" if len(numbers) > 1 else "")
 
 
 def _number(x: float) -> str:

@@ -112,6 +112,22 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("--series", metavar="NAME", help="only this series, e.g. 'resnet (gpus)' (default: every series, kept apart)")
     add_output_options(scaling, tables=SCALING_TABLES)
 
+    check = sub.add_parser(
+        "check",
+        help="check a result folder against its expected ranges (expected.toml); exit 1 when one fails",
+        description="Read the expected ranges of a result folder (DIR/expected.toml, or --expected FILE: "
+        "[[check]] tables with a file glob, an optional row selector, a column and a range) and check every "
+        "selected cell of the matching CSV / TSV / Parquet / JSON files (cells such as '15.85×', '45%%' or "
+        "'143.9 ± 0.2' read as their numbers). Prints one row per check and file: pass, FAIL or n/a and why. "
+        "Exit status: 0 when every check passes, 1 when one fails or cannot be checked (n/a), "
+        "2 when the expected file is missing or has errors.",
+    )
+    check.add_argument("folder", metavar="DIR", help="the result folder")
+    check.add_argument("--expected", metavar="FILE", help="the expected-ranges file (default: DIR/expected.toml)")
+    check.add_argument("--format", choices=export.FORMATS, help="output format (default: from -o's extension, else text)")
+    check.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    check.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
+
     watch = sub.add_parser(
         "watch",
         help="watch this node live, scoped to a Slurm job, a user or a process tree (the default command)",
@@ -406,6 +422,25 @@ def _open_scaling_screen(args: argparse.Namespace) -> int | None:
                        "use --format text (or -o FILE) to print instead")
 
 
+def run_check(args: argparse.Namespace) -> int:
+    """Print the expected-range checks of a folder; 0 all pass, 1 one does not, 2 usage."""
+    from gpuscope.metrics.expected_check import all_passed, results_table
+    from gpuscope.tui.model.check_report import check_folder
+
+    if not os.path.isdir(args.folder):
+        return _fail(f"no such folder: {args.folder}", 2)
+    report = check_folder(args.folder, args.expected)
+    _print_findings(report.findings)
+    if not report.checks:
+        return _fail(f"no checks to run from {report.expected_file} (see 'gpuscope check --help' for its format)", 2)
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    if _emit(args, fmt, export.render([results_table(report.results)], fmt, _width(args), limit=args.width)):
+        return 2
+    if not report.expected_ok:
+        return 2  # a check was left out: passing the rest must not look like a pass
+    return 0 if all_passed(report.results) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -428,6 +463,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_kernels(args)
         if args.command == "scaling":
             return run_scaling(args)
+        if args.command == "check":
+            return run_check(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`
