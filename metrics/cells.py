@@ -186,11 +186,13 @@ def _factor(unit: str, target: str) -> float:
 
 
 def _is_empty(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and value.strip().lower() in NA_TEXTS
+    """None, NaN, pandas' NA / NaT, or a text that says "no value"."""
+    if isinstance(value, str):
+        return value.strip().lower() in NA_TEXTS
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or array in a cell: a value, not a number
+        return False
 
 
 def numeric_column(series: pd.Series) -> tuple[pd.Series, pd.Series, str] | None:

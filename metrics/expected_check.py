@@ -121,7 +121,9 @@ def _find_column(frame: pd.DataFrame, name: str) -> str | None:
 
 def _same(cell: Any, wanted: Any) -> bool:
     """A where-value matches a cell: numbers as numbers (`1` matches `1.0` and `1,000`
-    matches 1000), text as text with the ends' spaces ignored."""
+    matches 1000), text as text with the ends' spaces ignored. An empty cell matches nothing."""
+    if _is_na(cell):
+        return False
     if isinstance(wanted, bool):
         return str(cell).strip().casefold() == str(wanted).casefold()
     if isinstance(wanted, (int, float)):
@@ -129,6 +131,13 @@ def _same(cell: Any, wanted: Any) -> bool:
             return float(cell) == float(wanted)
         return parse_cell(str(cell)).value == float(wanted)
     return str(cell).strip() == str(wanted).strip()
+
+
+def _is_na(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def _missing_column(name: str, frame: pd.DataFrame, what: str) -> str:
@@ -174,7 +183,8 @@ def _check_table(check: Check, file: str, frame: pd.DataFrame) -> CheckResult:
     if outside:
         return CheckResult(check, file, "FAIL", f"{len(outside)} of {len(positions)} outside: {_rows(outside)}", **result)
     if unreadable:
-        shown = str(series.iloc[unreadable[0]])
+        first = series.iloc[unreadable[0]]
+        shown = "" if _is_na(first) else str(first)
         return CheckResult(check, file, "n/a", f"not a number: {_rows(unreadable)} ({shown[:20]!r})", **result)
     return CheckResult(check, file, "pass", "", **result)
 

@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from gpuscope.metrics.expected_check import Check
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.textfile import display_name, read_text
@@ -141,6 +143,14 @@ def parse(text: str, label: str = FILE_NAME) -> tuple[list[Check], list[Finding]
     if not raw_checks and not findings:
         findings.append(Finding("warning", "no-checks", "has no [[check]] tables", label))
     return checks, findings
+
+
+def to_frame(checks: list[Check]) -> pd.DataFrame:
+    """The checks as a table (one row each, as `gpuscope check` shows them), for a file view."""
+    return pd.DataFrame(
+        [(c.index, c.line, c.title, c.file, c.where_text, c.column, c.range_text) for c in checks],
+        columns=["check", "line", "name", "file", "rows", "column", "range"],
+    )
 
 
 def read(path: str | Path) -> tuple[list[Check], list[Finding]]:

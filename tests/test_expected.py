@@ -176,3 +176,23 @@ def test_results_table_renders() -> None:
     text = to_text([table], width=200)
     assert "8xA100 speedup ~4-6x" in text and "FAIL" in text and "pass" in text and "1 pass, 2 FAIL" in text
     assert table.records()[0]["status"] == "pass"
+
+
+def test_to_frame_lists_the_checks() -> None:
+    checks, _ = expected.parse(GOOD)
+    frame = expected.to_frame(checks)
+    assert list(frame.columns) == ["check", "line", "name", "file", "rows", "column", "range"]
+    assert frame["range"].tolist() == ["4 … 6", "≥ 30", "≤ 5"] and frame["line"].tolist() == [2, 9, 15]
+
+
+def test_nullable_tables_as_pandas_reads_them() -> None:
+    """pandas' default CSV read: `n/a` becomes <NA>, numbers nullable; nothing changes."""
+    import io
+
+    frame = pd.read_csv(io.StringIO(TABLE.to_csv(index=False)), dtype_backend="numpy_nullable")
+    checks, _ = expected.parse(GOOD)
+    statuses = [r.status for r in evaluate(checks, {"data/cross_comparison.csv": frame})]
+    assert statuses == ["pass", "FAIL", "FAIL"]
+    check = Check(index=1, file="t.csv", column="overhead", low=0, high=50, where=(("batch", (1,)),))
+    (result,) = evaluate([check], {"t.csv": frame})
+    assert result.status == "n/a" and "row 3 ('')" in result.why
