@@ -1,0 +1,193 @@
+"""Provides a job's efficiency report from its samples, with advice in `seff` / jobstats words.
+
+    usage = usage_from_snapshots(snapshots)          # one node's samples (a recording)
+    rep = report([usage], time_limit_s=8 * 3600)     # one or more nodes
+    rep.tables, rep.advice
+
+What is measured, per node: CPU efficiency (mean busy cores, the sum of CPU% / 100 over the
+job's processes, against the cores allocated), memory (the cgroup's own peak when the kernel
+kept one, else the highest sampled use, and the report says which), each GPU's mean
+utilisation, idle share (samples under `verdicts.GPU_IDLE_PERCENT`) and peak memory, and the
+share of the time limit used. A value the samples cannot give is None (n/a), never 0; advice
+is only given when the evidence for it is there, and it says the evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from gpuscope.metrics.samples import Snapshot
+from gpuscope.metrics.snapshot_tables import busy_cores, gpus_used, scope_memory_used, scope_processes
+from gpuscope.metrics.table import Column, ResultTable
+from gpuscope.metrics.units import human_bytes
+from gpuscope.metrics.verdicts import GPU_IDLE_PERCENT, MEMORY_HIGH, MEMORY_LOW, UNDERUSED_CORES
+
+GIB = 1024**3
+GPU_IDLE_SHARE = 0.5
+"""A GPU idle in at least this share of the samples is worth saying."""
+TIME_LIMIT_LOW = 0.25
+"""A job that used less than this share of its time limit could ask for less (it starts sooner)."""
+MEMORY_HEADROOM = 1.25
+"""Suggested memory request: the peak plus a quarter, rounded up to whole 4 GiB."""
+
+
+@dataclass(frozen=True)
+class GpuUsage:
+    index: int
+    allocated: bool
+    util: np.ndarray
+    """Utilisation percent per sample; NaN where there was no reading."""
+    memory_used: np.ndarray
+    memory_total: int | None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One node's samples, reduced to what a report needs."""
+
+    node: str
+    times: np.ndarray
+    busy_cores: np.ndarray
+    cpus_allocated: int | None
+    memory_used: np.ndarray
+    memory_peak: int | None
+    """The cgroup's own peak (memory.peak / max_usage_in_bytes) at the last sample, if known."""
+    memory_limit: int | None
+    memory_what: str
+    """What memory_used counts: 'cgroup memory' or 'summed RSS'."""
+    gpus: tuple[GpuUsage, ...] = ()
+
+
+def _num(value: float | int | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def usage_from_snapshots(snapshots: Sequence[Snapshot]) -> Usage:
+    """Reduce one node's samples (in time order) to a `Usage`."""
+    if not snapshots:
+        return Usage("n/a", np.array([]), np.array([]), None, np.array([]), None, None, "n/a")
+    last = snapshots[-1]
+    times = np.array([s.host.timestamp for s in snapshots], float)
+    busy = np.array([_num(busy_cores(scope_processes(s))) for s in snapshots], float)
+    memory = np.array([_num(scope_memory_used(s)) for s in snapshots], float)
+    peaks = [s.scope.memory_peak for s in snapshots if s.scope.memory_peak is not None]
+    allocated = {g.index for s in snapshots for g in s.scope.gpus if g.index is not None}
+    used = set().union(*(gpus_used(s, scope_processes(s)) for s in snapshots)) if last.scope.kind != "node" else {g.index for g in last.gpus}
+    indices = sorted(allocated | used)
+    gpus = []
+    for index in indices:
+        util = np.array([_num(next((g.util_gpu for g in s.gpus if g.index == index), None)) for s in snapshots], float)
+        mem = np.array([_num(next((g.memory_used for g in s.gpus if g.index == index), None)) for s in snapshots], float)
+        total = next((g.memory_total for s in reversed(snapshots) for g in s.gpus if g.index == index and g.memory_total), None)
+        gpus.append(GpuUsage(index, index in allocated, util, mem, total))
+    what = "cgroup memory" if last.scope.memory_used is not None else ("node memory in use" if last.scope.kind == "node" else "summed RSS")
+    return Usage(last.host.hostname, times, busy, last.scope.cpus_allocated, memory, max(peaks) if peaks else None, last.scope.memory_limit, what, tuple(gpus))
+
+
+@dataclass
+class Report:
+    """The per-node table, the per-GPU table, and the advice lines (most useful first)."""
+
+    tables: list[ResultTable]
+    advice: list[str] = field(default_factory=list)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    known = values[np.isfinite(values)]
+    return float(known.mean()) if known.size else None
+
+
+def _max(values: np.ndarray) -> float | None:
+    known = values[np.isfinite(values)]
+    return float(known.max()) if known.size else None
+
+
+def _share(part: float | None, whole: float | None) -> float | None:
+    return part / whole if part is not None and whole else None
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(math.ceil(seconds / 60.0) * 60))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:00"
+
+
+def _node_rows(u: Usage, time_limit_s: float | None, elapsed_s: float | None, advice: list[str]) -> dict:
+    busy_mean = _mean(u.busy_cores)
+    cpu_eff = _share(busy_mean, u.cpus_allocated)
+    if cpu_eff is not None and busy_mean is not None and cpu_eff < UNDERUSED_CORES:
+        want = max(1, math.ceil(busy_mean))
+        advice.append(f"{u.node}: asked for {u.cpus_allocated} cores, used {busy_mean:.1f} on average: request `-c {want}`")
+    sampled_peak = _max(u.memory_used)
+    peak, peak_what = (u.memory_peak, "cgroup peak") if u.memory_peak is not None else (sampled_peak, f"highest sampled {u.memory_what}")
+    mem_eff = _share(peak, u.memory_limit)
+    if mem_eff is not None and peak is not None and mem_eff < MEMORY_LOW:
+        want = max(4, math.ceil(peak * MEMORY_HEADROOM / GIB / 4) * 4)
+        advice.append(f"{u.node}: peak memory {human_bytes(peak)} ({peak_what}) of {human_bytes(u.memory_limit)} requested: `--mem={want}G`")
+    elif mem_eff is not None and peak is not None and mem_eff > MEMORY_HIGH:
+        advice.append(f"{u.node}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(u.memory_limit)} requested: "
+                      "close to the limit, the job may be OOM-killed; request more")
+    span = float(u.times[-1] - u.times[0]) if u.times.size > 1 else None
+    elapsed = elapsed_s if elapsed_s is not None else span
+    limit_use = _share(elapsed, time_limit_s)
+    if limit_use is not None and elapsed is not None and limit_use < TIME_LIMIT_LOW:
+        advice.append(f"{u.node}: ran {_duration(elapsed)} of a {_duration(time_limit_s or 0)} time limit ({limit_use:.0%}): "
+                      f"a shorter limit (`-t {_duration(elapsed * 1.5)}`) starts sooner")
+    return {"node": u.node, "samples": int(u.times.size), "span_s": span, "cpus": u.cpus_allocated, "busy_cores_mean": busy_mean,
+            "busy_cores_peak": _max(u.busy_cores), "cpu_efficiency": cpu_eff, "memory_peak_gib": _gib(peak), "memory_peak_is": peak_what if peak is not None else None,
+            "memory_requested_gib": _gib(u.memory_limit), "memory_efficiency": mem_eff, "time_limit_use": limit_use}
+
+
+def _gpu_rows(u: Usage, advice: list[str]) -> list[dict]:
+    rows = []
+    for g in u.gpus:
+        known = g.util[np.isfinite(g.util)]
+        idle = float((known < GPU_IDLE_PERCENT).mean()) if known.size else None
+        if g.allocated and idle is not None and idle >= GPU_IDLE_SHARE:
+            advice.append(f"{u.node}: GPU {g.index} allocated, idle for {idle:.0%} of the job ({known.size} samples under {GPU_IDLE_PERCENT:g} %)")
+        elif g.allocated and not known.size:
+            advice.append(f"{u.node}: GPU {g.index} allocated, no utilisation reading: whether it was used is unknown")
+        peak = _max(g.memory_used)
+        rows.append({"node": u.node, "gpu": g.index, "allocated": "yes" if g.allocated else "no (used, not allocated)",
+                     "util_mean": _mean(g.util), "util_peak": _max(g.util), "idle_share": idle, "memory_peak_gib": _gib(peak),
+                     "memory_total_gib": _gib(g.memory_total), "memory_peak_share": _share(peak, g.memory_total)})
+    return rows
+
+
+def _gib(n: float | None) -> float | None:
+    return None if n is None else n / GIB
+
+
+def _col(key: str, title: str, fmt: str = "") -> Column:
+    return Column(key, title, fmt, missing="n/a")
+
+
+NODE_COLUMNS = (
+    _col("node", "node"), _col("samples", "samples", "d"), _col("span_s", "span (s)", ".0f"), _col("cpus", "cores", "d"),
+    _col("busy_cores_mean", "busy cores mean", ".2f"), _col("busy_cores_peak", "peak", ".2f"), _col("cpu_efficiency", "CPU eff", ".0%"),
+    _col("memory_peak_gib", "memory peak (GiB)", ".2f"), _col("memory_peak_is", "which"), _col("memory_requested_gib", "requested (GiB)", ".2f"),
+    _col("memory_efficiency", "mem eff", ".0%"), _col("time_limit_use", "time limit used", ".0%"),
+)
+GPU_COLUMNS = (
+    _col("node", "node"), _col("gpu", "GPU", "d"), _col("allocated", "allocated"), _col("util_mean", "util mean %", ".1f"),
+    _col("util_peak", "peak %", ".0f"), _col("idle_share", "idle", ".0%"), _col("memory_peak_gib", "memory peak (GiB)", ".2f"),
+    _col("memory_total_gib", "of (GiB)", ".1f"), _col("memory_peak_share", "share", ".0%"),
+)
+
+
+def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapsed_s: float | None = None) -> Report:
+    """The report over every node's usage; advice only where the evidence holds."""
+    advice: list[str] = []
+    nodes, gpus = [], []
+    for u in usages:
+        nodes.append(_node_rows(u, time_limit_s, elapsed_s, advice))
+        gpus += _gpu_rows(u, advice)
+    tables = [ResultTable("Job efficiency per node", NODE_COLUMNS, tuple(tuple(r[c.key] for c in NODE_COLUMNS) for r in nodes),
+                          notes=("CPU eff: mean busy cores / cores allocated; mem eff: peak / requested; n/a: not in the samples",))]
+    if gpus:
+        tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),
+                                  notes=(f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation",)))
+    return Report(tables, advice)
