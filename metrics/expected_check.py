@@ -184,8 +184,8 @@ def _check_table(check: Check, file: str, frame: pd.DataFrame) -> CheckResult:
         return CheckResult(check, file, "FAIL", f"{len(outside)} of {len(positions)} outside: {_rows(outside)}", **result)
     if unreadable:
         first = series.iloc[unreadable[0]]
-        shown = "" if _is_na(first) else str(first)
-        return CheckResult(check, file, "n/a", f"not a number: {_rows(unreadable)} ({shown[:20]!r})", **result)
+        shown = "empty" if _is_na(first) else repr(str(first)[:20])
+        return CheckResult(check, file, "n/a", f"not a number: {_rows(unreadable)} ({shown})", **result)
     return CheckResult(check, file, "pass", "", **result)
 
 

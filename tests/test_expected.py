@@ -195,4 +195,4 @@ def test_nullable_tables_as_pandas_reads_them() -> None:
     assert statuses == ["pass", "FAIL", "FAIL"]
     check = Check(index=1, file="t.csv", column="overhead", low=0, high=50, where=(("batch", (1,)),))
     (result,) = evaluate([check], {"t.csv": frame})
-    assert result.status == "n/a" and "row 3 ('')" in result.why
+    assert result.status == "n/a" and "row 3 (empty)" in result.why

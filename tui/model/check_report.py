@@ -15,12 +15,12 @@ import pandas as pd
 
 from gpuscope.metrics.expected_check import Check, CheckResult, evaluate, matches
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers import expected
-from gpuscope.parsers.textfile import MAX_BYTES, check_regular, display_name
+from gpuscope.metrics.safe_text import clean
+from gpuscope.parsers import expected, registry
+from gpuscope.parsers.textfile import display_name
 
 MAX_FILES = 1000
 """Files read for one check run: patterns are meant to name a few tables, not a whole tree."""
-SEPARATORS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 
 
 @dataclass(frozen=True)
@@ -44,41 +44,14 @@ def expected_file(folder: Path, given: str | os.PathLike[str] | None = None) -> 
     return Path(given) if given else folder / expected.FILE_NAME
 
 
-def _walk(folder: Path) -> tuple[list[str], list[Finding]]:
-    """Relative POSIX paths of the files below `folder`, sorted; symlinked folders not followed."""
-    paths: list[str] = []
-    findings: list[Finding] = []
-
-    def failed(exc: OSError) -> None:
-        findings.append(Finding("warning", "unreadable", f"cannot list: {exc.strerror or exc}", display_name(exc.filename or folder)))
-
-    for root, dirs, files in os.walk(folder, onerror=failed):
-        dirs.sort()
-        rel = Path(root).relative_to(folder)
-        paths.extend((rel / name).as_posix() for name in sorted(files))
-    return paths, findings
-
-
 def read_table(path: Path) -> tuple[pd.DataFrame | None, str]:
-    """A CSV / TSV / Parquet / JSON file as a DataFrame of its cells as written (text for CSV,
-    so `15.85×` and `1,234` reach `metrics.cells` intact), or None and why not."""
-    label = display_name(path)
-    problem = check_regular(path, label)
-    if problem is not None:
-        return None, problem.message
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            return None, f"larger than the {MAX_BYTES // 2**20} MB limit for a result file"
-        suffix = path.suffix.lower()
-        if suffix in SEPARATORS:
-            return pd.read_csv(path, sep=SEPARATORS[suffix], dtype=str, keep_default_na=False, encoding_errors="replace"), ""
-        if suffix == ".parquet":
-            return pd.read_parquet(path), ""
-        if suffix == ".json":
-            return pd.read_json(path, dtype=False), ""
-    except Exception as exc:  # pandas and pyarrow raise many kinds on bad content: one message
-        return None, f"cannot be read as a table: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-    return None, "not a table (CSV, TSV, Parquet or JSON)"
+    """A file as the table the registry's reader of its kind gives (what the table view shows,
+    so failed cells mark the same rows), or None and why not."""
+    got = registry.read(path)
+    if got.table is not None:
+        return got.table, ""
+    problems = [f.message for f in got.findings if f.severity == "error"] or [f.message for f in got.findings]
+    return None, clean(problems[0]) if problems else f"not a table ({got.meta.get('kind', 'unknown kind')})"
 
 
 def check_folder(folder: str | os.PathLike[str], given: str | os.PathLike[str] | None = None) -> CheckReport:
@@ -89,9 +62,8 @@ def check_folder(folder: str | os.PathLike[str], given: str | os.PathLike[str] |
     checks, findings = expected.read(path)
     if not checks:
         return CheckReport(path, [], [], findings)
-    paths, walk_findings = _walk(folder)
-    findings += walk_findings
     own = path.resolve() if path.exists() else None
+    paths = [p.relative_to(folder).as_posix() for p in registry.walk(folder) if p != folder]
     wanted = [p for p in paths if any(matches(c.file, p) for c in checks) and (folder / p).resolve() != own]
     if len(wanted) > MAX_FILES:
         findings.append(Finding("warning", "too-many", f"{len(wanted):,} files match the checks' patterns; only the first {MAX_FILES:,} were read", display_name(folder)))
