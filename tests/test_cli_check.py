@@ -135,3 +135,14 @@ def test_real_specmoe_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     hits = [r for r in records if r["column"] == "cache_hit_rate_mean"]
     assert {r["file"] for r in hits} == {"evalQwenB8/results/qwen_comprehensive_summary.csv", "evalSwitchB8/results/comprehensive_summary.csv"}
     assert all(r["status"] == "pass" for r in hits)
+
+
+def test_hostile_expected_file_and_names(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "expected.toml")  # never opened for reading: no hang
+    code, _, err = check(capsys, str(tmp_path))
+    assert code == 2 and "FIFO" in err
+    (tmp_path / "expected.toml").unlink()
+    (tmp_path / "expected.toml").write_text('[[check]]\nfile = "*.csv"\ncolumn = "a"\nmax = 1\n')
+    (tmp_path / "x\x1b]0;evil\x07.csv").write_text("a\n5\n")
+    code, out, _ = check(capsys, str(tmp_path))
+    assert code == 1 and "\x1b" not in out and "\x07" not in out and "FAIL" in out
