@@ -1,7 +1,8 @@
 """Provides `read_any()`: the right profiler reader for a file, chosen from its content.
 
 Extensions lie (PyProf's Parquet files end in `.gzip`), so formats are told apart by magic
-bytes and by the header words each tool prints. A file no reader knows gives one finding that
+bytes and by the header words each tool prints: the rules are the registry's (parsers/registry,
+`kernel_kind`), the one place that describes every kind of file. A file no reader knows gives one finding that
 lists the formats gpuscope reads.
 """
 
@@ -12,6 +13,7 @@ import os
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import ncu, nsys, nvprof, pyprof, torch_trace
 from gpuscope.parsers.kernel_table import KernelRead, empty
+from gpuscope.parsers.registry import kernel_kind
 from gpuscope.parsers.textfile import display_name, head
 
 READERS = {"pyprof": pyprof.read, "nsys": nsys.read, "ncu": ncu.read, "nvprof": nvprof.read, "torch": torch_trace.read}
@@ -34,31 +36,10 @@ def identify(path: str | os.PathLike[str], label: str) -> tuple[str | None, list
         if not os.path.lexists(path):
             return None, [Finding("error", "missing", "no such file or folder", label)]
         return None, findings
-    kind = _kind(data)
+    kind = kernel_kind(data)
     if kind is None:
         return None, [Finding("error", "unknown-format", f"not a profiler export gpuscope reads (it reads {KNOWN})", label)]
     return kind, []
-
-
-def _kind(head: bytes) -> str | None:
-    if head.startswith(b"PAR1"):
-        return "pyprof"
-    if head.startswith(b"SQLite format 3"):
-        return "nsys"
-    if b"traceEvents" in head or head.lstrip().startswith(b"[{"):
-        return "torch"
-    text = head.decode("utf-8", "replace")
-    if "==PROF==" in text or ('"Kernel Name"' in text and ("Metric" in text or "__" in text)):
-        return "ncu"
-    if "NVPROF" in text or "==" in text.split("\n", 1)[0] and "Profiling result" in text or '"Grid X"' in text \
-            or "GPU activities:" in text or ("Invocations" in text and "Metric Name" in text) \
-            or ("Time(%)" in text and "Calls" in text and "Avg" in text):  # text summary, --metrics, summary CSV
-        return "nvprof"
-    if "Sil(ns)" in text or ('"Kernel"' in text and '"Op"' in text) or ("Kernel" in text and "FLOPs" in text):
-        return "pyprof"
-    if "Instances" in text or "(ns)" in text or "(us)" in text or "Start(sec)" in text or "cuda_gpu" in text:
-        return "nsys"
-    return None
 
 
 def read_any(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:

@@ -125,7 +125,10 @@ def _suffix(name: str) -> str:
 
 
 def _first_line(text: str) -> str:
-    return next((ln for ln in text.splitlines() if ln.strip()), "")
+    """The first line that is not blank, without its leading blanks (no split of the whole head)."""
+    text = text.lstrip()
+    end = text.find("\n")
+    return text if end < 0 else text[:end]
 
 
 # ============================================================== rules: binary magic
@@ -235,11 +238,10 @@ def match_mlperf(name: str, head: Head) -> str | None:
 
 
 def match_reframe(name: str, head: Head) -> str | None:
-    lines = _text(head).splitlines()
-    first = next((ln for ln in lines if ln.strip()), "")
-    if "job_completion_time" in first:
+    text = _text(head)
+    if "job_completion_time" in _first_line(text):
         return "`job_completion_time` header: ReFrame perflog"
-    at = next((i for i, ln in enumerate(lines[:20]) if "|reframe " in ln), None)
+    at = next((i for i, ln in enumerate(text.split("\n", 20)[:20]) if "|reframe " in ln), None)
     return None if at is None else f"`|reframe ` field on line {at + 1}: ReFrame perflog"
 
 

@@ -38,7 +38,9 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers import registry
 from gpuscope.parsers import runlog_formats as fmt
+from gpuscope.parsers.registry import sacct_delimiter
 from gpuscope.parsers.textfile import read_text
 
 RUN_COLUMNS = (
@@ -597,19 +599,12 @@ def _system_counts(path: Path | None, findings: list[Finding], label: str, cache
 
 
 # ====================================================================== sacct
-def _sniff_delimiter(header: str) -> str | None:
-    for delim in ("|", "\t", ","):
-        if delim in header and "JobID" in [h.strip() for h in header.split(delim)]:
-            return delim
-    return None
-
-
 def _read_sacct(text: str, label: str, findings: list[Finding]) -> list[_Run]:
     lines = [ln for ln in text.splitlines()]
     start = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if start is None:
         return []
-    delim = _sniff_delimiter(lines[start])
+    delim = sacct_delimiter(lines[start])
     if delim is None:
         return []
     header = [h.strip() for h in lines[start].split(delim)]
@@ -1117,17 +1112,17 @@ def _files(paths: Sequence[str | os.PathLike[str]], findings: list[Finding]) -> 
 
 
 def _sniff(text: str, path: Path) -> str:
-    if fmt.MLLOG_TAG in text:
+    """Which run-log reader takes a file: the registry's rules (parsers/registry), in its order."""
+    name = path.name
+    if registry.match_mlperf(name, text):  # anywhere in the file
         return "mlperf"
     head = text[:65536]
-    head_lines = head.splitlines()
-    first = next((ln for ln in head_lines if ln.strip()), "")
-    if "job_completion_time" in first or any("|reframe " in ln for ln in head_lines[:20]):
+    if registry.match_reframe(name, head):
         return "reframe"
-    if _sniff_delimiter(first) is not None and first.lstrip().startswith("JobID"):
+    if registry.match_sacct(name, head):
         return "sacct"
-    if path.suffix.lower() in (".csv", ".tsv", ".json") or head.lstrip()[:1] in "[{":
-        return "table"
+    if registry.match_csv(name, head) or path.suffix.lower() == ".json" or head.lstrip()[:1] in "[{":
+        return "table"  # any text that starts like JSON is tried as a (resources, time) table too
     return "seed"
 
 
