@@ -20,12 +20,15 @@ from hypothesis import strategies as st
 from textual.widgets import DataTable, Input, Static
 
 from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.model.log_document import TAIL_BYTES, LogDocument
 from gpuscope.tui.model.table_filter import FilterError, RowFilter, parse_filter
 from gpuscope.tui.model.table_model import TableModel, TableView
 from gpuscope.tui.model.table_read import TableRead, read_all, read_head
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.screens.help import HelpScreen
+from gpuscope.tui.screens.log_view import LogViewScreen
 from gpuscope.tui.screens.table_view import TableViewScreen, XYPlot
+from gpuscope.tui.widgets.log_lines import LogLines
 from loading_helpers import settled
 from paths import ROOT
 
@@ -185,7 +188,7 @@ async def test_hostile_cells_are_shown_cleaned(tmp_path: Path) -> None:
     (b'[1, {"a": 2}]', "not a table"),
     (b"{not json", "not valid JSON"),
     (b"42", "not a table"),
-])
+], ids=["empty", "binary", "nested-object", "mixed-list", "broken-json", "scalar"])
 async def test_bad_files_give_a_message_not_a_crash(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / ("bad.json" if content[:1] in (b"{", b"[", b"4") else "bad.csv")
     path.write_bytes(content)
@@ -271,3 +274,99 @@ def test_numeric_filter_keeps_exactly_the_rows_that_hold(values: list[float], bo
     kept = model.rows(TableView(filter=parse_filter(f"v {op} {bound!r}", ["v"])))
     holds = {"<": float.__lt__, "<=": float.__le__, ">": float.__gt__, ">=": float.__ge__, "==": float.__eq__, "!=": float.__ne__}[op]
     assert list(kept) == [i for i, v in enumerate(values) if holds(float(v), bound)]
+
+
+# ---- log view -----------------------------------------------------------------------------
+
+LOG_LINE = b"2024-01-01 12:00:00 INFO step 123 loss 0.123 lr 0.001 throughput 1234.5 samples/s\n"
+SMALL_LOG = (b"starting analysis\n"
+             b"WARNING: low memory on node \x1b[31mgpu01\x1b[0m\n"
+             b"step 1 ok\n"
+             b"ERROR: could not open results/\x1b]0;pwned\x07file.csv\n"
+             b"Traceback (most recent call last):\n"
+             b'  File "x.py", line 1, in <module>\n'
+             b"step 2 ok\n"
+             b"ANALYSIS COMPLETED SUCCESSFULLY\n")
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 50 MB log: an error every 1,000 lines, the success line last."""
+    path = tmp_path_factory.mktemp("logs") / "train.log"
+    block = LOG_LINE * 999 + b"2024-01-01 ERROR: CUDA error: out of memory\n"
+    with path.open("wb") as handle:
+        for _ in range(50 * 1024 * 1024 // len(block) + 1):
+            handle.write(block)
+        handle.write(b"ANALYSIS COMPLETED SUCCESSFULLY\n")
+    return path
+
+
+def test_log_document_reads_the_tail_only(big_log: Path) -> None:
+    document = LogDocument(big_log)
+    assert document.open_tail() == []
+    assert document.bytes_read <= TAIL_BYTES + 8192 and document.size > 50 * 1024 * 1024
+    assert not document.indexed and 500 < document.line_count < 1000
+    last = document.line_count - 1
+    assert document.line(last) == "ANALYSIS COMPLETED SUCCESSFULLY" and document.classes[last] == "success"
+    error = document.next_of("error", last, backwards=True)
+    assert error is not None and document.line(error) == "2024-01-01 ERROR: CUDA error: out of memory"
+    assert document.bytes_read < TAIL_BYTES + 8192 + 200
+
+
+async def test_big_log_opens_on_its_tail_before_it_is_indexed(big_log: Path) -> None:
+    app = app_for(LogViewScreen(big_log))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, LogViewScreen)
+        for _ in range(200):
+            if screen.ready:
+                break
+            await pilot.pause(0.01)
+        assert screen.ready
+        # The first screen was drawn from the tail: the view never read the 50 MB.
+        assert screen.document.bytes_read < 256 * 1024
+        lines = screen.query_one(LogLines)
+        assert lines.document is screen.document and lines.max_scroll_y > 0
+        assert "ANALYSIS COMPLETED SUCCESSFULLY" in screen.document.line(screen.document.line_count - 1)
+
+
+async def test_log_counts_highlights_and_jumps(tmp_path: Path) -> None:
+    path = tmp_path / "analysis.log"
+    path.write_bytes(SMALL_LOG)
+    app = app_for(LogViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, LogViewScreen)
+        status = text_of(screen, "#view-status")
+        assert "ERROR 2" in status and "WARNING 1" in status and "SUCCESS 1" in status and "8 lines" in status
+        document = screen.document
+        assert document.indexed and document.line(1) == "WARNING: low memory on node gpu01"
+        assert document.line(3) == "ERROR: could not open results/file.csv"  # escape sequences removed
+        assert [document.classes.get(i) for i in range(8)] == [None, "warning", None, "error", "error", None, None, "success"]
+        lines = screen.query_one(LogLines)
+        await pilot.press("n")
+        assert lines.cursor == 3 and "at line 4" in text_of(screen, "#view-status")
+        await pilot.press("n")
+        assert lines.cursor == 4
+        await pilot.press("n")  # none after: stays, says so
+        assert lines.cursor == 4
+        await pilot.press("N")
+        assert lines.cursor == 3
+        await pilot.press("w")  # no warning after line 4: stays
+        assert lines.cursor == 3
+        await pilot.press("W")
+        assert lines.cursor == 1
+        rendered = "".join(seg.text for seg in lines.render_line(3))
+        assert "ERROR: could not open results/file.csv" in rendered and "\x1b" not in rendered
+
+
+@pytest.mark.parametrize(("content", "expected"), [(b"", "file is empty"), (b"\x00\x01binary\xff" * 50, "binary")], ids=["empty", "binary"])
+async def test_bad_logs_give_a_message(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "x.log"
+    path.write_bytes(content)
+    app = app_for(LogViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, LogViewScreen)
+        assert not screen.ready
+        findings = screen.query_one("#view-empty-findings").query_one("DataTable").findings  # type: ignore[attr-defined]
+        assert expected in " ".join(f.message for f in findings)
+        await pilot.press("n", "N")
