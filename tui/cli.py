@@ -128,6 +128,23 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     check.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
+    browse = sub.add_parser(
+        "browse",
+        help="browse a result folder: every file with its kind and a one-line summary",
+        description="A folder tree beside a preview: every file below DIR is recognised from its name and "
+        "first few KB (MAGMA, profiler exports, run logs, CSV / Parquet / JSON, Markdown, images, PDFs, "
+        "logs), and Enter opens it in its screen. --format or -o prints the listing instead: path, kind, "
+        "why it is that kind, a summary and any problem, one row per file.",
+    )
+    browse.add_argument("folder", nargs="?", default=".", metavar="DIR", help="the folder (default: the current one)")
+    browse.add_argument("--format", choices=export.FORMATS, help="print the listing (or write it with -o) instead of opening the browser")
+    browse.add_argument("-o", "--output", metavar="FILE", help="write the listing to FILE (format from --format or the extension)")
+    browse.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
+
+    from gpuscope.tui import cli_record
+
+    cli_record.add_parsers(sub)
+
     watch = sub.add_parser(
         "watch",
         help="watch this node live, scoped to a Slurm job, a user or a process tree (the default command)",
@@ -441,6 +458,25 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if all_passed(report.results) else 1
 
 
+def run_browse(args: argparse.Namespace) -> int:
+    """Open the browser, or with --format/-o print (or write) the listing of every file."""
+    if not os.path.lexists(args.folder):
+        return _fail(f"no such file or folder: {args.folder}", 2)
+    if args.format is None and args.output is None:
+        code = _open_browse_screen(args)
+        if code is not None:
+            return code
+    from gpuscope.tui.model.browse_listing import listing
+
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    return _emit(args, fmt, export.render([listing(args.folder)], fmt, _width(args), limit=args.width))
+
+
+def _open_browse_screen(args: argparse.Namespace) -> int | None:
+    """The browser screen's exit status; None prints the listing instead (no screen yet)."""
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -465,6 +501,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_scaling(args)
         if args.command == "check":
             return run_check(args)
+        if args.command == "browse":
+            return run_browse(args)
+        if args.command in ("record", "report"):
+            from gpuscope.tui import cli_record
+
+            return cli_record.run_record(args) if args.command == "record" else cli_record.run_report(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`
