@@ -6,7 +6,7 @@ line starts, and the tail.
 
 `LINE_CLASSES` is the one place that says which lines are errors, warnings and successes (the
 log view highlights with it). A log is read in chunks of `CHUNK` bytes, each cut at a line end:
-the line starts of each chunk come from numpy, and each class is found with one regex search over
+the line starts of each chunk come from numpy, and each class's words are found with bytes.find over
 the chunk, mapped to line numbers with a binary search, so a long log costs no Python loop per
 line. `line_index` yields the offsets chunk by chunk, so a viewer can show the first screen at
 once and seek anywhere while the rest is indexed. Memory stays bounded: at most `MAX_BYTES` are
@@ -15,7 +15,6 @@ scanned (a larger log says so), and at most `MAX_NUMBERS` line numbers are kept 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -34,20 +33,55 @@ TAIL_LINES = 200
 MAX_LINE_SHOWN = 500
 """Characters of a flagged line kept in the table."""
 
-LINE_CLASSES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
-    # (class, pattern): the first class whose pattern a line holds is the line's class.
-    ("error", re.compile(rb"\bERROR\b|\b[Ee]rror:|\bFATAL\b|\bFatal error\b|^Traceback \(most recent call last\)|"
-                         rb"\bSegmentation fault\b|\bCANCELLED AT\b|\bOut Of Memory\b|\boom[-_]kill|\bCUDA error\b", re.MULTILINE)),
-    ("warning", re.compile(rb"\bWARNING\b|\b[Ww]arning:|\bWARN\b", re.MULTILINE)),
-    ("success", re.compile(rb"\bCOMPLETED SUCCESSFULLY\b|\bTRAINING COMPLETE\b|\bSUCCESS(?:FUL(?:LY)?)?\b|\bALL TESTS PASSED\b", re.MULTILINE)),
+LINE_CLASSES: tuple[tuple[str, tuple[bytes, ...]], ...] = (
+    # (class, words): a line holding one of the words (as a whole word) is of the class; the
+    # first class that matches wins. Plain words, not one regex: bytes.find runs at memory
+    # speed, where an alternation with word boundaries costs ~0.1 s per MB.
+    ("error", (b"ERROR", b"Error:", b"error:", b"FATAL", b"Fatal error", b"Traceback (most recent call last)",
+               b"Segmentation fault", b"CANCELLED AT", b"Out Of Memory", b"oom-kill", b"oom_kill", b"CUDA error")),
+    ("warning", (b"WARNING", b"Warning:", b"warning:", b"WARN")),
+    ("success", (b"COMPLETED SUCCESSFULLY", b"TRAINING COMPLETE", b"SUCCESS", b"SUCCESSFUL", b"SUCCESSFULLY", b"ALL TESTS PASSED")),
 )
 CLASSES = tuple(name for name, _ in LINE_CLASSES)
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _hits(data: bytes, word: bytes) -> list[int]:
+    """Where `word` occurs in `data` as a whole word (no letter, digit or _ glued to either
+    end that is itself a letter)."""
+    out, at, n = [], data.find(word), len(word)
+    check_end = word[-1] in _WORD
+    while at >= 0:
+        before = data[at - 1] if at else 32
+        after = data[at + n] if at + n < len(data) else 32
+        if before not in _WORD and not (check_end and after in _WORD):
+            out.append(at)
+        at = data.find(word, at + n)
+    return out
 
 
 def classify(line: str | bytes) -> str | None:
     """'error', 'warning', 'success' or None for one line."""
     data = line.encode("utf-8", "replace") if isinstance(line, str) else line
-    return next((name for name, pattern in LINE_CLASSES if pattern.search(data)), None)
+    return next((name for name, words in LINE_CLASSES if any(_hits(data, w) for w in words)), None)
+
+
+def _line_rows(starts: np.ndarray, data: bytes, offset: int = 0) -> dict[str, np.ndarray]:
+    """For each class, the indexes (into `starts`) of its lines in `data`; a line has one class."""
+    taken = np.zeros(len(starts), bool)
+    out = {}
+    for name, words in LINE_CLASSES:
+        at = np.array([h for w in words for h in _hits(data, w)], np.int64) + offset
+        rows = np.unique(np.searchsorted(starts, at, side="right") - 1)
+        rows = rows[~taken[rows]]
+        taken[rows] = True
+        out[name] = rows
+    return out
+
+
+def count_classes(data: bytes) -> dict[str, int]:
+    """How many error, warning and success lines `data` (whole lines of text) holds."""
+    return {name: len(rows) for name, rows in _line_rows(_starts(0, data), data).items()}
 
 
 def _chunks(handle: BinaryIO, limit: int, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
@@ -120,12 +154,7 @@ def read(path: str | Path, limit: int = MAX_BYTES) -> "FileRead":  # noqa: F821 
                 starts = _starts(offset, data)
                 if lines + len(starts) <= MAX_LINES:
                     offsets.append(starts)
-                taken = np.zeros(len(starts), bool)  # a line has one class: the first that matches
-                for name, pattern in LINE_CLASSES:
-                    at = np.fromiter((m.start() for m in pattern.finditer(data)), np.int64) + offset
-                    rows = np.unique(np.searchsorted(starts, at, side="right") - 1)
-                    rows = rows[~taken[rows]]
-                    taken[rows] = True
+                for name, rows in _line_rows(starts, data, offset).items():
                     counts[name] += len(rows)
                     kept = sum(len(a) for a in numbers[name])
                     if kept < MAX_NUMBERS:

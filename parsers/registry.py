@@ -103,7 +103,7 @@ def _line_of(text: Head, at: int) -> int:
     return text.count("\n" if isinstance(text, str) else b"\n", 0, at) + 1
 
 
-def _quote(line: str, width: int = 48) -> str:
+def _quote(line: str, width: int = 36) -> str:
     """A line of the file as a reason quotes it: cleaned, trimmed, in backticks."""
     line = clean(line.strip())
     return f"`{line[:width - 1]}…`" if len(line) > width else f"`{line}`"
@@ -412,6 +412,19 @@ def describe_lines(head: Head, size: int) -> str:
     return f"~{round(size / (len(data) / max(lines, 1))):,} lines"
 
 
+def describe_log(head: Head, size: int) -> str:
+    """Lines, and when the whole log is in the head its error / warning / success lines (a longer
+    log is counted when it is read: recognition never reads past the head)."""
+    data = _bytes(head)
+    lines = describe_lines(data, size)
+    if not data or len(data) < size:
+        return lines
+    from gpuscope.parsers import plain_log
+    counts = plain_log.count_classes(data)
+    said = [f"{n} {name}{'s' if n != 1 else ''}" for name, n in counts.items() if n]
+    return " · ".join([lines, *said])
+
+
 def describe_image(head: Head, size: int) -> str:
     from gpuscope.parsers import media
     found = media.image_size(_bytes(head))
@@ -523,8 +536,8 @@ READERS: tuple[Reader, ...] = (
     # generic kinds last
     Reader("csv", "Delimited table", "table", match_csv, _read_table, describe_rows),
     Reader("json", "JSON", "table", match_json, _read_table, describe_lines),
-    Reader("log", "Plain log", "log", match_log, _read_log, describe_lines),
-    Reader("text", "Text", "text", match_text, _read_log, describe_lines),
+    Reader("log", "Plain log", "log", match_log, _read_log, describe_log),
+    Reader("text", "Text", "text", match_text, _read_log, describe_log),
 )
 
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in READERS))
