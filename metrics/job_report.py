@@ -43,6 +43,7 @@ class GpuUsage:
     """Utilisation percent per sample; NaN where there was no reading."""
     memory_used: np.ndarray
     memory_total: int | None
+    simulated: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Usage:
     memory_what: str
     """What memory_used counts: 'cgroup memory' or 'summed RSS'."""
     gpus: tuple[GpuUsage, ...] = ()
+    scope_kind: str = "job"
+    """'job', 'user', 'pid' or 'node': a node view has no allocation to compare with."""
 
 
 def _num(value: float | int | None) -> float:
@@ -83,9 +86,11 @@ def usage_from_snapshots(snapshots: Sequence[Snapshot]) -> Usage:
         util = np.array([_num(next((g.util_gpu for g in s.gpus if g.index == index), None)) for s in snapshots], float)
         mem = np.array([_num(next((g.memory_used for g in s.gpus if g.index == index), None)) for s in snapshots], float)
         total = next((g.memory_total for s in reversed(snapshots) for g in s.gpus if g.index == index and g.memory_total), None)
-        gpus.append(GpuUsage(index, index in allocated, util, mem, total))
+        simulated = any(g.simulated for s in snapshots for g in s.gpus if g.index == index)
+        gpus.append(GpuUsage(index, index in allocated, util, mem, total, simulated))
     what = "cgroup memory" if last.scope.memory_used is not None else ("node memory in use" if last.scope.kind == "node" else "summed RSS")
-    return Usage(last.host.hostname, times, busy, last.scope.cpus_allocated, memory, max(peaks) if peaks else None, last.scope.memory_limit, what, tuple(gpus))
+    return Usage(last.host.hostname, times, busy, last.scope.cpus_allocated, memory, max(peaks) if peaks else None, last.scope.memory_limit, what, tuple(gpus),
+                 last.scope.kind)
 
 
 @dataclass
@@ -151,7 +156,8 @@ def _gpu_rows(u: Usage, advice: list[str]) -> list[dict]:
         elif g.allocated and not known.size:
             advice.append(f"{u.node}: GPU {g.index} allocated, no utilisation reading: whether it was used is unknown")
         peak = _max(g.memory_used)
-        rows.append({"node": u.node, "gpu": g.index, "allocated": "yes" if g.allocated else "no (used, not allocated)",
+        given = "n/a (node view)" if u.scope_kind == "node" else ("yes" if g.allocated else "no (used, not allocated)")
+        rows.append({"node": u.node, "gpu": g.index, "allocated": given, "simulated": g.simulated,
                      "util_mean": _mean(g.util), "util_peak": _max(g.util), "idle_share": idle, "memory_peak_gib": _gib(peak),
                      "memory_total_gib": _gib(g.memory_total), "memory_peak_share": _share(peak, g.memory_total)})
     return rows
@@ -182,12 +188,14 @@ def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapse
     """The report over every node's usage; advice only where the evidence holds."""
     advice: list[str] = []
     nodes, gpus = [], []
+    usages = list(usages)
     for u in usages:
         nodes.append(_node_rows(u, time_limit_s, elapsed_s, advice))
         gpus += _gpu_rows(u, advice)
     tables = [ResultTable("Job efficiency per node", NODE_COLUMNS, tuple(tuple(r[c.key] for c in NODE_COLUMNS) for r in nodes),
                           notes=("CPU eff: mean busy cores / cores allocated; mem eff: peak / requested; n/a: not in the samples",))]
     if gpus:
+        simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()
         tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),
-                                  notes=(f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation",)))
+                                  notes=(*simulated, f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation")))
     return Report(tables, advice)

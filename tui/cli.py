@@ -141,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     browse.add_argument("-o", "--output", metavar="FILE", help="write the listing to FILE (format from --format or the extension)")
     browse.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
+    from gpuscope.tui import cli_record
+
+    cli_record.add_parsers(sub)
+
     watch = sub.add_parser(
         "watch",
         help="watch this node live, scoped to a Slurm job, a user or a process tree (the default command)",
@@ -499,6 +503,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check(args)
         if args.command == "browse":
             return run_browse(args)
+        if args.command in ("record", "report"):
+            from gpuscope.tui import cli_record
+
+            return cli_record.run_record(args) if args.command == "record" else cli_record.run_report(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`

@@ -1,0 +1,85 @@
+"""`gpuscope record` and `gpuscope report` as a user runs them (subprocesses, real collectors)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuscope.parsers import recording
+
+GPUSCOPE = [sys.executable, "-m", "gpuscope.tui.cli"]
+
+
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([*GPUSCOPE, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_record_demo_for_a_duration_then_report(tmp_path: Path) -> None:
+    out = tmp_path / "demo.gsrec"
+    done = run("record", "--demo", "--duration", "2", "--interval", "0.5", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "--duration reached" in done.stderr and "samples in 1 batches" in done.stderr
+    rec = recording.read(out)
+    assert 4 <= rec.samples <= 6 and rec.complete and rec.snapshot(0).gpus[0].simulated
+    text = run("report", "--recording", str(out), "--width", "160")
+    assert text.returncode == 0 and "SIMULATED GPUs" in text.stdout and "Job efficiency per node" in text.stdout
+    as_json = json.loads(run("report", "--recording", str(out), "--format", "json").stdout)
+    node = as_json["job_efficiency_per_node"][0]
+    assert node["samples"] == rec.samples and node["cpu_efficiency"] is None  # a node view has no allocation: null, not 0
+    assert "### Advice" in run("report", "--recording", str(out), "--format", "markdown").stdout
+
+
+def test_record_a_process_tree_until_it_ends(tmp_path: Path) -> None:
+    out = tmp_path / "pid.gsrec"
+    child = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"])
+    try:
+        done = run("record", "--pid", str(child.pid), "--interval", "0.5", "-o", str(out))
+    finally:
+        child.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "processes are gone" in done.stderr
+    rec = recording.read(out)
+    busy = [sum(p.cpu_percent or 0 for p in rec.snapshot(i).processes if p.pid == child.pid) for i in range(rec.samples)]
+    assert max(busy) > 50  # the child spun a core while it ran
+
+
+def test_sigterm_closes_the_recording_cleanly(tmp_path: Path) -> None:
+    out = tmp_path / "term.gsrec"
+    proc = subprocess.Popen([*GPUSCOPE, "record", "--demo", "--interval", "0.5", "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while (not out.exists() or out.stat().st_size == 0) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped by SIGTERM" in err
+    rec = recording.read(out)
+    assert rec.complete and rec.samples >= 2  # the open batch was written on the way out
+
+
+def test_bad_arguments_and_existing_files(tmp_path: Path) -> None:
+    out = tmp_path / "exists.gsrec"
+    out.write_text("keep me")
+    done = run("record", "--demo", "--duration", "1", "-o", str(out))
+    assert done.returncode == 2 and "never overwrites" in done.stderr and out.read_text() == "keep me"
+    assert run("record", "--interval", "0.1", "-o", str(tmp_path / "x")).returncode == 2
+    assert run("record", "--pid", "99999999", "-o", str(tmp_path / "y")).returncode == 2
+    bad = run("report", "--recording", str(out))
+    assert bad.returncode == 1 and "not a gpuscope recording" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_unwritable_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir(mode=0o500)
+    done = run("record", "--demo", "--duration", "1", "-o", str(folder / "r.gsrec"))
+    assert done.returncode == 2 and "cannot write here" in done.stderr
