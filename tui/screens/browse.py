@@ -1,0 +1,283 @@
+"""Provides `BrowseScreen`: a result folder as a tree, each file with its kind and summary, a
+preview beside it, and Enter into the screen for that kind.
+
+Recognition (`parsers.registry`: a stat and at most a few KB per file) runs over the whole tree
+in one thread worker, which posts batches (every `BATCH_S` or `BATCH_FILES` files, whichever
+comes first), never a message per file; the tree and the folder counts take each batch in
+on the main thread and repaint the visible lines once. The screen is drawn before the first
+file is recognised, and keys are answered in between batches. What a view opens over is
+pushed on this screen, so Escape (the app's `back`) returns to the tree as it was.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DirectoryTree, Header, Tree
+from textual.worker import get_current_worker
+
+from gpuscope.metrics.safe_text import clean
+from gpuscope.parsers import registry
+from gpuscope.parsers.textfile import display_name
+from gpuscope.tui.model.folder_summary import FolderCounts, is_below, studies
+from gpuscope.tui.widgets.browse_preview import PreviewPane
+from gpuscope.tui.widgets.browse_tree import BrowseTree
+from gpuscope.tui.widgets.keys_footer import KeysFooter
+
+BATCH_S = 0.1
+BATCH_FILES = 2000
+"""A batch goes to the screen after this long or this many files: a few repaints a second."""
+VIEWS = {"table": ("table_view", "TableViewScreen"), "log": ("log_view", "LogViewScreen"), "text": ("log_view", "LogViewScreen"),
+         "markdown": ("markdown_view", "MarkdownViewScreen"), "image": ("image_view", "ImageViewScreen"),
+         "pdf": ("image_view", "PdfViewScreen")}
+"""Generic kinds: `Recognition.screen` -> (module under tui/screens, screen class); each takes
+(path, recognition)."""
+
+
+def titles() -> dict[str, str]:
+    """kind -> what it is ("MAGMA tester output"), from the registry's one table."""
+    return {reader.kind: reader.title for reader in reversed(registry.READERS)}
+
+
+def study_screen(screen: str, paths: Sequence[Path]) -> Screen[Any]:
+    """The screen that reads `paths` as one study: magma, kernels or scaling."""
+    if screen == "magma":
+        from gpuscope.tui.screens.magma import MagmaScreen
+
+        return MagmaScreen(paths)
+    if screen == "kernels":
+        from gpuscope.tui.screens.kernels import KernelsScreen
+
+        return KernelsScreen(paths)
+    from gpuscope.tui.screens.scaling import ScalingScreen
+
+    return ScalingScreen(paths)
+
+
+def view_screen(rec: Any) -> Screen[Any] | None:
+    """The screen for one recognised file, or None when no view reads its kind."""
+    if rec.screen in ("magma", "kernels", "scaling"):
+        return study_screen(rec.screen, [rec.path])
+    module_name, class_name = VIEWS.get(rec.screen, ("", ""))
+    if not module_name:
+        return None
+    module = importlib.import_module(f"gpuscope.tui.screens.{module_name}")
+    return getattr(module, class_name)(rec.path, rec)
+
+
+class BrowseScreen(Screen[None]):
+    """Folder tree with kinds and summaries on the left, the selection described on the right."""
+
+    HELP_TITLE = "Keys: browse"
+    BINDINGS = [
+        Binding("a", "analyse", "Analyse", tooltip="Gather every file of one kind below the folder into one study (asks which when there are several)"),
+        Binding("s", "summary", "Summary", tooltip="One page about the folder: files per kind, what could not be read, errors and warnings in logs"),
+        Binding("w", "watch", "Watch", tooltip="Switch to the live watch (it keeps its state; b comes back here)"),
+    ]
+    """Browse keys; Enter (open) is the tree's, Escape (back from a view) the app's."""
+
+    DEFAULT_CSS = """
+    BrowseScreen #browse-body {
+        height: 1fr;
+    }
+    BrowseScreen BrowseTree {
+        width: 3fr;
+        height: 1fr;
+        border-right: vkey $panel;
+    }
+    BrowseScreen PreviewPane {
+        width: 2fr;
+        height: 1fr;
+    }
+    """
+
+    class Recognised(Message):
+        """The worker recognised a batch of files; `done`: that was the last."""
+
+        def __init__(self, batch: tuple[Any, ...], done: bool) -> None:
+            super().__init__()
+            self.batch = batch
+            self.done = done
+
+    def __init__(self, root: str | Path = ".", *, select: str | Path | None = None) -> None:
+        """`root`: the folder shown (its label as given); `select`: a file below it to put
+        the cursor on (a job's output file)."""
+        super().__init__()
+        self.root = Path(root)
+        self.base = self.root.resolve()
+        self.select = Path(select).resolve() if select is not None else None
+        self.recognitions: dict[Path, Any] = {}
+        """path -> `Recognition`, as batches arrive."""
+        self.counts = FolderCounts(self.base)
+        self.recognition_done = False
+        self.started = time.monotonic()
+        self.elapsed: float | None = None
+        """Seconds recognition took, once done."""
+        self.titles = titles()
+        self.screens = {reader.kind: reader.screen for reader in registry.READERS}
+        """kind -> the screen that opens it."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="browse-body"):
+            yield BrowseTree(self.root, self.recognitions, self.counts, id="browse-tree")
+            yield PreviewPane(id="browse-preview")
+        yield KeysFooter()
+
+    async def on_mount(self) -> None:
+        self._title()
+        self.recognise_all()
+        tree = self.query_one(BrowseTree)
+        tree.focus()
+        if self.select is not None and await tree.reveal(self.select) is None:
+            self.notify(f"{clean(display_name(self.select))} is not below {clean(display_name(self.root))}", title="Not shown", markup=False)
+
+    # --- recognition ----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="recognise", exit_on_error=False)
+    def recognise_all(self) -> None:
+        worker = get_current_worker()
+        batch: list[Any] = []
+        sent = time.monotonic()
+        for path in registry.walk(self.base):
+            if worker.is_cancelled:
+                return
+            batch.append(registry.recognise(path))
+            if len(batch) >= BATCH_FILES or time.monotonic() - sent >= BATCH_S:
+                self.post_message(self.Recognised(tuple(batch), False))
+                batch, sent = [], time.monotonic()
+        self.post_message(self.Recognised(tuple(batch), True))
+
+    def on_browse_screen_recognised(self, message: Recognised) -> None:
+        for rec in message.batch:
+            self.recognitions[rec.path] = rec
+            self.counts.add(rec)
+        tree = self.query_one(BrowseTree)
+        if message.done:
+            self.recognition_done = tree.done = True
+            self.elapsed = time.monotonic() - self.started
+        tree.show_recognitions()
+        self._title()
+        self._preview(tree.cursor_node, refresh=True)
+
+    def _title(self) -> None:
+        n = len(self.recognitions)
+        state = f"{n:,} files" if self.recognition_done else f"recognising … {n:,} files so far"
+        self.sub_title = f"browse · {clean(display_name(self.root))} · {state}"
+
+    # --- preview and opening --------------------------------------------------------------
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
+        self._preview(event.node)
+
+    def _preview(self, node: Any, refresh: bool = False) -> None:
+        if node is None or node.data is None:
+            return
+        path = node.data.path
+        pane = self.query_one(PreviewPane)
+        if refresh and pane.path != path:
+            return
+        if node.allow_expand:
+            pane.show_folder(path, self.counts.of(path), self.recognition_done, self.titles, self.screens)
+        else:
+            pane.show_file(path, self.recognitions.get(path), self.titles)
+
+    @on(DirectoryTree.FileSelected)
+    def _file_selected(self, event: DirectoryTree.FileSelected) -> None:
+        event.stop()
+        self.open(event.path)
+
+    def open(self, path: Path) -> None:
+        """Push the screen for `path`'s kind; say why when there is none."""
+        rec = self.recognitions.get(path)
+        name = clean(display_name(path.name))
+        if rec is None:
+            self.notify(f"{name} is not recognised yet: a moment", markup=False)
+            return
+        if rec.kind is None:
+            why = rec.problem.message if rec.problem is not None else rec.reason
+            self.notify(f"{name}: {clean(why)}", title="Nothing to open", severity="warning", markup=False)
+            return
+        try:
+            screen = view_screen(rec)
+        except (ImportError, AttributeError):
+            screen = None
+        if screen is None:
+            self.notify(f"No view for {rec.kind} files yet; the preview shows the first lines.", markup=False)
+            return
+        self.app.push_screen(screen)
+
+    # --- folders --------------------------------------------------------------------------
+
+    def _folder(self) -> Path:
+        """The folder under the cursor, or the folder of the file under it."""
+        node = self.query_one(BrowseTree).cursor_node
+        if node is None or node.data is None:
+            return self.base
+        path = node.data.path
+        return path if node.allow_expand else path.parent
+
+    def _ready(self, what: str) -> bool:
+        if not self.recognition_done:
+            self.notify(f"Still recognising ({len(self.recognitions):,} files so far): {what} needs every file. Try again in a moment.",
+                        title="Not yet", markup=False)
+        return self.recognition_done
+
+    def action_analyse(self) -> None:
+        """`a`: one study over every file of one kind below the folder."""
+        if not self._ready("the analysis"):
+            return
+        folder = self._folder()
+        found = studies(self.recognitions.values(), folder)
+        if not found:
+            self.notify("No MAGMA outputs, profiler exports or run logs below this folder: the summary says what is there.",
+                        markup=False)
+            self.action_summary()
+            return
+        if len(found) == 1:
+            screen, paths = next(iter(found.items()))
+            self.app.push_screen(study_screen(screen, paths))
+            return
+        from gpuscope.tui.screens.folder_summary import StudyModal
+
+        def chosen(choice: str | None) -> None:
+            if choice == "summary":
+                self.action_summary()
+            elif choice in found:
+                self.app.push_screen(study_screen(choice, found[choice]))
+
+        self.app.push_screen(StudyModal(folder, {screen: len(paths) for screen, paths in found.items()}), chosen)
+
+    def action_summary(self) -> None:
+        """`s`: the folder summary."""
+        if not self._ready("the summary"):
+            return
+        from gpuscope.tui.screens.folder_summary import FolderSummaryScreen
+
+        folder = self._folder()
+        below = [rec for path, rec in self.recognitions.items() if is_below(path, folder)]
+        self.app.push_screen(FolderSummaryScreen(folder, below, self.titles))
+
+    async def show_path(self, path: Path) -> bool:
+        """Put the cursor on `path` (opening folders on the way); False when it is not here."""
+        return await self.query_one(BrowseTree).reveal(path.resolve()) is not None
+
+    def action_watch(self) -> None:
+        """`w`: the watch mode (the app keeps both, each as it was left)."""
+        self.app.show_watch()  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`w` only where the app can show a watch (not under `gpuscope magma` and the like)."""
+        if action == "watch":
+            return getattr(self.app, "can_watch", False)
+        return True

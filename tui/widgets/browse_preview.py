@@ -1,0 +1,160 @@
+"""Provides `PreviewPane`: what the browser says about the file or folder under the cursor.
+
+The head (kind, why, summary, problem, what Enter opens) comes from the recognition already
+on the main thread; the first lines of a file are read in a thread worker (a file can sit on a
+slow mount, or be a FIFO swapped in), at most `PREVIEW_BYTES`, and shown as plain text with
+escape sequences removed. A folder shows its files counted per kind and what `a` would open.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from gpuscope.metrics.safe_text import clean
+from gpuscope.parsers.textfile import display_name, head, looks_binary
+from gpuscope.tui.model.folder_summary import STUDIES
+
+PREVIEW_BYTES = 16 * 1024
+PREVIEW_LINES = 120
+LINE_CHARS = 240
+OPENS = {"magma": "the MAGMA distributions screen", "kernels": "the kernel efficiency screen", "scaling": "the scaling screen",
+         "table": "the table view", "log": "the log view", "markdown": "the Markdown view", "image": "the image view",
+         "pdf": "the PDF view", "text": "the log view"}
+"""What Enter opens, per `Recognition.screen`."""
+
+
+class PreviewPane(VerticalScroll):
+    """A head describing the selection, then the first lines of a file."""
+
+    DEFAULT_CSS = """
+    PreviewPane {
+        padding: 0 1;
+    }
+    PreviewPane > #preview-head {
+        height: auto;
+        margin-bottom: 1;
+    }
+    PreviewPane > #preview-body {
+        height: auto;
+        color: $text-muted;
+    }
+    """
+
+    class HeadRead(Message):
+        """The worker read the first lines of `path` (or why it could not)."""
+
+        def __init__(self, path: Path, text: Text) -> None:
+            super().__init__()
+            self.path = path
+            self.text = text
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.path: Path | None = None
+        """What is shown; a head read for another path is dropped."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="preview-head", markup=False)
+        yield Static(id="preview-body", markup=False)
+
+    def show_file(self, path: Path, rec: Any | None, titles: dict[str, str]) -> None:
+        """Describe a file from its recognition (None: not recognised yet); read its head
+        unless this file is already shown (a new batch only refreshes the description)."""
+        same = path == self.path
+        self.path = path
+        self.query_one("#preview-head", Static).update(file_text(path, rec, titles))
+        if not same:
+            self.query_one("#preview-body", Static).update(Text("reading …", style="dim"))
+            self.scroll_home(animate=False)
+            self.read_head(path)
+
+    def show_folder(self, path: Path, counts: Counter[str], done: bool, titles: dict[str, str], screens: dict[str, str]) -> None:
+        self.path = path
+        self.query_one("#preview-head", Static).update(folder_text(path, counts, done, titles, screens))
+        self.query_one("#preview-body", Static).update("")
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def read_head(self, path: Path) -> None:
+        self.post_message(self.HeadRead(path, head_text(path)))
+
+    def on_preview_pane_head_read(self, message: HeadRead) -> None:
+        message.stop()
+        if message.path == self.path:
+            self.query_one("#preview-body", Static).update(message.text)
+
+
+def _rows(pairs: list[tuple[str, Text | str | Table]]) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for key, value in pairs:
+        grid.add_row(key, Text(clean(value)) if isinstance(value, str) else value)
+    return grid
+
+
+def file_text(path: Path, rec: Any | None, titles: dict[str, str]) -> Table:
+    """Name, kind and title, why, summary, problem, what Enter opens."""
+    name = Text(clean(display_name(path.name)), style="bold")
+    pairs: list[tuple[str, Text | str | Table]] = [("File", name)]
+    if rec is None:
+        pairs.append(("Kind", Text("not recognised yet …", style="dim")))
+        return _rows(pairs)
+    if rec.kind:
+        pairs.append(("Kind", Text(clean(rec.kind), style="bold").append(f"  {clean(titles.get(rec.kind, ''))}", style="")))
+    else:
+        pairs.append(("Kind", Text("not recognised", style="italic")))
+    if rec.reason:
+        pairs.append(("Why", rec.reason))
+    if rec.summary:
+        pairs.append(("Size", rec.summary))
+    if rec.problem is not None:
+        pairs.append(("Problem", Text(f"⚠ {clean(rec.problem.message)}", style="bold")))
+    if rec.screen and rec.kind:
+        pairs.append(("Enter", f"opens {OPENS.get(rec.screen, rec.screen)}"))
+    return _rows(pairs)
+
+
+def folder_text(path: Path, counts: Counter[str], done: bool, titles: dict[str, str], screens: dict[str, str]) -> Table:
+    """The folder's files per kind, and what `a` would gather (`screens`: kind -> screen)."""
+    total = sum(counts.values())
+    pairs: list[tuple[str, Text | str | Table]] = [("Folder", Text(clean(display_name(path.name or path)), style="bold"))]
+    pairs.append(("Files", f"{total:,} below" + ("" if done else " so far (recognising …)")))
+    kinds = Table.grid(padding=(0, 1))
+    kinds.add_column(justify="right")
+    kinds.add_column(style="bold", no_wrap=True)
+    kinds.add_column(style="dim")
+    for kind, n in counts.most_common():
+        kinds.add_row(f"{n:,}", Text(clean(kind)), Text(clean(titles.get(kind, ""))))
+    if counts:
+        pairs.append(("Kinds", kinds))
+    study = Counter[str]()
+    for kind, n in counts.items():
+        if screens.get(kind) in STUDIES:
+            study[screens[kind]] += n
+    if study:
+        pairs.append(("a", " · ".join(f"{STUDIES[screen]} ({n})" for screen, n in study.items())))
+    pairs.append(("s", "summary: kinds, what failed, errors and warnings in logs"))
+    return _rows(pairs)
+
+
+def head_text(path: Path) -> Text:
+    """The first lines of a file as plain text, or why there are none. Runs in a thread."""
+    data, findings = head(path, clean(display_name(path)), PREVIEW_BYTES)
+    if data is None:
+        return Text(clean(findings[0].message) if findings else "cannot be read", style="italic")
+    if not data:
+        return Text("(empty file)", style="italic")
+    if looks_binary(data):
+        return Text("binary data: no text preview", style="italic")
+    lines = data.decode("utf-8", "replace").splitlines()[:PREVIEW_LINES]
+    return Text("\n".join(clean(line)[:LINE_CHARS] for line in lines))
