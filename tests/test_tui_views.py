@@ -184,11 +184,9 @@ async def test_hostile_cells_are_shown_cleaned(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("content", "expected"), [
     (b"", "file is empty"),
     (b"\x00\x01\x02garbage\xff\xfe" * 100, "binary"),
-    (b'{"a": {"b": {"c": 1}}}', "not a table"),
-    (b'[1, {"a": 2}]', "not a table"),
+    (b"[[1, 2], [3]]", "not records"),
     (b"{not json", "not valid JSON"),
-    (b"42", "not a table"),
-], ids=["empty", "binary", "nested-object", "mixed-list", "broken-json", "scalar"])
+], ids=["empty", "binary", "list-of-lists", "broken-json"])
 async def test_bad_files_give_a_message_not_a_crash(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / ("bad.json" if content[:1] in (b"{", b"[", b"4") else "bad.csv")
     path.write_bytes(content)
@@ -202,6 +200,17 @@ async def test_bad_files_give_a_message_not_a_crash(tmp_path: Path, content: byt
         assert isinstance(app.screen, TableViewScreen)
 
 
+async def test_partly_tabular_json_shows_the_table_and_what_was_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.json"
+    path.write_text('[1, {"a": "\\u001b[31m2 ms"}, {"a": "3 ms"}]')  # JSON's own escape for ESC
+    app = app_for(TableViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is not None and screen.model.row_count == 2
+        assert "not objects; skipped" in text_of(screen, "#table-notes")
+        assert screen.query_one("#table-grid", DataTable).get_cell_at((0, 0)).plain.strip() == "2 ms"
+
+
 def test_json_shapes_records_columns_nested(tmp_path: Path) -> None:
     columns = tmp_path / "columns.json"
     columns.write_text(json.dumps({"gpus": [1, 2, 4], "speedup": ["1.0×", "1.9×", "3.6×"]}))
@@ -212,7 +221,7 @@ def test_json_shapes_records_columns_nested(tmp_path: Path) -> None:
     read = read_all(columns)
     assert list(read.frame.columns) == ["gpus", "speedup"] and TableModel(read).is_numeric("speedup")
     read = read_all(nested)
-    assert list(read.frame["b"].fillna("")) == ["[1, 2]", ""] and read.findings[0].kind == "nested"
+    assert list(TableModel(read).text["b"]) == ["[1, 2]", ""] and read.findings[0].kind == "nested"
     read = read_all(lines)
     assert len(read.frame) == 2 and read.findings[0].count == 1
 

@@ -77,7 +77,15 @@ def _text_column(series: pd.Series) -> np.ndarray:
         if unprintable.any():
             text = text.where(~unprintable, text[unprintable].map(clean))
         return text.to_numpy(dtype=object)
-    return np.array([format_cell(v) for v in series.tolist()], dtype=object)
+    return np.array([_shown(v) for v in series.tolist()], dtype=object)
+
+
+def _shown(value: Any) -> str:
+    """One cell as text: floats with 10 significant digits (the file's own, mostly), others as
+    `format_cell` shows them (blank for missing, cleaned text)."""
+    if isinstance(value, float) and not is_missing(value):
+        return f"{value:.10g}"
+    return format_cell(value)
 
 
 def read_numbers(series: pd.Series) -> NumericColumn | None:

@@ -111,14 +111,14 @@ class TableViewScreen(FileScreen):
         try:
             model = TableModel(read_head(self.path), self.marks)
             self.post_message(self.Loaded(model))
-            if not model.complete:
+            if not model.read.final:
                 self.post_message(self.Loaded(TableModel(read_all(self.path), self.marks)))
         except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
             self.post_message(self.LoadFailed(self.error_text(error)))
 
     def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
         model: TableModel = message.model
-        if not model.columns and (model.complete or model.findings):
+        if not model.columns and model.read.final:
             self.model = None
             self.refresh_bindings()
             self.sub_title = f"Table · nothing to show · {self.name_text}"
@@ -193,7 +193,10 @@ class TableViewScreen(FileScreen):
         else:
             text.append(f"first {model.row_count:,} rows", style="bold")
             total = model.read.total_rows
-            text.append(f" of {total:,}" if total is not None else " · reading the rest, row count not known yet", style="dim")
+            if total is not None:
+                text.append(f" of {total:,}", style="dim")
+            text.append(" · reading the rest" + ("" if total is not None else ", row count not known yet") if not model.read.final
+                        else " · the file is over the size limit (see below)", style="dim")
         text.append(f" · {len(model.columns)} columns", style="dim")
         if view.sort:
             text.append(" · sorted by ", style="dim").append(clean(view.sort) + (" ↓" if view.descending else " ↑"), style="bold")
