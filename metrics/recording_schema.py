@@ -141,7 +141,7 @@ def _snapshot_v1(row: dict[str, Any]) -> Snapshot:
     host = HostSample(timestamp=row["timestamp"], hostname=row["hostname"], cpu_percent=tuple(row["cpu_percent"] or ()),
                       load_avg=tuple(row["load_avg"] or (None, None, None)), memory=memory, cpu_count=row["cpu_count"], uptime=row["uptime"])
     status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
-    return Snapshot(host=host, processes=_rows(row["processes"], PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
+    return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
                     scope=_scope(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
 
 

@@ -63,7 +63,10 @@ def looks_like_recording(head: bytes) -> bool:
     return head.startswith(MAGIC) and recording_schema.VERSION_KEY in head
 
 
-def read(path: str | os.PathLike[str]) -> Recording:
+def read(path: str | os.PathLike[str], *, processes: bool = True) -> Recording:
+    """Every whole batch of a recording. `processes=False` leaves the process lists out (most
+    of a recording's bytes: they are not even decompressed), so a long recording opens at once
+    with its host and GPU history; its snapshots then have no processes."""
     label = display_name(path)
     handle, _size, problems = open_regular(path, label)
     if handle is None:
@@ -78,6 +81,10 @@ def read(path: str | os.PathLike[str]) -> Recording:
             return Recording(os.fspath(path), None, None, [Finding("error", "not-recording", "an Arrow stream, but not a gpuscope recording (no version in its schema)", label)])
         if version not in recording_schema.READERS:
             return Recording(os.fspath(path), None, version, [Finding("error", "newer-version", f"recording version {version}: this gpuscope reads versions up to {max(recording_schema.READERS)}; update gpuscope", label)])
+        if not processes and "processes" in reader.schema.names:  # open again, reading every field but that one
+            wanted = [i for i, name in enumerate(reader.schema.names) if name != "processes"]
+            handle.seek(0)
+            reader = pa.ipc.open_stream(handle, options=pa.ipc.IpcReadOptions(included_fields=wanted))
         batches, findings, complete = [], [], False
         while True:
             try:

@@ -215,3 +215,14 @@ def test_any_bytes_after_a_real_start_never_raise(tmp_path: Path, data: bytes, c
     assert back.samples >= 0
     for i in range(min(back.samples, 2)):
         back.snapshot(i)
+
+
+def test_without_processes_reads_the_rest(tmp_path: Path) -> None:
+    taken = snapshots(8, gpus=2, processes=20)
+    with Recorder(tmp_path / "r.gsrec", batch_samples=3) as rec:
+        for s in taken:
+            rec.add(s)
+    light = recording.read(tmp_path / "r.gsrec", processes=False)
+    assert light.samples == 8 and "processes" not in light.table.column_names
+    first = light.snapshot(0)
+    assert first.processes == () and first.gpus == taken[0].gpus and first.host == taken[0].host

@@ -1,0 +1,130 @@
+"""Recording benchmark: the cost of a sample on disk and in CPU, against JSON lines, and the time
+to open a 24-hour recording.
+
+    python bench/record_bench.py [--gpus 8] [--processes 200] [--samples 600] [--hours 24] [--check]
+
+1. takes `--samples` snapshots of a fake node (tests/fake_watch.FakeSource: 8 simulated GPUs,
+   200 processes, changing every sample) and writes them, side by side in one run,
+   (a) as JSON lines (`watch --once --format json`'s dict per line: the baseline) and
+   (b) with gpuscope's Recorder (Arrow IPC stream, zstd, 60-sample batches);
+   it reports CPU time per sample (process time, the samples' creation not counted) and bytes
+   per sample and per GPU;
+2. writes a `--hours` recording at 1 Hz (the 60-sample batch written again with its times
+   shifted: the same bytes a real day would cost at this churn) and times opening it as replay
+   does for its first screen: `recording.read(processes=False)` (host and GPU columns; the
+   process lists, most of the bytes, load behind it), the time column, the last sample as a
+   Snapshot, and the GPU utilisation history of every GPU;
+3. prints the targets: < 0.5 ms CPU per sample, < 1 KB per GPU per sample, open < 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # FakeSource lives with the tests
+
+from fake_watch import FakeSource  # noqa: E402
+
+from gpuscope.collectors.recorder import Recorder  # noqa: E402
+from gpuscope.metrics import recording_schema  # noqa: E402
+from gpuscope.metrics.snapshot_tables import snapshot_dict  # noqa: E402
+from gpuscope.parsers import recording  # noqa: E402
+
+TARGET_CPU_MS = 0.5
+TARGET_BYTES_PER_GPU = 1024
+TARGET_OPEN_S = 2.0
+
+
+def write_json_lines(path: Path, snapshots) -> float:
+    start = time.process_time()
+    with open(path, "w", encoding="utf-8") as handle:
+        for s in snapshots:
+            handle.write(json.dumps(snapshot_dict(s), separators=(",", ":")) + "\n")
+    return time.process_time() - start
+
+
+def write_recording(path: Path, snapshots) -> float:
+    start = time.process_time()
+    with Recorder(path) as rec:
+        for s in snapshots:
+            rec.add(s)
+    return time.process_time() - start
+
+
+def write_day(path: Path, snapshots, hours: float) -> int:
+    """`hours` at 1 Hz: the first 60 samples' batch again and again, times shifted."""
+    batch = recording_schema.to_batch(snapshots[:60])
+    t0 = batch.column("timestamp")
+    total = int(hours * 3600)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, recording_schema.SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        for start in range(0, total, 60):
+            shifted = pc.add(t0, pa.scalar(float(start), pa.float64()))
+            arrays = [shifted if name == "timestamp" else batch.column(name) for name in batch.schema.names]
+            writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=batch.schema))
+    return total
+
+
+def open_as_replay(path: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    rec = recording.read(path, processes=False)  # the process lists load behind the first screen
+    times = rec.times
+    last = rec.snapshot(rec.samples - 1)
+    gpus = rec.table.column("gpus")
+    util = pc.list_flatten(gpus).combine_chunks().field("util_gpu").to_numpy(zero_copy_only=False)  # every GPU's history
+    assert times.size == rec.samples and last.gpus and util.size == rec.samples * len(last.gpus)
+    return time.perf_counter() - start, rec.samples
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpus", type=int, default=8)
+    parser.add_argument("--processes", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=600)
+    parser.add_argument("--hours", type=float, default=24.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    source = FakeSource(gpus=args.gpus, processes=args.processes)
+    snapshots = [source.poll() for _ in range(args.samples)]
+    gc.collect()
+    gc.freeze()  # the inputs are the bench's, not the recorder's: a recording process holds one batch, not 600 samples
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"{args.samples} samples of {args.gpus} simulated GPUs and {len(snapshots[0].processes)} processes")
+    cpu_json, cpu_rec, size_json, size_rec = [], [], 0, 0
+    with tempfile.TemporaryDirectory(prefix="record-bench-") as tmp:
+        for i in range(args.repeat):
+            js, rc = Path(tmp) / f"s{i}.jsonl", Path(tmp) / f"s{i}.gsrec"
+            order = [(write_json_lines, js, cpu_json), (write_recording, rc, cpu_rec)]
+            for fn, path, out in order if i % 2 == 0 else order[::-1]:
+                out.append(fn(path, snapshots))
+            size_json, size_rec = js.stat().st_size, rc.stat().st_size
+        per = lambda xs: statistics.median(xs) / args.samples * 1000  # noqa: E731
+        bytes_gpu = size_rec / args.samples / max(1, args.gpus)
+        print(f"JSON lines (baseline)   {per(cpu_json):.3f} ms CPU per sample   {size_json / args.samples:,.0f} B per sample")
+        print(f"gpuscope recording      {per(cpu_rec):.3f} ms CPU per sample   {size_rec / args.samples:,.0f} B per sample "
+              f"({bytes_gpu:,.0f} B per GPU; {size_json / size_rec:.0f}x smaller, {per(cpu_json) / per(cpu_rec):.1f}x less CPU than JSON lines)")
+        day = Path(tmp) / "day.gsrec"
+        n = write_day(day, snapshots, args.hours)
+        opens = [open_as_replay(day)[0] for _ in range(args.repeat)]
+        print(f"{args.hours:g} h at 1 Hz: {n:,} samples, {day.stat().st_size / 1e6:.0f} MB; opened as replay in {statistics.median(opens):.2f} s "
+              f"(median of {args.repeat})")
+    ok = [per(cpu_rec) < TARGET_CPU_MS, bytes_gpu < TARGET_BYTES_PER_GPU, statistics.median(opens) < TARGET_OPEN_S]
+    for label, good in zip((f"CPU per sample < {TARGET_CPU_MS} ms", f"disk per GPU per sample < {TARGET_BYTES_PER_GPU} B", f"24 h opens < {TARGET_OPEN_S:g} s"), ok):
+        print(f"{label}: {'PASS' if good else 'FAIL'}")
+    return 1 if args.check and not all(ok) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
