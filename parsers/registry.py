@@ -432,7 +432,16 @@ def describe_image(head: Head, size: int) -> str:
 
 
 def describe_pdf(head: Head, size: int) -> str:
-    return "PDF"
+    """`PDF 1.4`, with the page count when the whole file is in the head."""
+    data = _bytes(head)
+    version = data[5:8].decode("ascii", "replace") if data[5:6].isdigit() else ""
+    said = clean(f"PDF {version}".strip())
+    if len(data) >= size:
+        from gpuscope.parsers import media
+        pages = media.pdf_pages(data)
+        if pages:
+            said += f" · {pages} page{'s' if pages != 1 else ''}"
+    return said
 
 
 def describe_mlperf(head: Head, size: int) -> str:
@@ -493,23 +502,9 @@ def _read_markdown(path: Path) -> FileRead:
 
 
 def _read_expected(path: Path) -> FileRead:
-    try:
-        from gpuscope.parsers import expected  # worker X's reader of expected.toml
-    except ImportError:
-        return _read_markdown(path)
-    reader = getattr(expected, "read_file", None) or getattr(expected, "read", None)
-    if reader is None:
-        return _read_markdown(path)
-    got = reader(path)
-    if isinstance(got, FileRead):
-        return got
-    checks = getattr(got, "checks", got)
-    findings = list(getattr(got, "findings", []))
-    try:
-        table = pd.DataFrame([vars(c) if hasattr(c, "__dict__") else c for c in checks]) if checks is not None else None
-    except (TypeError, ValueError):
-        table = None
-    return FileRead(table, findings, {"checks": 0 if table is None else len(table)})
+    from gpuscope.parsers import expected
+    checks, findings = expected.read(path)
+    return FileRead(expected.to_frame(checks), list(findings), {"checks": len(checks)})
 
 
 READERS: tuple[Reader, ...] = (
