@@ -215,6 +215,8 @@ def mentions_magma(data: bytes) -> bool:
 
 def match_magma(name: str, head: Head) -> str | None:
     data = _bytes(head)
+    if not mentions_magma(data):  # substring searches first: most files are not MAGMA output
+        return None
     for pattern, what in _MAGMA_LINES:
         found = pattern.search(data)
         if found is not None:
@@ -601,14 +603,15 @@ def _head(path: Path, label: str) -> tuple[bytes | None, int, bool, Finding | No
     return raw, info.st_size, False, None
 
 
+_CONTROL_BYTES = bytes([*range(9), *range(14, 32), 127])
+
+
 def _binary_garbage(head: bytes) -> bool:
     """NUL bytes, or mostly bytes that are neither text nor UTF-8: not a text result."""
     if b"\x00" in head:
         return True
     sample = head[:1024]
-    if not sample:
-        return False
-    bad = sum(1 for b in sample if b < 9 or 13 < b < 32 or b == 127)
+    bad = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     return bad > len(sample) // 10
 
 
