@@ -59,7 +59,7 @@ class Reader:
     kind: str
     title: str
     screen: str
-    """Which view opens it: magma, kernels, scaling, table, markdown, log, image, pdf, text."""
+    """Which view opens it: magma, kernels, scaling, replay, table, markdown, log, image, pdf, text."""
     match: Callable[[str, Head], str | None]
     """(file name, head) -> why the file is of this kind, or None."""
     read: Callable[[Path], FileRead]
@@ -183,6 +183,17 @@ def match_image(name: str, head: Head) -> str | None:
 def match_pdf(name: str, head: Head) -> str | None:
     data = _bytes(head)
     return f"`{data[:8].decode('ascii', 'replace').strip()}` header: PDF" if data.startswith(PDF_MAGIC) else None
+
+
+ARROW_STREAM_MAGIC = b"\xff\xff\xff\xff"
+
+
+def match_recording(name: str, head: Head) -> str | None:
+    data = _bytes(head)
+    if not data.startswith(ARROW_STREAM_MAGIC):
+        return None
+    from gpuscope.parsers import recording  # pyarrow: imported only for a file that starts like a stream
+    return "Arrow IPC stream with gpuscope's schema version: a recording" if recording.looks_like_recording(data) else None
 
 
 # ============================================================== rules: names
@@ -477,6 +488,13 @@ def _read_runs(path: Path) -> FileRead:
     return FileRead(got.runs, list(got.findings), {"runs": len(got.runs), "curves": got.curves})
 
 
+def _read_recording(path: Path) -> FileRead:
+    from gpuscope.parsers import recording
+    got = recording.read(path, processes=False)  # the samples' host and GPU history; processes stay packed
+    table = got.table.to_pandas() if got.table is not None else None
+    return FileRead(table, list(got.findings), {"samples": got.samples, "version": got.version, "complete": got.complete})
+
+
 def _read_table(path: Path) -> FileRead:
     from gpuscope.parsers import generic_tables
     return generic_tables.read(path)
@@ -514,6 +532,7 @@ READERS: tuple[Reader, ...] = (
     Reader("pyprof", "PyProf kernel table", "kernels", match_pyprof_parquet, _read_kernels, _fixed("PyProf Parquet")),
     Reader("parquet", "Parquet table", "table", match_parquet, _read_table, _fixed("Parquet")),
     Reader("nsys", "Nsight Systems export", "kernels", match_nsys_sqlite, _read_kernels, _fixed("nsys SQLite")),
+    Reader("recording", "gpuscope recording", "replay", match_recording, _read_recording, _fixed("recording")),
     Reader("image", "Image", "image", match_image, _read_image, describe_image),
     Reader("pdf", "PDF document", "pdf", match_pdf, _read_pdf, describe_pdf),
     # then names that say what a file is

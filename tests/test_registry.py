@@ -69,9 +69,10 @@ EXAMPLE_KINDS = (
     ("analysis/*.parquet", "parquet"),
     ("analysis/figures/*.png", "image"),
     ("analysis/figures/*.pdf", "pdf"),
+    ("recording/*.gsrec", "recording"),
 )
 EVERY_KIND = {"magma", "pyprof", "nsys", "ncu", "nvprof", "torch-trace", "mlperf-log", "seed-log", "reframe", "sacct",
-              "csv", "parquet", "json", "markdown", "image", "pdf", "log", "expected"}
+              "csv", "parquet", "json", "markdown", "image", "pdf", "log", "expected", "recording"}
 
 
 def expected_kind(rel: str, table: tuple[tuple[str, str], ...]) -> str | None:
@@ -126,7 +127,7 @@ def test_reasons_say_why() -> None:
 
 def test_kinds_are_declared_once() -> None:
     assert EVERY_KIND | {"text"} == set(KINDS)
-    screens = {"magma", "kernels", "scaling", "table", "markdown", "log", "image", "pdf", "text"}
+    screens = {"magma", "kernels", "scaling", "replay", "table", "markdown", "log", "image", "pdf", "text"}
     assert {r.screen for r in READERS} <= screens
 
 
@@ -355,7 +356,7 @@ heads = st.one_of(
     st.binary(max_size=2048),
     st.text(max_size=1024).map(lambda t: t.encode("utf-8", "surrogatepass")),
     st.sampled_from([b"PAR1", b"SQLite format 3\x00", b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF89a", b"%PDF-1.4",
-                     b"% MAGMA 2.8.0", b":::MLLOG {", b"JobID|State", b"[{", b"==PROF==", b"\x1f\x8b"]).flatmap(
+                     b"% MAGMA 2.8.0", b":::MLLOG {", b"JobID|State", b"[{", b"==PROF==", b"\x1f\x8b", b"\xff\xff\xff\xff"]).flatmap(
         lambda magic: st.binary(max_size=512).map(lambda rest: magic + rest)),
 )
 
