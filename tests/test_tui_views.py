@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +19,25 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from textual.widgets import DataTable, Input, Static
+from PIL import Image as PILImage
+from textual.widgets import ContentSwitcher, DataTable, Input, Markdown, Static
+
+from gpuscope.parsers import registry
 
 from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.model.halfblocks import halfblocks
 from gpuscope.tui.model.log_document import TAIL_BYTES, LogDocument
 from gpuscope.tui.model.table_filter import FilterError, RowFilter, parse_filter
 from gpuscope.tui.model.table_model import TableModel, TableView
 from gpuscope.tui.model.table_read import TableRead, read_all, read_head
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.screens.help import HelpScreen
-from gpuscope.tui.screens.log_view import LogViewScreen
+from gpuscope.tui.screens.image_view import ImageViewScreen
+from gpuscope.tui.screens.log_view import LogViewScreen, TextViewScreen
+from gpuscope.tui.screens.markdown_view import MarkdownViewScreen
+from gpuscope.tui.screens.pdf_view import PdfViewScreen
 from gpuscope.tui.screens.table_view import TableViewScreen, XYPlot
+from gpuscope.tui.screens.views import view_for
 from gpuscope.tui.widgets.log_lines import LogLines
 from loading_helpers import settled
 from paths import ROOT
@@ -379,3 +389,130 @@ async def test_bad_logs_give_a_message(tmp_path: Path, content: bytes, expected:
         findings = screen.query_one("#view-empty-findings").query_one("DataTable").findings  # type: ignore[attr-defined]
         assert expected in " ".join(f.message for f in findings)
         await pilot.press("n", "N")
+
+
+# ---- markdown, image, PDF and the mapping -------------------------------------------------
+
+ANALYSIS = ROOT / "examples" / "analysis"
+def png_claiming(side: int) -> bytes:
+    """A valid PNG header claiming `side` × `side` pixels, with almost no pixel data."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 100)) + chunk(b"IEND", b"")
+
+
+
+
+async def test_markdown_renders_and_links_are_not_followed(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    path.write_bytes((ANALYSIS / "summary.md").read_bytes() + b"\n## Esc \x1b]0;pwned\x07title\x1b[2J\n\n[elsewhere](/etc/passwd) [up](#expected-results-sanity-check)\n")
+    app = app_for(MarkdownViewScreen(path))
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await settled(app, pilot, MarkdownViewScreen)
+        await pilot.pause()
+        document = screen.query_one(Markdown)
+        headings = [text for _, text, _ in document.table_of_contents]
+        assert headings[0] == "specMoE expert prefetching: summary" and "Esc title" in headings
+        assert "\x1b" not in screen.source
+        tables = document.query("MarkdownTable")  # by type name: the class is not public
+        assert len(tables) == 1
+        document.post_message(Markdown.LinkClicked(document, "/etc/passwd"))
+        await pilot.pause()
+        assert isinstance(app.screen, MarkdownViewScreen)  # not followed
+        assert "lines" in text_of(screen, "#view-status")
+
+
+async def test_long_markdown_is_cut_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gpuscope.tui.screens.markdown_view.MAX_MARKDOWN", 4096)
+    path = tmp_path / "long.md"
+    path.write_text("".join(f"- item {i}\n" for i in range(2000)))
+    app = app_for(MarkdownViewScreen(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, MarkdownViewScreen)
+        assert len(screen.source) <= 4096 and "only the first" in text_of(screen, "#view-status")
+
+
+async def test_image_is_drawn_in_half_blocks_off_the_ui_thread() -> None:
+    app = app_for(ImageViewScreen(ANALYSIS / "figures" / "speedup.png"))
+    async with app.run_test(size=(80, 30)) as pilot:
+        screen = await settled(app, pilot, ImageViewScreen)
+        for _ in range(3):  # decode, then draw: two workers one after the other
+            await settled(app, pilot, ImageViewScreen)
+        assert screen.image is not None and screen.drawn_size is not None
+        picture = screen.query_one("#image-picture", Static).render()
+        lines = str(picture).splitlines()
+        assert lines and set("".join(lines)) == {"▀"} and len(lines[0]) <= 80
+        assert "PNG · 320×200 px" in text_of(screen, "#view-status")
+        drawn = screen.drawn_size
+        await pilot.resize_terminal(60, 20)
+        for _ in range(3):
+            await settled(app, pilot, ImageViewScreen)
+        assert screen.drawn_size != drawn and len(str(screen.query_one("#image-picture", Static).render()).splitlines()[0]) <= 60
+
+
+def test_halfblocks_colours_top_and_bottom_pixels() -> None:
+    image = PILImage.new("RGBA", (2, 2))
+    image.putdata([(255, 0, 0, 255), (0, 0, 0, 0), (0, 0, 255, 255), (0, 255, 0, 255)])
+    text = halfblocks(image, 2, 1, background=(9, 9, 9))
+    assert text.plain == "▀▀"
+    first, second = (span.style for span in text.spans)
+    assert first.color.triplet == (255, 0, 0) and first.bgcolor.triplet == (0, 0, 255)
+    assert second.color.triplet == (9, 9, 9)  # transparent: the background shows
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"", "not a picture"),
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, "not a picture"),
+    (png_claiming(1000), "cannot be decoded"),
+    (png_claiming(8000), "over the 50,000,000-pixel limit"),
+    (png_claiming(60_000), "decompression bomb"),
+    (b"\x00garbage\xff" * 200, "not a picture"),
+], ids=["empty", "bad-png", "truncated-png", "big-png", "bomb-png", "garbage"])
+async def test_bad_images_give_a_message(tmp_path: Path, content: bytes, says: str) -> None:
+    path = tmp_path / "figure.png"
+    path.write_bytes(content)
+    app = app_for(ImageViewScreen(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, ImageViewScreen)
+        assert screen.image is None
+        assert says in text_of(screen, "#view-empty-message")
+
+
+async def test_pdf_named_with_its_page_count() -> None:
+    app = app_for(PdfViewScreen(ANALYSIS / "figures" / "speedup.pdf"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, PdfViewScreen)
+        assert screen.pages == 2
+        facts = text_of(screen, "#pdf-facts")
+        assert facts.startswith("speedup.pdf") and "2 pages · PDF 1.4" in facts
+
+
+async def test_pdf_without_countable_pages_says_na(tmp_path: Path) -> None:
+    path = tmp_path / "packed.pdf"
+    path.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /ObjStm /N 3 >> stream\nxx\nendstream endobj\n%%EOF\n")
+    app = app_for(PdfViewScreen(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, PdfViewScreen)
+        assert screen.pages is None and "pages: n/a" in text_of(screen, "#pdf-facts") and "compressed" in text_of(screen, "#pdf-notes")
+
+
+def test_view_for_maps_the_registry_screens() -> None:
+    assert isinstance(view_for("a.csv", "table", marks={(0, "x")}), TableViewScreen)
+    assert isinstance(view_for("a.log", "log"), LogViewScreen) and isinstance(view_for("a.txt", "text"), TextViewScreen)
+    assert isinstance(view_for("a.md", "markdown"), MarkdownViewScreen)
+    assert isinstance(view_for("a.png", "image"), ImageViewScreen) and isinstance(view_for("a.pdf", "pdf"), PdfViewScreen)
+    assert view_for("a.out", "magma") is None and view_for("x", None) is None
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in ANALYSIS.rglob("*") if p.is_file()))
+async def test_every_example_file_opens_in_its_view(name: str) -> None:
+    path = next(p for p in ANALYSIS.rglob(name) if p.is_file())
+    recognition = registry.recognise(path)
+    screen = view_for(path, recognition.screen, recognition)
+    assert screen is not None, recognition
+    app = app_for(screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(3):
+            await settled(app, pilot, type(screen))
+        assert app.screen.query_one("#view-switch", ContentSwitcher).current not in ("view-loading", "view-empty")

@@ -203,3 +203,10 @@ class LogViewScreen(FileScreen):
         else:
             lines.scroll_home(animate=False, immediate=True)
         self._update_status()
+
+
+class TextViewScreen(LogViewScreen):
+    """A text file the registry knows no kind for: the log view, titled as text."""
+
+    KIND = "Text"
+    HELP_TITLE = "Keys: text"
