@@ -61,7 +61,8 @@ def parse_csv(text: str, label: str, suffix: str = "") -> tuple[pd.DataFrame | N
 
 
 def _json_table(value: Any, label: str) -> tuple[pd.DataFrame | None, list[Finding]]:
-    """Records (a list of objects), columns (an object of equal-length lists), or one record."""
+    """Records (a list of objects), columns (an object of equal-length lists, or of objects
+    keyed by row: pandas' `orient="columns"`), pandas' `orient="split"`, or one record."""
     if isinstance(value, list):
         records = [v for v in value if isinstance(v, dict)]
         if not value:
@@ -79,6 +80,12 @@ def _json_table(value: Any, label: str) -> tuple[pd.DataFrame | None, list[Findi
         if lists and len(lists) == len(value) and len({len(v) for v in lists.values()}) == 1 \
                 and all(not isinstance(x, (list, dict)) for v in lists.values() for x in v):
             return pd.DataFrame(lists), []
+        if value and all(isinstance(v, dict) for v in value.values()) and len({tuple(v) for v in value.values()}) == 1 \
+                and all(not isinstance(x, (list, dict)) for v in value.values() for x in v.values()):
+            return pd.DataFrame({k: list(v.values()) for k, v in value.items()}), []  # {column: {row: value}}
+        if set(value) >= {"columns", "data"} and isinstance(value["columns"], list) and isinstance(value["data"], list) \
+                and all(isinstance(r, list) and len(r) == len(value["columns"]) for r in value["data"]):
+            return pd.DataFrame(value["data"], columns=[str(c) for c in value["columns"]]), []  # orient="split"
         for key in ("records", "data", "results", "rows", "runs"):  # a common wrapper around records
             inner = value.get(key)
             if isinstance(inner, list) and inner and all(isinstance(v, dict) for v in inner):

@@ -306,8 +306,8 @@ def match_torch_trace(name: str, head: Head) -> str | None:
     text = _text(head)
     if "traceEvents" in text:
         return "`traceEvents` key: PyTorch profiler trace"
-    if text.lstrip().startswith("[{"):
-        return "a JSON list of events: PyTorch profiler trace"
+    if text.lstrip().startswith("[{") and re.search(r'"ph"\s*:', text):  # Chrome trace events; plain records have no phase
+        return "a JSON list of trace events (`ph` phases): PyTorch profiler trace"
     return None
 
 

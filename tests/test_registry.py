@@ -411,3 +411,17 @@ def test_plain_log_read_never_raises_and_counts_lines(tmp_path: Path, data: byte
     if got.table is not None:
         assert got.meta["lines"] == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         assert sum(got.meta[k] for k in ("errors", "warnings", "successes")) == len(got.table)
+
+
+@pytest.mark.parametrize("orient", ["records", "columns", "split"])
+def test_pandas_json_shapes_are_tables_not_traces(tmp_path, orient) -> None:
+    """A list of records is a table (a trace's events have `ph` phases); pandas' column and
+    split shapes read as the same table."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"system": ["8xA100", "4xA100"], "speedup": [4.5, 2.9]})
+    path = tmp_path / f"{orient}.json"
+    frame.to_json(path, orient=orient)
+    assert registry.recognise(path).kind == "json"
+    got = registry.read(path).table
+    assert got.to_dict("list") == frame.to_dict("list")
