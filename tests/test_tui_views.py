@@ -505,9 +505,18 @@ def test_view_for_maps_the_registry_screens() -> None:
     assert view_for("a.out", "magma") is None and view_for("x", None) is None
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in ANALYSIS.rglob("*") if p.is_file()))
+GENERIC_EXAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples").rglob("*")
+                          if p.is_file() and registry.recognise(p).screen in ("table", "log", "text", "markdown", "image", "pdf"))
+
+
+def test_examples_hold_every_generic_kind() -> None:
+    screens = {registry.recognise(ROOT / name).screen for name in GENERIC_EXAMPLES}
+    assert screens == {"table", "log", "text", "markdown", "image", "pdf"}
+
+
+@pytest.mark.parametrize("name", GENERIC_EXAMPLES)
 async def test_every_example_file_opens_in_its_view(name: str) -> None:
-    path = next(p for p in ANALYSIS.rglob(name) if p.is_file())
+    path = ROOT / name
     recognition = registry.recognise(path)
     screen = view_for(path, recognition.screen, recognition)
     assert screen is not None, recognition
@@ -516,3 +525,15 @@ async def test_every_example_file_opens_in_its_view(name: str) -> None:
         for _ in range(3):
             await settled(app, pilot, type(screen))
         assert app.screen.query_one("#view-switch", ContentSwitcher).current not in ("view-loading", "view-empty")
+
+
+async def test_plot_needs_a_numeric_column_and_marks_outside_the_table_are_not_counted() -> None:
+    app = app_for(TableViewScreen(ROOT / "examples" / "expected.toml", marks={(0, "no such column"), (99, "name")}))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settled(app, pilot, TableViewScreen)
+        assert screen.model is not None and "name" in screen.model.columns
+        assert "outside expected range" not in text_of(screen, "#view-status")
+        while screen.cursor_column() != "name":
+            await pilot.press("right")
+        await pilot.press("p")
+        assert not screen.query_one(XYPlot).display  # a text column: said, not plotted

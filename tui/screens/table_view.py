@@ -204,8 +204,9 @@ class TableViewScreen(FileScreen):
             text.append(f" · {len(self.rows):,} match", style="bold")
         if len(self.rows) > DISPLAY_ROWS:
             text.append(f" · first {DISPLAY_ROWS:,} drawn (sort/filter reach the rest)", style="dim")
-        if model.marks:
-            text.append(f" · {len(model.marks)} cell(s) outside expected range", style=MARK_STYLE)
+        marked = sum(1 for row, column in model.marks if column in model.text and 0 <= row < model.row_count)
+        if marked:
+            text.append(f" · {marked} cell(s) outside expected range", style=MARK_STYLE)
         return text
 
     def cursor_column(self) -> str | None:
@@ -296,9 +297,15 @@ class TableViewScreen(FileScreen):
 
     def action_plot(self) -> None:
         plot = self.query_one("#table-plot", XYPlot)
-        plot.display = not plot.display
         if plot.display:
-            self._replot()
+            plot.display = False
+            return
+        column = self.cursor_column()
+        if self.model is not None and column is not None and not self.model.is_numeric(column):
+            self.notify(f"{clean(column)} holds no numbers to plot: move to a numeric column", severity="warning", markup=False)
+            return
+        plot.display = True
+        self._replot()
 
     def _replot(self) -> str:
         column = self.cursor_column()
