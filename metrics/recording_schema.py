@@ -126,7 +126,11 @@ def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
 
 
 def _scope(text: str | None) -> JobScope:
-    data = json.loads(text) if text else {"kind": "node", "label": "unknown (not recorded)"}
+    return _scope_from(json.loads(text) if text else {"kind": "node", "label": "unknown (not recorded)"})
+
+
+def _scope_from(data: dict[str, Any]) -> JobScope:
+    data = dict(data)
     data["pids"] = frozenset(data.get("pids") or ())
     data["cpu_ids"] = tuple(data.get("cpu_ids") or ())
     data["gpus"] = tuple(AllocatedGpu(**g) for g in data.get("gpus") or ())
@@ -143,6 +147,22 @@ def _snapshot_v1(row: dict[str, Any]) -> Snapshot:
     status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
     return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
                     scope=_scope(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
+
+
+def from_json_dict(data: dict[str, Any]) -> Snapshot:
+    """A Snapshot from `gpuscope watch --once --format json`'s dict (`snapshot_dict`), as
+    `gpuscope collect --stream` prints one per line. ValueError when the dict is not one."""
+    try:
+        h = data["host"]
+        host = HostSample(timestamp=float(h["timestamp"]), hostname=str(h["hostname"]), cpu_percent=tuple(h.get("cpu_percent") or ()),
+                          load_avg=tuple(h.get("load_avg") or (None, None, None)), memory=MemoryUse(**{n: h["memory"][n] for n, _t in MEMORY}),
+                          cpu_count=int(h["cpu_count"]), uptime=h.get("uptime"))
+        st = data.get("gpu_status") or {}
+        status = GpuStatus(backend=str(st.get("backend") or "none"), reason=str(st.get("reason") or ""), driver_version=st.get("driver_version"))
+        return Snapshot(host=host, processes=_rows(data.get("processes"), PROCESS), gpus=_rows(data.get("gpus"), GPU), gpu_status=status,
+                        scope=_scope_from(data.get("scope") or {"kind": "node", "label": "unknown"}), verdicts=_rows(data.get("verdicts"), VERDICT))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"not a gpuscope snapshot: {exc!r}") from None
 
 
 READERS = {1: _snapshot_v1}

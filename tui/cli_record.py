@@ -38,7 +38,25 @@ def add_parsers(sub: Any) -> None:
     record.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
     record.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until stopped or the job ends)")
     record.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such in the recording)")
+    record.add_argument("--all-nodes", action="store_true", help="with --job: sample every node of the job through srun, even when it has one "
+                        "(the default for a job on several nodes)")
     record.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to create (e.g. job.gsrec)")
+
+    collect = sub.add_parser(
+        "collect",
+        help="print one JSON snapshot per line, for record/watch on every node of a job (run by srun)",
+        description="Print what `gpuscope watch --once --format json` prints, one compact line per sample, until "
+        "stopped (SIGTERM, Ctrl+C, a closed pipe), --count samples, or the job's processes are gone on this node. "
+        "`gpuscope record --job ID` starts it on every node of a job through `srun --overlap`.",
+    )
+    collect.add_argument("--stream", action="store_true", required=True, help="JSON lines on standard output (the only mode)")
+    scope = collect.add_mutually_exclusive_group()
+    scope.add_argument("--job", metavar="ID", help="a Slurm job")
+    scope.add_argument("--user", metavar="NAME", help="every process of a user")
+    scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
+    collect.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
+    collect.add_argument("--count", type=int, metavar="N", help="stop after N samples")
+    collect.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such)")
 
     report = sub.add_parser(
         "report",
@@ -60,72 +78,167 @@ def _say(message: str) -> None:
     print(f"gpuscope: {clean(message)}", file=sys.stderr)
 
 
-def run_record(args: argparse.Namespace) -> int:
-    from gpuscope.collectors.recorder import Recorder, RecordingError
-    from gpuscope.collectors.snapshot import SnapshotSource
-    from gpuscope.metrics.snapshot_tables import scope_processes
-
+def _check_scope(args: argparse.Namespace) -> str | None:
     if not 0.5 <= args.interval <= 60:
-        _say("--interval must be between 0.5 and 60 seconds")
-        return 2
-    if args.duration is not None and args.duration <= 0:
-        _say("--duration must be more than 0 seconds")
-        return 2
+        return "--interval must be between 0.5 and 60 seconds"
     if args.job is not None or args.user is not None or args.pid is not None:
         from gpuscope.collectors.scope import missing
 
-        if (problem := missing(job=args.job, user=args.user, pid=args.pid)) is not None:
-            _say(problem)
-            return 2
+        return missing(job=args.job, user=args.user, pid=args.pid)
+    return None
+
+
+class _Stop:
+    """SIGTERM, SIGINT and SIGHUP set the event (and say which) while the block runs."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.why = "stopped"
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Stop":
+        def on_signal(signum: int, _frame: object) -> None:
+            self.why = f"stopped by {signal.Signals(signum).name}"
+            self.event.set()
+
+        self._previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+
+
+def _samples(args: argparse.Namespace, stop: _Stop, count: int | None = None, duration: float | None = None):
+    """Snapshots of this node every --interval until stopped, `count` or `duration` reached, or
+    the job's / process tree's processes gone for GONE_SAMPLES samples (zombies have ended)."""
+    from gpuscope.collectors.snapshot import SnapshotSource
+    from gpuscope.metrics.snapshot_tables import scope_processes
+
+    source = SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
+    start = next_at = time.monotonic()
+    seen, gone, n = False, 0, 0
+    try:
+        while not stop.event.is_set():
+            snapshot = source.poll()
+            n += 1
+            yield snapshot
+            if snapshot.scope.kind in ("job", "pid"):
+                alive = any(p.state != "Z" for p in scope_processes(snapshot))
+                seen = seen or alive
+                gone = 0 if alive else gone + 1
+                if seen and gone >= GONE_SAMPLES:
+                    stop.why = f"the {snapshot.scope.kind}'s processes are gone: it has ended"
+                    return
+            if count is not None and n >= count:
+                stop.why = f"{n} samples taken"
+                return
+            next_at += args.interval
+            if duration is not None and next_at > start + duration:
+                stop.why = "--duration reached"
+                return
+            stop.event.wait(max(0.0, next_at - time.monotonic()))
+    finally:
+        source.close()
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    import json
+
+    from gpuscope.metrics.snapshot_tables import snapshot_dict
+
+    if (problem := _check_scope(args)) is not None:
+        _say(problem)
+        return 2
+    with _Stop() as stop:
+        try:
+            for snapshot in _samples(args, stop, count=args.count):
+                sys.stdout.write(json.dumps(snapshot_dict(snapshot), separators=(",", ":"), allow_nan=False) + "\n")
+                sys.stdout.flush()
+        except BrokenPipeError:  # the reader went away (srun stopped, `| head`)
+            sys.stderr.close()
+    return 0
+
+
+def _job_nodes(job_id: str) -> int | None:
+    from gpuscope.collectors import slurm
+
+    info, _problem = slurm.show_job(slurm.SubprocessRunner(), job_id)
+    return info.num_nodes if info is not None else None
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from gpuscope.collectors.recorder import Recorder, RecordingError
+
+    if args.duration is not None and args.duration <= 0:
+        _say("--duration must be more than 0 seconds")
+        return 2
+    if args.all_nodes and args.job is None:
+        _say("--all-nodes needs --job")
+        return 2
+    if (problem := _check_scope(args)) is not None:
+        _say(problem)
+        return 2
+    fan_out = args.job is not None and (args.all_nodes or (_job_nodes(args.job) or 1) > 1)
     try:
         recorder = Recorder(args.output)
     except RecordingError as exc:
         _say(str(exc))
         return 2
-    stop = threading.Event()
-    why = ["stopped"]
-
-    def on_signal(signum: int, _frame: object) -> None:
-        why[0] = f"stopped by {signal.Signals(signum).name}"
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-    source = SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
-    start = time.monotonic()
-    deadline = start + args.duration if args.duration is not None else None
-    seen, gone, code = False, 0, 0
-    try:
-        next_at = start
-        while not stop.is_set():
-            snapshot = source.poll()
-            recorder.add(snapshot)
-            if snapshot.scope.kind in ("job", "pid"):
-                alive = any(p.state != "Z" for p in scope_processes(snapshot))  # a zombie has finished
-                seen = seen or alive
-                gone = 0 if alive else gone + 1
-                if seen and gone >= GONE_SAMPLES:
-                    why[0] = f"the {snapshot.scope.kind}'s processes are gone: it has ended"
-                    break
-            next_at += args.interval
-            if deadline is not None and next_at > deadline:
-                why[0] = "--duration reached"
-                break
-            stop.wait(max(0.0, next_at - time.monotonic()))
-    except RecordingError as exc:
-        _say(str(exc))
-        code = 1
-    finally:
-        source.close()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    code = 0
+    with _Stop() as stop:
         try:
-            recorder.close()
+            if fan_out:
+                code = _record_nodes(args, recorder, stop)
+            else:
+                for snapshot in _samples(args, stop, duration=args.duration):
+                    recorder.add(snapshot)
         except RecordingError as exc:
             _say(str(exc))
             code = 1
+        finally:
+            try:
+                recorder.close()
+            except RecordingError as exc:
+                _say(str(exc))
+                code = 1
     size = os.path.getsize(args.output) if os.path.exists(args.output) else 0
-    _say(f"{why[0]}: {recorder.samples_written} samples in {recorder.batches_written} batches written to {args.output} ({size / 1024:.0f} KiB)")
+    _say(f"{stop.why}: {recorder.samples_written} samples in {recorder.batches_written} batches written to {args.output} ({size / 1024:.0f} KiB)")
     return code
+
+
+def _record_nodes(args: argparse.Namespace, recorder: Any, stop: _Stop) -> int:
+    """Every node of the job through srun: each node's samples go into the one recording (a
+    row's host name says which node); a node that falls silent is said, not fatal."""
+    from gpuscope.collectors.fanout import NodeStreams, srun_command
+
+    streams = NodeStreams(srun_command(args.job, args.interval), interval=args.interval).start()
+    deadline = time.monotonic() + args.duration if args.duration is not None else None
+    said: dict[str, str] = {}
+    try:
+        while not stop.event.is_set():
+            for snapshot in streams.drain():
+                recorder.add(snapshot)
+            for state in streams.states():
+                if state.status != said.get(state.node, "ok"):
+                    _say(f"node {state.node}: {state.status}")
+                said[state.node] = state.status
+            if streams.ended:
+                for snapshot in streams.drain():
+                    recorder.add(snapshot)
+                stop.why = f"the node streams ended ({streams.error})" if streams.error else "the job's node streams ended"
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                stop.why = "--duration reached"
+                break
+            stop.event.wait(min(0.2, args.interval))
+    finally:
+        streams.close()
+        for snapshot in streams.drain():
+            recorder.add(snapshot)
+    if streams.bad_lines:
+        _say(f"{streams.bad_lines} lines from the nodes were not snapshots: skipped")
+    return 1 if streams.error and not recorder.samples_written + recorder.pending else 0
 
 
 def run_report(args: argparse.Namespace) -> int:
