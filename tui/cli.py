@@ -503,10 +503,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check(args)
         if args.command == "browse":
             return run_browse(args)
-        if args.command in ("record", "report"):
+        if args.command in ("record", "report", "collect"):
             from gpuscope.tui import cli_record
 
-            return cli_record.run_record(args) if args.command == "record" else cli_record.run_report(args)
+            return {"record": cli_record.run_record, "report": cli_record.run_report, "collect": cli_record.run_collect}[args.command](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `gpuscope ... | head`
