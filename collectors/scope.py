@@ -164,6 +164,7 @@ def _job_scope(job_id: str, base: Path, env: Mapping[str, str], runner: slurm.Ru
     return JobScope(
         kind="job", label=label, pids=pids, job_id=job_id, user=user, cpus_allocated=cpus, cpu_ids=cpu_ids,
         memory_limit=limit, memory_used=used, memory_peak=peak, gpus=gpus, cgroup=cg.shown(base) if cg else None,
+        work_dir=info.work_dir if info else None, stdout=info.stdout if info else None,
         evidence=tuple(evidence), problems=tuple(dict.fromkeys(problems)),
     )
 

@@ -173,6 +173,10 @@ class JobInfo:
     mem_per_cpu: int | None = None
     tres_mem: int | None = None
     nodes: tuple[NodeAlloc, ...] = ()
+    work_dir: str | None = None
+    """`WorkDir=`: where the job runs (raw: a path, cleaned where shown)."""
+    stdout: str | None = None
+    """`StdOut=`: the job's output file (scontrol prints it expanded; absent before 20.02)."""
     fields: dict[str, str] = field(default_factory=dict, compare=False)
 
 
@@ -316,8 +320,15 @@ def parse_show_job(text: str, job_id: str | None = None) -> JobInfo | None:
         mem_per_cpu=mem_bytes(top.get("MinMemoryCPU")),
         tres_mem=mem_bytes(tres_mem.group(1)) if tres_mem else None,
         nodes=tuple(nodes),
+        work_dir=_path(top.get("WorkDir")),
+        stdout=_path(top.get("StdOut")),
         fields=top,
     )
+
+
+def _path(value: str | None) -> str | None:
+    """A path field, or None when absent or `(null)`."""
+    return value if value and value != "(null)" else None
 
 
 def node_alloc(info: JobInfo, hostname: str) -> NodeAlloc | None:

@@ -152,6 +152,11 @@ class JobScope:
     memory_peak: int | None = None
     gpus: tuple[AllocatedGpu, ...] = ()
     cgroup: str | None = None
+    work_dir: str | None = None
+    """A job's working directory (`WorkDir` in scontrol show job); raw, cleaned where shown."""
+    stdout: str | None = None
+    """A job's output file (`StdOut`); raw, cleaned where shown. The browser opens on
+    `work_dir` with it selected."""
     evidence: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     """Clear messages about what could not be read (unreadable cgroup file, scontrol missing...)."""

@@ -14,7 +14,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 from gpuscope.metrics import verdicts
 from gpuscope.metrics.history import History
-from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
+from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import NOT_IN_PROC, busy_cores, gpus_used, scope_memory_used, scope_processes
 
 INTERVALS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
@@ -255,3 +255,14 @@ def unseen_gpu_pids(snapshot: Snapshot) -> int:
         return 0
     listed = {p.pid for p in snapshot.processes if p.state != NOT_IN_PROC}
     return len({gp.pid for g in snapshot.gpus for gp in g.processes} - listed)
+
+
+def browse_target(scope: JobScope | None, cwd: str, is_dir: Callable[[str], bool]) -> tuple[str, str | None, str | None]:
+    """Where `b` opens the browser: (folder, file to select, note). A job's working directory
+    with its output file selected (`WorkDir`, `StdOut` from scontrol show job); the current
+    folder when there is no job, or its working directory is not on this node (the note says so)."""
+    if scope is None or scope.kind != "job" or not scope.work_dir:
+        return cwd, None, None
+    if not is_dir(scope.work_dir):
+        return cwd, None, f"the job's working directory {scope.work_dir} is not here: browsing {cwd}"
+    return scope.work_dir, scope.stdout, None
