@@ -1,9 +1,17 @@
 """Provides `GpuscopeApp`: the shell every gpuscope screen plugs into.
 
 The app owns what is common to all screens: the theme (dark by default, ctrl+t for light),
-the command palette with our commands, `q` to quit and `?`/F1 for help. Screens bring their
-own Header/Footer and content; the first one comes from a zero-argument factory so the
-command line (and tests) decide what it is and with which data.
+the command palette with our commands, `q` to quit, `?`/F1 for help and Escape to close a
+screen opened over another. Screens bring their own Header/Footer and content; the first one
+comes from a zero-argument factory so the command line (and tests) decide what it is and with
+which data.
+
+Watch and browse are two Textual modes of one app, each with its own screen stack, so each
+keeps its state while the other is shown: `b` on the watch opens the browser (on the job's
+working directory), `w` on the browser the watch. The first screen is the `main` mode; the
+other mode is made the first time it is asked for. A watch left for the browser keeps polling
+and recording its history, and draws nothing until it is shown again (its `redraw` skips a
+screen that is not the active one): it costs a poll thread's time, nothing on screen.
 
 `run()` refuses to start without a terminal on both sides (`NoTerminal`: the command line
 prints instead, or says what to use), and watches standard input for a hang-up: a terminal
@@ -25,11 +33,13 @@ from typing import Any, Callable, TextIO
 from textual.app import App
 from textual.binding import ActiveBinding, Binding, BindingType
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from gpuscope.tui.commands import GpuscopeCommands
 from gpuscope.tui.screens.help import HelpScreen
 
+MAIN = "main"
+"""The mode of the first screen."""
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
 
@@ -98,6 +108,7 @@ class GpuscopeApp(App[None]):
     CSS_PATH = "gpuscope.tcss"
     TITLE = "gpuscope"
     COMMANDS = App.COMMANDS | {GpuscopeCommands}
+    DEFAULT_MODE = MAIN
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     """Below 110 columns panes stack vertically instead of side by side."""
 
@@ -107,15 +118,23 @@ class GpuscopeApp(App[None]):
         Binding("ctrl+t", "toggle_theme", "Theme", show=False, tooltip="Dark or light theme"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, tooltip="Command palette"),
         Binding("ctrl+s", "screenshot", "Screenshot", show=False, tooltip="Save the screen as an SVG in the current folder"),
+        Binding("escape", "back", "Back", show=False, tooltip="Close this screen: back to the one it was opened from"),
     ]
     """App-wide keys; screens add theirs."""
 
     class TerminalLost(Message):
         """Standard input hung up: the terminal is gone."""
 
-    def __init__(self, first_screen: Callable[[], Screen[object]] | None = None) -> None:
+    def __init__(self, first_screen: Callable[[], Screen[object]] | None = None, *, mode: str | None = None,
+                 watch: Callable[[], Screen[object]] | None = None) -> None:
+        """`mode`: what the first screen is, 'watch' or 'browse' (None: a screen alone, as
+        `gpuscope magma` opens); `watch`: makes the watch screen when the browser asks for it."""
         super().__init__()
         self._first_screen = first_screen
+        self.first_mode = mode
+        self._watch_screen = watch
+        self._modes_made = {MAIN}
+        self.add_mode(MAIN, self.get_default_screen)
         self.theme = DARK_THEME
         self.terminal_lost = False
         """Set when the screen exited because its terminal went away."""
@@ -150,6 +169,45 @@ class GpuscopeApp(App[None]):
         if self._first_screen is None:
             return super().get_default_screen()
         return self._first_screen()
+
+    @property
+    def can_watch(self) -> bool:
+        """Whether `w` can show a watch."""
+        return self.first_mode == "watch" or self._watch_screen is not None
+
+    def _mode(self, what: str) -> str:
+        return MAIN if what == self.first_mode else what
+
+    def show_watch(self) -> None:
+        """Switch to the watch mode (made the first time)."""
+        mode = self._mode("watch")
+        if mode not in self._modes_made:
+            if self._watch_screen is None:
+                self.notify("No watch in this session.", markup=False)
+                return
+            self.add_mode(mode, self._watch_screen)
+            self._modes_made.add(mode)
+        self.switch_mode(mode)
+
+    def show_browser(self, root: str | os.PathLike[str], select: str | os.PathLike[str] | None = None) -> None:
+        """Switch to the browse mode; the first time, it opens on `root` with `select` under
+        the cursor. Later it is as it was left."""
+        mode = self._mode("browse")
+        if mode not in self._modes_made:
+            from gpuscope.tui.screens.browse import BrowseScreen
+
+            self.add_mode(mode, lambda: BrowseScreen(root, select=select))
+            self._modes_made.add(mode)
+        self.switch_mode(mode)
+
+    def action_back(self) -> None:
+        """Escape: close a screen opened over another (a view over the browser)."""
+        self.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return len(self.screen_stack) > 1 and not isinstance(self.screen, ModalScreen)
+        return True
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
         """ctrl+s and the palette's Screenshot: into the current folder, not `~/Downloads`

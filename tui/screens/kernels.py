@@ -224,6 +224,8 @@ class KernelsScreen(LoadingScreen):
             return None
         if action == "cycle_group" and self.model is not None and len(self.model.groups) < 2:
             return False
+        if action == "clear_filter":  # nothing to clear: Escape goes on to the app (back to the browser)
+            return bool(self.view.filter) or self.query_one("#kernels-filter", Input).display
         return True
 
     def action_cycle_sort(self) -> None:

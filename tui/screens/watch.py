@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 from functools import partial
 from pathlib import Path
@@ -27,12 +28,13 @@ from textual.widgets import Header, Input, Static
 
 from gpuscope.metrics import export
 from gpuscope.metrics.history import History
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import process_table
 from gpuscope.tui.model.poller import PollDone, Poller
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.model.watch_model import (
-    INTERVALS, ProcessView, base_rows, record, select_rows, step_interval, unseen_gpu_pids, window_verdicts,
+    INTERVALS, ProcessView, base_rows, browse_target, record, select_rows, step_interval, unseen_gpu_pids, window_verdicts,
 )
 from gpuscope.tui.widgets.cpu_pane import CpuPane
 from gpuscope.tui.widgets.gpu_pane import GpuPane
@@ -86,6 +88,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
         Binding("w", "cycle_window", "Window", show=False, tooltip="History plots: the last 1, 5, 15 or 60 minutes"),
         Binding("e", "export", "Export", tooltip="Write the process table as shown to CSV, markdown, JSON or text"),
+        Binding("b", "browse", "Browse", tooltip="Browse the job's working directory with its output file selected (w comes back; the watch keeps recording)"),
         Binding("f10", "app.quit", "Quit", show=False, tooltip="Leave gpuscope (F10 as in htop)"),
         Binding("plus,equals_sign", "interval(1)", "Slower", show=False, tooltip="Refresh less often (up to 10 s)"),
         Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Refresh more often (down to 0.5 s)"),
@@ -351,6 +354,14 @@ class WatchScreen(ProcessKeys, Screen[None]):
             return
         self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
 
+    def action_browse(self) -> None:
+        """`b`: the browser mode, first opened on the job's WorkDir with its StdOut selected."""
+        scope = self.snapshot.scope if self.snapshot is not None else None
+        root, select, note = browse_target(scope, os.getcwd(), os.path.isdir)
+        if note:
+            self.notify(clean(note), title="Browse", markup=False)
+        self.app.show_browser(root, select)  # type: ignore[attr-defined]
+
     def action_toggle_plots(self) -> None:
         plots = list(self.query(HistoryPlot))
         self.show_plots = not (plots and plots[0].display)
@@ -371,6 +382,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
             return not self.readonly
         if action == "signal_refused":
             return self.readonly
+        if action == "browse":  # only in the app of watch and browse modes (not a watch alone, as tests make)
+            return getattr(self.app, "first_mode", None) in ("watch", "browse")
         return True
 
     def action_signal_refused(self) -> None:
