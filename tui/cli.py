@@ -207,12 +207,14 @@ def _print_findings(findings: Sequence[Finding]) -> None:
         _say(f"{finding.where() + ': ' if finding.where() else ''}{finding.message}")
 
 
-def _run_screen(first_screen, hint: str) -> int | None:  # first_screen: () -> Screen
+def _run_screen(first_screen, hint: str, mode: str | None = None, watch=None) -> int | None:  # first_screen, watch: () -> Screen
     """Open the screen; its exit status, or None when stdout is not a terminal (the caller
-    prints text instead). No terminal on stdin is a usage error (exit 2, with `hint`)."""
+    prints text instead). No terminal on stdin is a usage error (exit 2, with `hint`).
+    `mode`: 'watch' or 'browse' for the app of both modes; `watch` makes the watch screen
+    when the browser asks for it."""
     from gpuscope.tui.app import GpuscopeApp, NoTerminal
 
-    app = GpuscopeApp(first_screen=first_screen)
+    app = GpuscopeApp(first_screen=first_screen, mode=mode, watch=watch)
     try:
         app.run()
     except NoTerminal as exc:
@@ -307,7 +309,7 @@ def run_watch(args: argparse.Namespace) -> int:
         source = _watch_source(args)
         try:
             code = _run_screen(lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True),
-                               "use --once (one snapshot) or --format to print instead")
+                               "use --once (one snapshot) or --format to print instead", mode="watch")
         finally:
             source.close()
         if code is not None:
@@ -473,8 +475,27 @@ def run_browse(args: argparse.Namespace) -> int:
 
 
 def _open_browse_screen(args: argparse.Namespace) -> int | None:
-    """The browser screen's exit status; None prints the listing instead (no screen yet)."""
-    return None
+    """The browser screen's exit status; None when stdout is not a terminal (the listing is
+    printed instead). `w` opens the watch of this node (or of the job gpuscope runs in),
+    made when first asked for; its source is closed when the app ends."""
+    from gpuscope.collectors.snapshot import SnapshotSource
+    from gpuscope.tui.screens.browse import BrowseScreen
+    from gpuscope.tui.screens.watch import WatchScreen
+
+    sources: list[SnapshotSource] = []
+
+    def watch_screen() -> WatchScreen:
+        sources.append(SnapshotSource())
+        return WatchScreen(sources[-1])
+
+    folder = args.folder if os.path.isdir(args.folder) else os.path.dirname(args.folder) or "."
+    select = None if os.path.isdir(args.folder) else args.folder  # a file: its folder, the file selected
+    try:
+        return _run_screen(lambda: BrowseScreen(folder, select=select), "use --format text (or -o FILE) to print the listing instead",
+                           mode="browse", watch=watch_screen)
+    finally:
+        for source in sources:
+            source.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
