@@ -93,6 +93,7 @@ class BrowseScreen(Screen[None]):
         width: 3fr;
         height: 1fr;
         border-right: vkey $panel;
+        scrollbar-size-horizontal: 0;  /* a long label is cut; the preview shows it whole */
     }
     BrowseScreen PreviewPane {
         width: 2fr;
