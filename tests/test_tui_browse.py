@@ -28,7 +28,7 @@ from gpuscope.tui.screens.folder_summary import FolderSummaryScreen, StudyModal
 from gpuscope.tui.screens.kernels import KernelsScreen
 from gpuscope.tui.screens.magma import MagmaScreen
 from gpuscope.tui.screens.scaling import ScalingScreen
-from gpuscope.tui.screens.watch import WatchScreen
+from gpuscope.tui.screens.watch import BROWSE_TIP, WatchScreen
 from gpuscope.tui.widgets.browse_preview import PreviewPane
 from gpuscope.tui.widgets.browse_tree import BrowseTree
 from gpuscope.tui.widgets.result_table import ResultTableView
@@ -94,8 +94,7 @@ def label(screen: BrowseScreen, path: Path) -> str:
 
 
 def cursor_path(screen: BrowseScreen) -> Path | None:
-    node = tree(screen).cursor_node
-    return node.data.path if node is not None and node.data is not None else None
+    return screen.cursor_path
 
 
 def preview(screen: BrowseScreen) -> str:
@@ -152,7 +151,7 @@ async def test_enter_opens_the_screen_and_escape_comes_back(results: Path, folde
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, kind))
         opened_screen = pilot.app.screen
-        assert [Path(p).resolve() for p in opened_screen.paths] == [target]
+        assert [Path(p) for p in opened_screen.paths] == [results / folder / target.name]  # as typed
         await loaded(pilot)
         assert not opened_screen.model.empty
         await pilot.press("escape")
@@ -179,23 +178,28 @@ async def test_a_on_a_folder_of_one_kind_opens_its_study(results: Path) -> None:
         await go_to(pilot, screen, results.resolve() / "magma")
         await pilot.press("a")
         await until(pilot, lambda: isinstance(pilot.app.screen, MagmaScreen))
-        assert sorted(Path(p).name for p in pilot.app.screen.paths) == sorted(os.listdir(MAGMA))
+        assert pilot.app.screen.paths == [results / "magma"]  # the folder: its reader takes its MAGMA files
+        model = await loaded(pilot)
+        assert model.model.result.files_read == 2
         await pilot.press("escape")
         await until(pilot, lambda: pilot.app.screen is screen)
 
 
-async def test_a_asks_which_kind_when_there_are_several(results: Path) -> None:
-    async with browse_app(results).run_test(size=(120, 40)) as pilot:
+async def test_a_asks_which_kind_when_there_are_several(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(results.parent)  # the root as typed, relative: `gpuscope browse results`
+    async with browse_app(Path("results")).run_test(size=(120, 40)) as pilot:
         screen = await opened(pilot)
         await go_to(pilot, screen, results.resolve())
+        assert "2 magma" in label(screen, results.resolve()) and "10 below" in preview(screen)
         await pilot.press("a")
         await until(pilot, lambda: isinstance(pilot.app.screen, StudyModal))
         options = pilot.app.screen.query_one(OptionList)
         assert [options.get_option_at_index(i).id for i in range(options.option_count)] == ["magma", "kernels", "scaling", "summary"]
         await pilot.press("down", "enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, KernelsScreen))
-        assert sorted(Path(p).name for p in pilot.app.screen.paths) == sorted(os.listdir(KERNELS))
-        await loaded(pilot)
+        assert pilot.app.screen.paths == ["results"]  # as typed
+        kernels = await loaded(pilot)
+        assert len(kernels.model.runs) == 2  # both profiles, nothing else
         await pilot.press("escape")
         await until(pilot, lambda: pilot.app.screen is screen)
         assert cursor_path(screen) == results.resolve()
@@ -373,3 +377,29 @@ async def test_analysis_waits_for_recognition(results: Path, monkeypatch: pytest
         assert pilot.app.screen is screen and any("Still recognising" in n.message for n in pilot.app._notifications)
         gate.set()
         await opened(pilot)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_mode_keys_in_footer_and_help(results: Path, monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """b on the watch: in the footer where it fits (at 80 columns Quit and Help come first),
+    in the help at every width; w on the browser; Escape as Back over the browser."""
+    from gpuscope.tui.screens.help import HelpScreen
+
+    monkeypatch.chdir(results)
+    app = GpuscopeApp(first_screen=lambda: WatchScreen(FakeSource(), interval=None), mode="watch")
+    async with app.run_test(size=(width, 30)) as pilot:
+        watch = await poll(pilot)
+        footer_keys = {key for key, active in watch.active_bindings.items() if active.binding.show and active.enabled}
+        assert ("b" in footer_keys) == (width >= 110) and {"q", "question_mark"} <= footer_keys
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert [row for row in app.screen.keys if row[1] == "Browse"] == [("b", "Browse", BROWSE_TIP)]
+        await pilot.press("escape", "b")
+        await until(pilot, lambda: isinstance(app.screen, BrowseScreen))
+        browse = await opened(pilot)
+        assert "w" in {key for key, active in browse.active_bindings.items() if active.binding.show and active.enabled}
+        await go_to(pilot, browse, results.resolve() / "magma")
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, MagmaScreen))
+        back = app.screen.active_bindings.get("escape")
+        assert back is not None and back.binding.description == "Back" and back.enabled

@@ -90,7 +90,8 @@ async def test_help_details_are_whole_at_80_columns() -> None:
         console.print(help_screen.keys_table())
         text = " ".join(console.export_text().split())
         for binding in screen.BINDINGS:
-            if getattr(binding, "tooltip", ""):
+            # every key the screen offers here (b, browse, only in the app of watch and browse)
+            if getattr(binding, "tooltip", "") and screen.check_action(binding.action.split("(")[0], ()) is not False:
                 assert " ".join(binding.tooltip.split()) in text  # wrapped, never cut
         # F10 (the screen's) and q (the app's) are one Quit row
         quit_rows = [row for row in help_screen.keys if row[1] == "Quit"]

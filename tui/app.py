@@ -118,7 +118,7 @@ class GpuscopeApp(App[None]):
         Binding("ctrl+t", "toggle_theme", "Theme", show=False, tooltip="Dark or light theme"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, tooltip="Command palette"),
         Binding("ctrl+s", "screenshot", "Screenshot", show=False, tooltip="Save the screen as an SVG in the current folder"),
-        Binding("escape", "back", "Back", show=False, tooltip="Close this screen: back to the one it was opened from"),
+        Binding("escape", "back", "Back", tooltip="Close this screen: back to the one it was opened from"),
     ]
     """App-wide keys; screens add theirs."""
 

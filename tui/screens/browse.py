@@ -63,15 +63,16 @@ def study_screen(screen: str, paths: Sequence[Path]) -> Screen[Any]:
     return ScalingScreen(paths)
 
 
-def view_screen(rec: Any) -> Screen[Any] | None:
-    """The screen for one recognised file, or None when no view reads its kind."""
+def view_screen(rec: Any, path: Path) -> Screen[Any] | None:
+    """The screen for one recognised file (`path`: its name as the user typed the root), or
+    None when no view reads its kind."""
     if rec.screen in ("magma", "kernels", "scaling"):
-        return study_screen(rec.screen, [rec.path])
+        return study_screen(rec.screen, [path])
     module_name, class_name = VIEWS.get(rec.screen, ("", ""))
     if not module_name:
         return None
     module = importlib.import_module(f"gpuscope.tui.screens.{module_name}")
-    return getattr(module, class_name)(rec.path, rec)
+    return getattr(module, class_name)(path, rec)
 
 
 class BrowseScreen(Screen[None]):
@@ -181,10 +182,16 @@ class BrowseScreen(Screen[None]):
     def _highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
         self._preview(event.node)
 
-    def _preview(self, node: Any, refresh: bool = False) -> None:
+    def _path(self, node: Any) -> Path | None:
+        """A node's path as recognition names it: the root's own is as typed (its label)."""
         if node is None or node.data is None:
+            return None
+        return self.base if node.parent is None else node.data.path
+
+    def _preview(self, node: Any, refresh: bool = False) -> None:
+        path = self._path(node)
+        if path is None:
             return
-        path = node.data.path
         pane = self.query_one(PreviewPane)
         if refresh and pane.path != path:
             return
@@ -210,7 +217,7 @@ class BrowseScreen(Screen[None]):
             self.notify(f"{name}: {clean(why)}", title="Nothing to open", severity="warning", markup=False)
             return
         try:
-            screen = view_screen(rec)
+            screen = view_screen(rec, self.typed(path))
         except (ImportError, AttributeError):
             screen = None
         if screen is None:
@@ -220,12 +227,25 @@ class BrowseScreen(Screen[None]):
 
     # --- folders --------------------------------------------------------------------------
 
+    def typed(self, path: Path) -> Path:
+        """`path` below the root as the user typed the root (titles then read `results/x.out`,
+        not the absolute path)."""
+        try:
+            return self.root / path.relative_to(self.base)
+        except ValueError:
+            return path
+
+    @property
+    def cursor_path(self) -> Path | None:
+        """The path under the cursor, as recognition names it."""
+        return self._path(self.query_one(BrowseTree).cursor_node)
+
     def _folder(self) -> Path:
         """The folder under the cursor, or the folder of the file under it."""
         node = self.query_one(BrowseTree).cursor_node
-        if node is None or node.data is None:
+        path = self._path(node)
+        if path is None:
             return self.base
-        path = node.data.path
         return path if node.allow_expand else path.parent
 
     def _ready(self, what: str) -> bool:
@@ -235,7 +255,10 @@ class BrowseScreen(Screen[None]):
         return self.recognition_done
 
     def action_analyse(self) -> None:
-        """`a`: one study over every file of one kind below the folder."""
+        """`a`: one study over every file of one kind below the folder. The study's screen
+        reads the folder itself (its reader takes only files of its kind), so what the path
+        says (MAGMA environments and cluster sizes, scaling's resource counts, marker files
+        beside profiles) comes with them, as `gpuscope magma DIR` reads it."""
         if not self._ready("the analysis"):
             return
         folder = self._folder()
@@ -245,9 +268,9 @@ class BrowseScreen(Screen[None]):
                         markup=False)
             self.action_summary()
             return
+        typed = [self.typed(folder)]
         if len(found) == 1:
-            screen, paths = next(iter(found.items()))
-            self.app.push_screen(study_screen(screen, paths))
+            self.app.push_screen(study_screen(next(iter(found)), typed))
             return
         from gpuscope.tui.screens.folder_summary import StudyModal
 
@@ -255,7 +278,7 @@ class BrowseScreen(Screen[None]):
             if choice == "summary":
                 self.action_summary()
             elif choice in found:
-                self.app.push_screen(study_screen(choice, found[choice]))
+                self.app.push_screen(study_screen(choice, typed))
 
         self.app.push_screen(StudyModal(folder, {screen: len(paths) for screen, paths in found.items()}), chosen)
 
@@ -267,7 +290,7 @@ class BrowseScreen(Screen[None]):
 
         folder = self._folder()
         below = [rec for path, rec in self.recognitions.items() if is_below(path, folder)]
-        self.app.push_screen(FolderSummaryScreen(folder, below, self.titles))
+        self.app.push_screen(FolderSummaryScreen(folder, below, self.titles, label=self.typed(folder)))
 
     async def show_path(self, path: Path) -> bool:
         """Put the cursor on `path` (opening folders on the way); False when it is not here."""

@@ -55,10 +55,11 @@ class FolderSummaryScreen(LoadingScreen):
     """
     BINDINGS = [Binding("e", "export", "Export", tooltip="Write the table shown (format from the file extension)")]
 
-    def __init__(self, folder: Path, recognitions: Sequence[Any], titles: dict[str, str]) -> None:
+    def __init__(self, folder: Path, recognitions: Sequence[Any], titles: dict[str, str], label: Path | None = None) -> None:
+        """`folder`: as recognition names its files (resolved); `label`: as the user typed it."""
         super().__init__()
         self.folder = folder
-        self.paths = [display_name(folder)]
+        self.paths = [display_name(label or folder)]
         self.recognitions = list(recognitions)
         self.titles = titles
         self.tables: list[ResultTable] = []

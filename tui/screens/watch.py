@@ -45,7 +45,7 @@ from gpuscope.tui.widgets.process_table import ProcessTable
 from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
 from gpuscope.tui.widgets.watch_process_keys import ProcessKeys
 from gpuscope.tui.widgets.watch_status import StatusLine, status_text
-from gpuscope.tui.widgets.keys_footer import KeysFooter
+from gpuscope.tui.widgets.keys_footer import NARROW, KeysFooter
 
 PLOT_PERIOD = 5.0
 """Seconds of sample time between plot redraws once the plots have filled in. A braille redraw
@@ -56,6 +56,7 @@ PLOTS_FROM_HEIGHT = 48
 GPU_SERIES = (("gpu.util_mean", "util mean"), ("gpu.util_max", "util max"), ("gpu.mem_mean", "memory"))
 CPU_SERIES = (("cpu.mean", "node cpu"), ("host.mem", "node memory"), ("scope.cpu_share", "job cores"))
 DEFAULT_EXPORT = "gpuscope-processes.csv"
+BROWSE_TIP = "Browse the job's working directory with its output file selected (w comes back; the watch keeps recording)"
 
 
 class SnapshotSource(Protocol):
@@ -88,14 +89,16 @@ class WatchScreen(ProcessKeys, Screen[None]):
         Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
         Binding("w", "cycle_window", "Window", show=False, tooltip="History plots: the last 1, 5, 15 or 60 minutes"),
         Binding("e", "export", "Export", tooltip="Write the process table as shown to CSV, markdown, JSON or text"),
-        Binding("b", "browse", "Browse", tooltip="Browse the job's working directory with its output file selected (w comes back; the watch keeps recording)"),
+        Binding("b", "browse", "Browse", tooltip=BROWSE_TIP),
+        Binding("b", "browse(True)", "Browse", show=False, tooltip=BROWSE_TIP),
         Binding("f10", "app.quit", "Quit", show=False, tooltip="Leave gpuscope (F10 as in htop)"),
         Binding("plus,equals_sign", "interval(1)", "Slower", show=False, tooltip="Refresh less often (up to 10 s)"),
         Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Refresh more often (down to 0.5 s)"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Fill the screen with the focused pane (again to restore)"),
     ]
     """htop/nvitop habits; the second k is what read-only mode answers with (it says why), the
-    first is then hidden from the footer."""
+    first is then hidden from the footer. The second b is the same key kept out of the narrow
+    footer, where it would push Quit and Help off the edge (help lists it)."""
 
     class Polled(Message):
         """The worker read one snapshot, or `source.poll()` raised `error` (polling goes on)."""
@@ -354,7 +357,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
             return
         self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
 
-    def action_browse(self) -> None:
+    def action_browse(self, narrow: bool = False) -> None:
         """`b`: the browser mode, first opened on the job's WorkDir with its StdOut selected."""
         scope = self.snapshot.scope if self.snapshot is not None else None
         root, select, note = browse_target(scope, os.getcwd(), os.path.isdir)
@@ -383,7 +386,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if action == "signal_refused":
             return self.readonly
         if action == "browse":  # only in the app of watch and browse modes (not a watch alone, as tests make)
-            return getattr(self.app, "first_mode", None) in ("watch", "browse")
+            narrow = self.app.size.width < NARROW
+            return getattr(self.app, "first_mode", None) in ("watch", "browse") and bool(parameters) == narrow
         return True
 
     def action_signal_refused(self) -> None:

@@ -129,12 +129,13 @@ def folder_text(path: Path, counts: Counter[str], done: bool, titles: dict[str, 
     total = sum(counts.values())
     pairs: list[tuple[str, Text | str | Table]] = [("Folder", Text(clean(display_name(path.name or path)), style="bold"))]
     pairs.append(("Files", f"{total:,} below" + ("" if done else " so far (recognising …)")))
-    kinds = Table.grid(padding=(0, 1))
-    kinds.add_column(justify="right")
-    kinds.add_column(style="bold", no_wrap=True)
-    kinds.add_column(style="dim")
-    for kind, n in counts.most_common():
-        kinds.add_row(f"{n:,}", Text(clean(kind)), Text(clean(titles.get(kind, ""))))
+    # One line per kind: count and kind whole, the title (a nicety) cut when the pane is narrow.
+    kinds = Text(no_wrap=True, overflow="ellipsis")
+    count_width = max((len(f"{n:,}") for n in counts.values()), default=1)
+    kind_width = max((len(clean(k)) for k in counts), default=1)
+    for i, (kind, n) in enumerate(counts.most_common()):
+        kinds.append("\n" if i else "").append(f"{n:>{count_width},} ").append(f"{clean(kind):<{kind_width}}", "bold")
+        kinds.append(f"  {clean(titles.get(kind, ''))}", "dim")
     if counts:
         pairs.append(("Kinds", kinds))
     study = Counter[str]()

@@ -78,7 +78,7 @@ class BrowseTree(DirectoryTree):
         text = super().render_label(node, base_style, style)
         if node.data is None or not self.is_mounted:
             return text
-        path = node.data.path
+        path = self.base if node.parent is None else node.data.path  # the root's own path is as typed
         rec = self.recognitions.get(path)
         if node.allow_expand:  # a folder is recognised only when it cannot be listed or is a link
             if rec is not None and rec.problem is not None and rec.problem.kind != "folder":
