@@ -403,3 +403,22 @@ async def test_mode_keys_in_footer_and_help(results: Path, monkeypatch: pytest.M
         await until(pilot, lambda: isinstance(app.screen, MagmaScreen))
         back = app.screen.active_bindings.get("escape")
         assert back is not None and back.binding.description == "Back" and back.enabled
+
+
+async def test_expected_ranges_checked_marked_and_passed_to_the_table(tmp_path: Path) -> None:
+    """expected.toml beside the results is checked once recognition is done: the table that
+    misses a range says so in the tree and the preview, and opens with the cells marked."""
+    table_view = pytest.importorskip("gpuscope.tui.screens.table_view")
+    root = tmp_path / "analysis"
+    shutil.copytree(ROOT / "tests" / "data" / "expected" / "data", root / "data")
+    shutil.copy(ROOT / "tests" / "data" / "expected" / "failing.toml", root / "expected.toml")
+    async with browse_app(root).run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot)
+        table = root.resolve() / "data" / "all_systems_comparison.csv"
+        await until(pilot, lambda: table in screen.checks)
+        await go_to(pilot, screen, table)
+        assert "1 expected range missed" in label(screen, table)
+        await until(pilot, lambda: "FAIL speedup" in preview(screen))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, table_view.TableViewScreen))
+        assert pilot.app.screen.marks and all(column == "speedup" for _, column in pilot.app.screen.marks)

@@ -22,7 +22,7 @@ STUDIES = {"magma": "MAGMA distributions", "kernels": "Kernel efficiency", "scal
 """The screens that read many files as one study (`Reader.screen` values), in the order `a`
 offers them."""
 UNRECOGNISED = "(not recognised)"
-PROBLEM = "(problem)"
+PROBLEM = "(not read)"
 """Counted in place of a kind for files with no kind."""
 LOG_LINES_SHOWN = 500
 """Error and warning lines the summary lists (the count says how many there were)."""
@@ -65,7 +65,7 @@ class FolderCounts:
         if len(known) > most:
             parts.append(f"+{len(known) - most} kinds")
         if counts[PROBLEM]:
-            parts.append(f"{counts[PROBLEM]} unreadable")
+            parts.append(f"{counts[PROBLEM]} not read")
         return " · ".join(parts)
 
 

@@ -11,7 +11,6 @@ pushed on this screen, so Escape (the app's `back`) returns to the tree as it wa
 
 from __future__ import annotations
 
-import importlib
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,13 +35,6 @@ from gpuscope.tui.widgets.keys_footer import KeysFooter
 BATCH_S = 0.1
 BATCH_FILES = 2000
 """A batch goes to the screen after this long or this many files: a few repaints a second."""
-VIEWS = {"table": ("table_view", "TableViewScreen"), "log": ("log_view", "LogViewScreen"), "text": ("log_view", "LogViewScreen"),
-         "markdown": ("markdown_view", "MarkdownViewScreen"), "image": ("image_view", "ImageViewScreen"),
-         "pdf": ("image_view", "PdfViewScreen")}
-"""Generic kinds: `Recognition.screen` -> (module under tui/screens, screen class); each takes
-(path, recognition)."""
-
-
 def titles() -> dict[str, str]:
     """kind -> what it is ("MAGMA tester output"), from the registry's one table."""
     return {reader.kind: reader.title for reader in reversed(registry.READERS)}
@@ -63,16 +55,14 @@ def study_screen(screen: str, paths: Sequence[Path]) -> Screen[Any]:
     return ScalingScreen(paths)
 
 
-def view_screen(rec: Any, path: Path) -> Screen[Any] | None:
+def view_screen(rec: Any, path: Path, marks: set[tuple[int, str]] | None = None) -> Screen[Any] | None:
     """The screen for one recognised file (`path`: its name as the user typed the root), or
-    None when no view reads its kind."""
+    None when no view reads its kind. `marks`: a table's cells outside their expected range."""
     if rec.screen in ("magma", "kernels", "scaling"):
         return study_screen(rec.screen, [path])
-    module_name, class_name = VIEWS.get(rec.screen, ("", ""))
-    if not module_name:
-        return None
-    module = importlib.import_module(f"gpuscope.tui.screens.{module_name}")
-    return getattr(module, class_name)(path, rec)
+    from gpuscope.tui.screens.views import view_for
+
+    return view_for(path, rec.screen, rec, **({"marks": marks} if marks and rec.screen == "table" else {}))
 
 
 class BrowseScreen(Screen[None]):
@@ -110,6 +100,14 @@ class BrowseScreen(Screen[None]):
             self.batch = batch
             self.done = done
 
+    class Checked(Message):
+        """The expected ranges of `folder`'s expected.toml were checked."""
+
+        def __init__(self, folder: Path, results: list[Any]) -> None:
+            super().__init__()
+            self.folder = folder
+            self.results = results
+
     def __init__(self, root: str | Path = ".", *, select: str | Path | None = None) -> None:
         """`root`: the folder shown (its label as given); `select`: a file below it to put
         the cursor on (a job's output file)."""
@@ -120,6 +118,8 @@ class BrowseScreen(Screen[None]):
         self.recognitions: dict[Path, Any] = {}
         """path -> `Recognition`, as batches arrive."""
         self.counts = FolderCounts(self.base)
+        self.checks: dict[Path, list[Any]] = {}
+        """path -> expected-range results (`metrics.expected_check.CheckResult`) on that file."""
         self.recognition_done = False
         self.started = time.monotonic()
         self.elapsed: float | None = None
@@ -131,7 +131,7 @@ class BrowseScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="browse-body"):
-            yield BrowseTree(self.root, self.recognitions, self.counts, id="browse-tree")
+            yield BrowseTree(self.root, self.recognitions, self.counts, self.checks, id="browse-tree")
             yield PreviewPane(id="browse-preview")
         yield KeysFooter()
 
@@ -167,8 +167,29 @@ class BrowseScreen(Screen[None]):
         if message.done:
             self.recognition_done = tree.done = True
             self.elapsed = time.monotonic() - self.started
+            folders = sorted(p.parent for p, r in self.recognitions.items() if r.kind == "expected" and p.name == "expected.toml")
+            if folders:
+                self.check_expected(folders)
         tree.show_recognitions()
         self._title()
+        self._preview(tree.cursor_node, refresh=True)
+
+    @work(thread=True, exclusive=True, group="expected", exit_on_error=False)
+    def check_expected(self, folders: list[Path]) -> None:
+        """Every folder's `expected.toml` checked against the tables it names (`gpuscope
+        check`'s own function), once recognition is done."""
+        from gpuscope.tui.model.check_report import check_folder
+
+        for folder in folders:
+            if get_current_worker().is_cancelled:
+                return
+            self.post_message(self.Checked(folder, check_folder(folder).results))
+
+    def on_browse_screen_checked(self, message: Checked) -> None:
+        for result in message.results:
+            self.checks.setdefault(message.folder / result.file, []).append(result)
+        tree = self.query_one(BrowseTree)
+        tree.show_recognitions()
         self._preview(tree.cursor_node, refresh=True)
 
     def _title(self) -> None:
@@ -198,7 +219,7 @@ class BrowseScreen(Screen[None]):
         if node.allow_expand:
             pane.show_folder(path, self.counts.of(path), self.recognition_done, self.titles, self.screens)
         else:
-            pane.show_file(path, self.recognitions.get(path), self.titles)
+            pane.show_file(path, self.recognitions.get(path), self.titles, self.checks.get(path, ()))
 
     @on(DirectoryTree.FileSelected)
     def _file_selected(self, event: DirectoryTree.FileSelected) -> None:
@@ -216,10 +237,8 @@ class BrowseScreen(Screen[None]):
             why = rec.problem.message if rec.problem is not None else rec.reason
             self.notify(f"{name}: {clean(why)}", title="Nothing to open", severity="warning", markup=False)
             return
-        try:
-            screen = view_screen(rec, self.typed(path))
-        except (ImportError, AttributeError):
-            screen = None
+        marks = {cell for result in self.checks.get(path, ()) for cell in result.outside}
+        screen = view_screen(rec, self.typed(path), marks)
         if screen is None:
             self.notify(f"No view for {rec.kind} files yet; the preview shows the first lines.", markup=False)
             return

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -67,12 +67,13 @@ class PreviewPane(VerticalScroll):
         yield Static(id="preview-head", markup=False)
         yield Static(id="preview-body", markup=False)
 
-    def show_file(self, path: Path, rec: Any | None, titles: dict[str, str]) -> None:
-        """Describe a file from its recognition (None: not recognised yet); read its head
-        unless this file is already shown (a new batch only refreshes the description)."""
+    def show_file(self, path: Path, rec: Any | None, titles: dict[str, str], checks: Sequence[Any] = ()) -> None:
+        """Describe a file from its recognition (None: not recognised yet) and its expected
+        ranges checked; read its head unless this file is already shown (a new batch only
+        refreshes the description)."""
         same = path == self.path
         self.path = path
-        self.query_one("#preview-head", Static).update(file_text(path, rec, titles))
+        self.query_one("#preview-head", Static).update(file_text(path, rec, titles, checks))
         if not same:
             self.query_one("#preview-body", Static).update(Text("reading …", style="dim"))
             self.scroll_home(animate=False)
@@ -102,8 +103,8 @@ def _rows(pairs: list[tuple[str, Text | str | Table]]) -> Table:
     return grid
 
 
-def file_text(path: Path, rec: Any | None, titles: dict[str, str]) -> Table:
-    """Name, kind and title, why, summary, problem, what Enter opens."""
+def file_text(path: Path, rec: Any | None, titles: dict[str, str], checks: Sequence[Any] = ()) -> Table:
+    """Name, kind and title, why, summary, problem, expected ranges, what Enter opens."""
     name = Text(clean(display_name(path.name)), style="bold")
     pairs: list[tuple[str, Text | str | Table]] = [("File", name)]
     if rec is None:
@@ -119,8 +120,13 @@ def file_text(path: Path, rec: Any | None, titles: dict[str, str]) -> Table:
         pairs.append(("Size", rec.summary))
     if rec.problem is not None:
         pairs.append(("Problem", Text(f"⚠ {clean(rec.problem.message)}", style="bold")))
+    for result in checks:  # expected.toml's ranges on this file
+        check = result.check
+        line = Text().append(f"{result.status} ", style="bold").append(clean(f"{check.title} ({check.where_text})"))
+        detail = result.value_text or result.why
+        pairs.append(("Expected", line.append(clean(f": {detail}") if detail else "", style="dim")))
     if rec.screen and rec.kind:
-        pairs.append(("Enter", f"opens {OPENS.get(rec.screen, rec.screen)}"))
+        pairs.append(("Enter", f"opens {OPENS.get(rec.screen, rec.screen)}" + (" (cells outside their range marked)" if any(r.outside for r in checks) else "")))
     return _rows(pairs)
 
 

@@ -54,11 +54,13 @@ class BrowseTree(DirectoryTree):
     }
     """
 
-    def __init__(self, path: Path, recognitions: dict[Path, Any], counts: FolderCounts, **kwargs: Any) -> None:
+    def __init__(self, path: Path, recognitions: dict[Path, Any], counts: FolderCounts, checks: dict[Path, list[Any]] | None = None,
+                 **kwargs: Any) -> None:
         """`recognitions`: path -> `Recognition`, filled by the browser as batches arrive;
-        `counts`: kinds per folder, for folder labels."""
+        `counts`: kinds per folder, for folder labels; `checks`: path -> expected-range results."""
         self.recognitions = recognitions
         self.counts = counts
+        self.checks = checks if checks is not None else {}
         self.base = Path(path).resolve()
         """The root as the listing names its entries (resolved); `path` may be relative, as
         typed, and is what the root's label shows."""
@@ -90,6 +92,12 @@ class BrowseTree(DirectoryTree):
             return self._problem(text, rec.problem.message if rec.problem is not None else "not recognised")
         text.append("  ").append(clean(rec.kind), self.get_component_rich_style("browse-tree--kind", partial=True))
         self._more(text, clean(rec.summary))
+        checked = self.checks.get(path, ())
+        failed = sum(r.status == "FAIL" for r in checked)
+        if failed:
+            self._problem(text, f"{failed} expected range{'s' if failed > 1 else ''} missed", dim=False)
+        elif checked and all(r.status == "pass" for r in checked):
+            self._more(text, "✓ expected ranges")
         return self._problem(text, rec.problem.message, dim=False) if rec.problem is not None else text
 
     def _more(self, text: Text, more: str) -> Text:
@@ -140,6 +148,10 @@ class BrowseTree(DirectoryTree):
                 node.expand()
         target = self.node_for(path)
         if target is not None:
+            # The lines (and so each node's line number) are rebuilt lazily, at the next
+            # render; asking for a line rebuilds them now, so the cursor lands on `target`,
+            # not on the stale line -1 (the root).
+            self.get_node_at_line(0)
             self.move_cursor(target, animate=False)
             self.scroll_to_node(target, animate=False)
         return target
