@@ -18,6 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Static
 
 from gpuscope.metrics.safe_text import clean
@@ -25,6 +26,8 @@ from gpuscope.parsers.textfile import display_name, head, looks_binary
 from gpuscope.tui.model.folder_summary import STUDIES
 
 PREVIEW_BYTES = 16 * 1024
+READ_DELAY = 0.08
+"""Seconds the cursor rests on a file before its first lines are read."""
 PREVIEW_LINES = 120
 LINE_CHARS = 240
 OPENS = {"magma": "the MAGMA distributions screen", "kernels": "the kernel efficiency screen", "scaling": "the scaling screen",
@@ -62,6 +65,7 @@ class PreviewPane(VerticalScroll):
         super().__init__(**kwargs)
         self.path: Path | None = None
         """What is shown; a head read for another path is dropped."""
+        self._reading: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="preview-head", markup=False)
@@ -75,9 +79,13 @@ class PreviewPane(VerticalScroll):
         self.path = path
         self.query_one("#preview-head", Static).update(file_text(path, rec, titles, checks))
         if not same:
-            self.query_one("#preview-body", Static).update(Text("reading …", style="dim"))
+            self.query_one("#preview-body", Static).update(Text("…", style="dim"))
             self.scroll_home(animate=False)
-            self.read_head(path)
+            # Read once the cursor rests: holding a key down reads (and lays out) no head
+            # of a file it only passes.
+            if self._reading is not None:
+                self._reading.stop()
+            self._reading = self.set_timer(READ_DELAY, lambda: self.read_head(path))
 
     def show_folder(self, path: Path, counts: Counter[str], done: bool, titles: dict[str, str], screens: dict[str, str]) -> None:
         self.path = path
