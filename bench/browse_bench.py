@@ -148,34 +148,46 @@ def bytes_to_recognise(tree: Path) -> int:
 
 
 async def screen_timings(tree: Path, presses: int) -> dict[str, object]:
-    """First frame with the tree, recognition done, and `down` key-to-frame latencies."""
+    """First frame with the tree, recognition done, and key-to-frame latencies of `down` presses
+    made at irregular moments while recognition runs: from `simulate_key` to the first frame
+    composed after it that shows the tree's cursor moved (as bench/watch_latency.py measures)."""
+    import random
+
     from gpuscope.tui.app import GpuscopeApp
     from gpuscope.tui.screens.browse import BrowseScreen
 
-    frames: list[float] = []
+    frames: list[tuple[float, object]] = []
     start = time.perf_counter()
     app = GpuscopeApp(first_screen=lambda: BrowseScreen(tree))
+    state = [lambda: None]
     real_display = app._display  # every composed frame passes here, headless or not
 
-    def hooked(*args, **kwargs):  # type: ignore[no-untyped-def]
-        frames.append(time.perf_counter())
-        return real_display(*args, **kwargs)
+    def hooked(target, renderable):  # type: ignore[no-untyped-def]
+        real_display(target, renderable)
+        if renderable is not None:
+            frames.append((time.perf_counter(), state[0]()))
 
     app._display = hooked  # type: ignore[method-assign]
     latencies: list[float] = []
-    async with app.run_test(size=(120, 40)) as pilot:
+    rng = random.Random(0)
+    async with app.run_test(size=(120, 40)):
         screen = app.screen
-        first = frames[0] - start if frames else float("nan")
-        while not getattr(screen, "recognition_done", False) and time.perf_counter() - start < 60:
-            if len(latencies) < presses:
-                before = len(frames)
-                pressed = time.perf_counter()
-                await pilot.press("down")
-                while len(frames) == before and time.perf_counter() - pressed < 1.0:
-                    await asyncio.sleep(0.001)
-                latencies.append((frames[before] if len(frames) > before else time.perf_counter()) - pressed)
-            else:
-                await asyncio.sleep(0.01)
+        first = frames[0][0] - start if frames else float("nan")
+        focused = app.focused
+        state[0] = lambda: getattr(focused, "cursor_line", None)
+        while not screen.recognition_done and time.perf_counter() - start < 60:
+            await asyncio.sleep(rng.uniform(0.0, 0.05))
+            if len(latencies) >= presses or screen.recognition_done:
+                continue
+            before = state[0]()
+            pressed = time.perf_counter()
+            app.simulate_key("down")
+            while True:
+                hit = next((t for t, s in reversed(frames) if t > pressed and s != before), None)
+                if hit is not None or time.perf_counter() - pressed > 5:
+                    break
+                await asyncio.sleep(0.0005)
+            latencies.append((hit or time.perf_counter()) - pressed)
         done = time.perf_counter() - start
     ordered = sorted(latencies)
     p = lambda q: ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000 if ordered else float("nan")  # noqa: E731
