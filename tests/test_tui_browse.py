@@ -422,3 +422,18 @@ async def test_expected_ranges_checked_marked_and_passed_to_the_table(tmp_path: 
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, table_view.TableViewScreen))
         assert pilot.app.screen.marks and all(column == "speedup" for _, column in pilot.app.screen.marks)
+
+
+async def test_help_lists_the_browse_keys_and_enter_works_from_the_preview(results: Path) -> None:
+    from gpuscope.tui.screens.help import HelpScreen
+
+    async with browse_app(results).run_test(size=(100, 30)) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(pilot.app.screen, HelpScreen)
+        assert [row[1] for row in pilot.app.screen.keys][:3] == ["Open", "Analyse", "Summary"]
+        await pilot.press("escape")
+        await go_to(pilot, screen, results.resolve() / "scaling" / "slurm-4123456.out")
+        screen.query_one(PreviewPane).focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ScalingScreen))

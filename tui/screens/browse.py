@@ -72,11 +72,14 @@ class BrowseScreen(Screen[None]):
 
     HELP_TITLE = "Keys: browse"
     BINDINGS = [
+        Binding("enter", "open", "Open", show=False, tooltip="Open the file in the view for its kind (MAGMA, kernels, scaling, table, log, ...); on a folder, unfold or fold it"),
         Binding("a", "analyse", "Analyse", tooltip="Gather every file of one kind below the folder into one study (asks which when there are several)"),
         Binding("s", "summary", "Summary", tooltip="One page about the folder: files per kind, what could not be read, errors and warnings in logs"),
         Binding("w", "watch", "Watch", tooltip="Switch to the live watch (it keeps its state; b comes back here)"),
     ]
-    """Browse keys; Enter (open) is the tree's, Escape (back from a view) the app's."""
+    """Browse keys. The tree answers Enter itself when it has the focus (its binding is the one
+    in the footer); this one lists it in the help and opens from the preview. Escape (back
+    from a view) is the app's."""
 
     DEFAULT_CSS = """
     BrowseScreen #browse-body {
@@ -246,6 +249,17 @@ class BrowseScreen(Screen[None]):
             self.notify(f"No view for {rec.kind} files yet; the preview shows the first lines.", markup=False)
             return
         self.app.push_screen(screen)
+
+    def action_open(self) -> None:
+        """Enter with the preview focused: what Enter on the tree does."""
+        node = self.query_one(BrowseTree).cursor_node
+        path = self._path(node)
+        if node is None or path is None:
+            return
+        if node.allow_expand:
+            node.toggle()
+        else:
+            self.open(path)
 
     # --- folders --------------------------------------------------------------------------
 
