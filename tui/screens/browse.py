@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,6 +28,7 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import registry
 from gpuscope.parsers.textfile import display_name
 from gpuscope.tui.model.folder_summary import FolderCounts, is_below, studies
+from gpuscope.tui.screens.browse_open import study_screen, titles, view_screen
 from gpuscope.tui.widgets.browse_preview import PreviewPane
 from gpuscope.tui.widgets.browse_tree import BrowseTree
 from gpuscope.tui.widgets.keys_footer import KeysFooter
@@ -37,34 +38,6 @@ BATCH_FILES = 5000
 """A batch goes to the screen after this long or this many files: four repaints a second.
 Each repaint (tree lines, title, the preview's counts) takes the main thread, and so the GIL,
 from the recognising thread: at 10 a second, 10,000 files took 4 s instead of 2.4."""
-def titles() -> dict[str, str]:
-    """kind -> what it is ("MAGMA tester output"), from the registry's one table."""
-    return {reader.kind: reader.title for reader in reversed(registry.READERS)}
-
-
-def study_screen(screen: str, paths: Sequence[Path]) -> Screen[Any]:
-    """The screen that reads `paths` as one study: magma, kernels or scaling."""
-    if screen == "magma":
-        from gpuscope.tui.screens.magma import MagmaScreen
-
-        return MagmaScreen(paths)
-    if screen == "kernels":
-        from gpuscope.tui.screens.kernels import KernelsScreen
-
-        return KernelsScreen(paths)
-    from gpuscope.tui.screens.scaling import ScalingScreen
-
-    return ScalingScreen(paths)
-
-
-def view_screen(rec: Any, path: Path, marks: set[tuple[int, str]] | None = None) -> Screen[Any] | None:
-    """The screen for one recognised file (`path`: its name as the user typed the root), or
-    None when no view reads its kind. `marks`: a table's cells outside their expected range."""
-    if rec.screen in ("magma", "kernels", "scaling"):
-        return study_screen(rec.screen, [path])
-    from gpuscope.tui.screens.views import view_for
-
-    return view_for(path, rec.screen, rec, **({"marks": marks} if marks and rec.screen == "table" else {}))
 
 
 class BrowseScreen(Screen[None]):
