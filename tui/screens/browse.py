@@ -33,11 +33,13 @@ from gpuscope.tui.widgets.browse_preview import PreviewPane
 from gpuscope.tui.widgets.browse_tree import BrowseTree
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 
-BATCH_S = 0.25
+BATCH_S = 0.5
 BATCH_FILES = 5000
-"""A batch goes to the screen after this long or this many files: four repaints a second.
+"""A batch goes to the screen after this long or this many files: two repaints a second.
 Each repaint (tree lines, title, the preview's counts) takes the main thread, and so the GIL,
-from the recognising thread: at 10 a second, 10,000 files took 4 s instead of 2.4."""
+from the recognising thread, and a key pressed meanwhile waits for it: at 10 a second, 10,000
+files took 4 s instead of 2.4; at 4 a second keys waited 71 ms at the 95th percentile, at 2 a
+second 54 ms (bench/browse_bench.py, one run each)."""
 
 
 class BrowseScreen(Screen[None]):
