@@ -68,6 +68,9 @@ class Recorder:
         options = pa.ipc.IpcWriteOptions(compression="zstd")
         try:
             self._writer = pa.ipc.new_stream(self._file, recording_schema.SCHEMA, options=options)
+            # pyarrow writes the schema with the first batch: an empty one puts it on disk now, so
+            # a recording killed before its first batch is still a (sample-less) recording
+            self._writer.write_batch(pa.RecordBatch.from_pylist([], schema=recording_schema.SCHEMA))
             self._file.flush()
         except OSError as exc:
             self._file.close()

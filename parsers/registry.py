@@ -311,7 +311,19 @@ def match_torch_trace(name: str, head: Head) -> str | None:
     return None
 
 
+CODE_SUFFIXES = (".py", ".pyi", ".ipynb", ".c", ".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh", ".f90", ".sh", ".rs", ".go", ".java",
+                 ".js", ".ts", ".toml", ".yaml", ".yml", ".cfg", ".ini", ".md", ".rst", ".html", ".tex")
+"""Source and configuration files: they may name a profiler's columns (a reader's own code
+does), but they are never its export; the loose text rules below skip them."""
+
+
+def _is_code(name: str) -> bool:
+    return name.lower().endswith(CODE_SUFFIXES)
+
+
 def match_ncu(name: str, head: Head) -> str | None:
+    if _is_code(name):
+        return None
     text = _text(head)
     if "==PROF==" in text:
         return "`==PROF==` lines: Nsight Compute"
@@ -321,6 +333,8 @@ def match_ncu(name: str, head: Head) -> str | None:
 
 
 def match_nvprof(name: str, head: Head) -> str | None:
+    if _is_code(name):
+        return None
     text = _text(head)
     if "NVPROF" in text:
         return "`NVPROF` banner: nvprof"
@@ -338,6 +352,8 @@ def match_nvprof(name: str, head: Head) -> str | None:
 
 
 def match_pyprof_text(name: str, head: Head) -> str | None:
+    if _is_code(name):
+        return None
     text = _text(head)
     if "Sil(ns)" in text:
         return "`Sil(ns)` column: PyProf"
@@ -349,6 +365,8 @@ def match_pyprof_text(name: str, head: Head) -> str | None:
 
 
 def match_nsys_text(name: str, head: Head) -> str | None:
+    if _is_code(name):
+        return None
     text = _text(head)
     for clue in ("Instances", "(ns)", "(us)", "Start(sec)", "cuda_gpu"):
         if clue in text:
@@ -403,6 +421,11 @@ def match_text(name: str, head: Head) -> str | None:
     return "text (no known format)"
 
 
+def _count(n: int, word: str, about: str = "") -> str:
+    """`1 row`, `~12 rows`: the plural only where it belongs."""
+    return f"{about}{n:,} {word}" + ("" if n == 1 and not about else "s")
+
+
 def describe_rows(head: Head, size: int) -> str:
     """`N rows` when the whole file is in the head, else `~N rows` from the head's mean line length."""
     data = _bytes(head)
@@ -410,9 +433,9 @@ def describe_rows(head: Head, size: int) -> str:
     if not data:
         return "empty"
     if len(data) >= size:
-        return f"{max(lines - 1, 0):,} rows"
+        return _count(max(lines - 1, 0), "row")
     estimate = round(size / (len(data) / max(lines, 1)))
-    return f"~{max(estimate - 1, 0):,} rows"
+    return _count(max(estimate - 1, 0), "row", "~")
 
 
 def describe_lines(head: Head, size: int) -> str:
@@ -421,8 +444,8 @@ def describe_lines(head: Head, size: int) -> str:
         return "empty"
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     if len(data) >= size:
-        return f"{lines:,} lines"
-    return f"~{round(size / (len(data) / max(lines, 1))):,} lines"
+        return _count(lines, "line")
+    return _count(round(size / (len(data) / max(lines, 1))), "line", "~")
 
 
 def describe_log(head: Head, size: int) -> str:

@@ -226,3 +226,12 @@ def test_without_processes_reads_the_rest(tmp_path: Path) -> None:
     assert light.samples == 8 and "processes" not in light.table.column_names
     first = light.snapshot(0)
     assert first.processes == () and first.gpus == taken[0].gpus and first.host == taken[0].host
+
+
+def test_a_new_recording_is_readable_before_its_first_batch(tmp_path: Path) -> None:
+    rec = Recorder(tmp_path / "r.gsrec")
+    rec.add(snapshots(1, processes=3)[0])  # still in the open batch
+    back = recording.read(tmp_path / "r.gsrec")  # as after a kill -9 now
+    assert back.version == recording_schema.VERSION and back.samples == 0 and not any(f.severity == "error" for f in back.findings)
+    rec.close()
+    assert recording.read(tmp_path / "r.gsrec").samples == 1

@@ -425,3 +425,17 @@ def test_pandas_json_shapes_are_tables_not_traces(tmp_path, orient) -> None:
     assert registry.recognise(path).kind == "json"
     got = registry.read(path).table
     assert got.to_dict("list") == frame.to_dict("list")
+
+
+def test_source_code_naming_profiler_columns_is_not_an_export(tmp_path) -> None:
+    """gpuscope's own readers name every profiler's columns (`Sil(ns)`, `==PROF==`, `(ns)`):
+    a source file is never taken for the export it reads."""
+    repo = Path(__file__).resolve().parents[1] / "parsers"
+    for name in ("pyprof.py", "nsys.py", "ncu.py", "nvprof.py", "kernels.py"):
+        assert recognise(repo / name).kind == "text", name
+    one = tmp_path / "one.csv"
+    one.write_text("a,b\n1,2\n")
+    assert recognise(one).summary.endswith("1 row")
+    line = tmp_path / "one.txt"
+    line.write_text("hello\n")
+    assert recognise(line).summary.endswith("1 line")
