@@ -124,3 +124,39 @@ class Recorder:
             raise RecordingError(_message(exc, self.path)) from None
         finally:
             self._file.close()
+
+
+class RecordingSource:
+    """A snapshot source that also records what it returns: `watch --record FILE`. Polls never
+    overlap (the watch screen's poller waits for each), so the recorder sees one thread.
+
+    A write error stops the recording, not the watch: the first failing poll raises it once as
+    `RecordingError` (the screen's status line shows it), later polls only watch."""
+
+    def __init__(self, source: object, recorder: Recorder) -> None:
+        self.source = source
+        self.recorder: Recorder | None = recorder
+        self.problem: str | None = None
+
+    def poll(self) -> Snapshot:
+        snapshot = self.source.poll()  # type: ignore[attr-defined]
+        if self.recorder is not None:
+            try:
+                self.recorder.add(snapshot)
+            except RecordingError as exc:
+                self.problem = f"recording stopped: {exc}"
+                self.recorder = None
+                raise RecordingError(self.problem) from None
+        return snapshot
+
+    def close(self) -> None:
+        """Close the recording (its open batch written), then the source."""
+        try:
+            if self.recorder is not None:
+                self.recorder.close()
+        except RecordingError as exc:
+            self.problem = f"recording stopped: {exc}"
+        finally:
+            close = getattr(self.source, "close", None)
+            if close is not None:
+                close()

@@ -160,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, one-gpu-idle, or a scenario .json file")
     watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
     watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
+    watch.add_argument("--record", metavar="FILE", help="also record every refresh to FILE (as gpuscope record does; never overwrites)")
     add_output_options(watch, tables=WATCH_TABLES)
     return parser
 
@@ -303,10 +304,20 @@ def run_watch(args: argparse.Namespace) -> int:
 
         if (problem := missing(job=args.job, user=args.user, pid=args.pid)) is not None:
             return _fail(problem, 2)  # before the screen opens or a reading is printed
+    if args.record and (args.once or args.format or args.output):
+        return _fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
     if not (args.once or args.format or args.output):
         from gpuscope.tui.screens.watch import WatchScreen
 
         source = _watch_source(args)
+        if args.record:
+            from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
+
+            try:
+                source = RecordingSource(source, Recorder(args.record))
+            except RecordingError as exc:
+                source.close()
+                return _fail(str(exc), 2)
         try:
             code = _run_screen(lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True),
                                "use --once (one snapshot) or --format to print instead", mode="watch")
