@@ -138,6 +138,13 @@ class RecordingSource:
         self.recorder: Recorder | None = recorder
         self.problem: str | None = None
 
+    @property
+    def label(self) -> str:
+        """What the screen says about the recording: `recording to FILE (N samples)`, or why it stopped."""
+        if self.recorder is None:
+            return self.problem or "not recording"
+        return f"recording to {self.recorder.path} ({self.recorder.samples_written + self.recorder.pending} samples)"
+
     def poll(self) -> Snapshot:
         snapshot = self.source.poll()  # type: ignore[attr-defined]
         if self.recorder is not None:

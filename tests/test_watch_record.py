@@ -26,6 +26,7 @@ async def test_the_watch_screen_records_what_it_polls(tmp_path: Path) -> None:
             await screen.poll_now().wait()
         await pilot.pause()
         shown = screen.snapshot
+        assert screen.sub_title.endswith(f"recording to {path} (4 samples)")
     source.close()
     back = recording.read(path)
     assert back.samples == 4 and back.snapshot(3) == shown

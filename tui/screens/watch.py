@@ -248,7 +248,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
             return
         self._stale = False
         host = snap.host
-        self.sub_title = f"watch · {snap.scope.label or host.hostname}"
+        recording = getattr(self.source, "label", None)  # watch --record: say so, and why it stopped
+        self.sub_title = f"watch · {snap.scope.label or host.hostname}" + (f" · {clean(recording)}" if isinstance(recording, str) else "")
         no_gpu = snap.gpu_status.backend == "none"
         nogpu = self.query_one("#watch-nogpu", Static)
         nogpu.display = no_gpu
