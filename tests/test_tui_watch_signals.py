@@ -78,7 +78,8 @@ async def test_cancelled_signal_sends_nothing() -> None:
             screen = await poll(pilot)
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
-            assert isinstance(app.screen, SignalModal)
+            await pilot.pause()  # the dialog is pushed after the key's handler returns (failed once in CI without this)
+            assert isinstance(app.screen, SignalModal), notes(app)
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is screen
