@@ -152,12 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
         "table, history plots, and for a job: what it asked for against what it uses. Inside a Slurm "
         "allocation the job is picked up from SLURM_JOB_ID. Works without a GPU.",
     )
-    scope = watch.add_mutually_exclusive_group()
-    scope.add_argument("--job", metavar="ID", help="a Slurm job (its processes on this node, its allocation)")
-    scope.add_argument("--user", metavar="NAME", help="every process of a user")
-    scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
+    cli_record.add_scope_options(watch)
     watch.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between refreshes (0.5 to 10, default 1)")
-    watch.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, one-gpu-idle, or a scenario .json file")
     watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
     watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
     watch.add_argument("--record", metavar="FILE", help="also record every refresh to FILE (as gpuscope record does; never overwrites)")

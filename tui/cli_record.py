@@ -23,6 +23,16 @@ GONE_SAMPLES = 3
 """A job or process tree whose processes were seen and are now gone for this many samples has ended."""
 
 
+def add_scope_options(parser: argparse.ArgumentParser) -> None:
+    """--job / --user / --pid (one at most) and --demo: what a watch, record or collect samples."""
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--job", metavar="ID", help="a Slurm job (its processes on this node, its allocation)")
+    scope.add_argument("--user", metavar="NAME", help="every process of a user")
+    scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
+    parser.add_argument("--demo", nargs="?", const="", metavar="SCENARIO",
+                        help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, one-gpu-idle, or a scenario .json file")
+
+
 def add_parsers(sub: Any) -> None:
     record = sub.add_parser(
         "record",
@@ -31,13 +41,9 @@ def add_parsers(sub: Any) -> None:
         "stream with zstd, written in batches of 60 samples or 10 s; a kill -9 loses at most the open batch). "
         "Stops on SIGTERM, Ctrl+C, after --duration, or when the job's processes are gone. Never overwrites a file.",
     )
-    scope = record.add_mutually_exclusive_group()
-    scope.add_argument("--job", metavar="ID", help="a Slurm job (its processes on this node, its allocation)")
-    scope.add_argument("--user", metavar="NAME", help="every process of a user")
-    scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
+    add_scope_options(record)
     record.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
     record.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until stopped or the job ends)")
-    record.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such in the recording)")
     record.add_argument("--all-nodes", action="store_true", help="with --job: sample every node of the job through srun, even when it has one "
                         "(the default for a job on several nodes)")
     record.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to create (e.g. job.gsrec)")
@@ -50,13 +56,9 @@ def add_parsers(sub: Any) -> None:
         "`gpuscope record --job ID` starts it on every node of a job through `srun --overlap`.",
     )
     collect.add_argument("--stream", action="store_true", required=True, help="JSON lines on standard output (the only mode)")
-    scope = collect.add_mutually_exclusive_group()
-    scope.add_argument("--job", metavar="ID", help="a Slurm job")
-    scope.add_argument("--user", metavar="NAME", help="every process of a user")
-    scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
+    add_scope_options(collect)
     collect.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
     collect.add_argument("--count", type=int, metavar="N", help="stop after N samples")
-    collect.add_argument("--demo", nargs="?", const="", metavar="SCENARIO", help="simulated GPUs (labelled as such)")
 
     report = sub.add_parser(
         "report",
