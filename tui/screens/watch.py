@@ -263,12 +263,18 @@ class WatchScreen(ProcessKeys, Screen[None]):
                 self.query_one(GpuPane).show(snap.gpu_status, snap.gpus, self.history, allocated, unseen_gpu_pids(snap))
             self.query_one(CpuPane).show(host, frozenset(snap.scope.cpu_ids))
             self.refresh_table()
-            # Every tick while the history is short (the plots fill in at start), then every PLOT_PERIOD.
-            if force_plots or len(self.history) <= PLOT_PERIOD or host.timestamp - self._plotted_at >= PLOT_PERIOD:
-                self._plotted_at = host.timestamp
-                for plot in self.query(HistoryPlot):
-                    if plot.display and plot.parent is not None and plot.parent.display:
-                        plot.replot(self.history)
+            self.update_plots(force_plots)
+
+    def update_plots(self, force: bool = False) -> None:
+        """Replot the visible history plots when due: every tick while the history is short
+        (the plots fill in at start), then every PLOT_PERIOD. The replay screen overrides it
+        (the whole recording, with a cursor)."""
+        timestamp = self.snapshot.host.timestamp if self.snapshot is not None else 0.0
+        if force or len(self.history) <= PLOT_PERIOD or timestamp - self._plotted_at >= PLOT_PERIOD:
+            self._plotted_at = timestamp
+            for plot in self.query(HistoryPlot):
+                if plot.display and plot.parent is not None and plot.parent.display:
+                    plot.replot(self.history)
 
     def refresh_table(self) -> None:
         """Re-cut the rows for the current view; what every process key ends with."""
