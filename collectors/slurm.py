@@ -24,6 +24,7 @@ from itertools import islice, product
 from typing import Callable, Iterable, Sequence
 
 from gpuscope.metrics.safe_text import clean
+from gpuscope.metrics.units import slurm_size
 
 TIMEOUT_S = 5.0
 JOB_ID = re.compile(r"\d+(_\d+)?(\+\d+)?")
@@ -31,7 +32,6 @@ JOB_ID = re.compile(r"\d+(_\d+)?(\+\d+)?")
 _KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w/:.()]*)=")
 """A key starts a line or follows a space: values like `cpu=8,mem=10G` hold '=' after no space."""
 _GPU_IDX = re.compile(r"gpu[^(),]*\(IDX:([^)]*)\)")
-_MEM = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTP]?)", re.I)
 MAX_IDS = 1 << 16
 """Most ids one range or host list may expand to (Slurm's CPU ids and nodes are far fewer):
 a garbled `0-99999999999` must not take the memory of the machine."""
@@ -182,13 +182,8 @@ class JobInfo:
 
 def mem_bytes(text: str | None) -> int | None:
     """Slurm sizes: `10G`, `500M`, `3000` (MB when bare), binary multiples."""
-    m = _MEM.fullmatch((text or "").strip())
-    if not m:
-        return None
-    try:
-        return int(float(m.group(1)) * 1024 ** "KMGTP".index((m.group(2) or "M").upper()) * 1024)
-    except OverflowError:  # hundreds of digits: not a size
-        return None
+    size, per = slurm_size(text)
+    return size if not per else None
 
 
 def _hostlist_parts(text: str) -> list[list[str | list[tuple[str, str]]]]:

@@ -65,6 +65,27 @@ class Usage:
     """'job', 'user', 'pid' or 'node': a node view has no allocation to compare with."""
 
 
+@dataclass(frozen=True)
+class SlurmUse:
+    """What Slurm's own accounting says of a whole job (parsers/slurm_accounting.py): sacct,
+    or sstat + scontrol while it runs. None where it does not say (n/a)."""
+
+    job_id: str
+    source: str
+    """'sacct', or 'sstat + scontrol (running)'."""
+    state: str | None
+    nodes: str | None
+    cpus: int | None
+    cpu_time_s: float | None
+    """User + system CPU seconds of every step (sacct TotalCPU, or the running steps' sum)."""
+    elapsed_s: float | None
+    time_limit_s: float | None
+    memory_requested: int | None
+    memory_peak: int | None
+    memory_peak_is: str = ""
+    """Which memory `memory_peak` is ("largest task RSS peak (sacct MaxRSS)"...)."""
+
+
 def _num(value: float | int | None) -> float:
     return math.nan if value is None else float(value)
 
@@ -120,30 +141,48 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:00"
 
 
-def _node_rows(u: Usage, time_limit_s: float | None, elapsed_s: float | None, advice: list[str]) -> dict:
-    busy_mean = _mean(u.busy_cores)
-    cpu_eff = _share(busy_mean, u.cpus_allocated)
+def _advise(who: str, busy_mean: float | None, cpus: int | None, peak: float | None, peak_what: str, requested: int | None,
+            elapsed: float | None, time_limit_s: float | None, advice: list[str]) -> tuple[float | None, float | None, float | None]:
+    """CPU, memory and time-limit efficiency, with advice where the evidence holds; the same
+    wording for a node's samples and for Slurm's accounting of the whole job."""
+    cpu_eff = _share(busy_mean, cpus)
     if cpu_eff is not None and busy_mean is not None and cpu_eff < UNDERUSED_CORES:
-        want = max(1, math.ceil(busy_mean))
-        advice.append(f"{u.node}: asked for {u.cpus_allocated} cores, used {busy_mean:.1f} on average: request `-c {want}`")
-    sampled_peak = _max(u.memory_used)
-    peak, peak_what = (u.memory_peak, "cgroup peak") if u.memory_peak is not None else (sampled_peak, f"highest sampled {u.memory_what}")
-    mem_eff = _share(peak, u.memory_limit)
+        advice.append(f"{who}: asked for {cpus} cores, used {busy_mean:.1f} on average: request `-c {max(1, math.ceil(busy_mean))}`")
+    mem_eff = _share(peak, requested)
     if mem_eff is not None and peak is not None and mem_eff < MEMORY_LOW:
         want = max(4, math.ceil(peak * MEMORY_HEADROOM / GIB / 4) * 4)
-        advice.append(f"{u.node}: peak memory {human_bytes(peak)} ({peak_what}) of {human_bytes(u.memory_limit)} requested: `--mem={want}G`")
+        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) of {human_bytes(requested)} requested: `--mem={want}G`")
     elif mem_eff is not None and peak is not None and mem_eff > MEMORY_HIGH:
-        advice.append(f"{u.node}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(u.memory_limit)} requested: "
+        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(requested)} requested: "
                       "close to the limit, the job may be OOM-killed; request more")
-    span = float(u.times[-1] - u.times[0]) if u.times.size > 1 else None
-    elapsed = elapsed_s if elapsed_s is not None else span
     limit_use = _share(elapsed, time_limit_s)
     if limit_use is not None and elapsed is not None and limit_use < TIME_LIMIT_LOW:
-        advice.append(f"{u.node}: ran {_duration(elapsed)} of a {_duration(time_limit_s or 0)} time limit ({limit_use:.0%}): "
+        advice.append(f"{who}: ran {_duration(elapsed)} of a {_duration(time_limit_s or 0)} time limit ({limit_use:.0%}): "
                       f"a shorter limit (`-t {_duration(elapsed * 1.5)}`) starts sooner")
+    return cpu_eff, mem_eff, limit_use
+
+
+def _node_rows(u: Usage, time_limit_s: float | None, elapsed_s: float | None, advice: list[str]) -> dict:
+    busy_mean = _mean(u.busy_cores)
+    sampled_peak = _max(u.memory_used)
+    peak, peak_what = (u.memory_peak, "cgroup peak") if u.memory_peak is not None else (sampled_peak, f"highest sampled {u.memory_what}")
+    span = float(u.times[-1] - u.times[0]) if u.times.size > 1 else None
+    elapsed = elapsed_s if elapsed_s is not None else span
+    cpu_eff, mem_eff, limit_use = _advise(u.node, busy_mean, u.cpus_allocated, peak, peak_what, u.memory_limit, elapsed, time_limit_s, advice)
     return {"node": u.node, "samples": int(u.times.size), "span_s": span, "cpus": u.cpus_allocated, "busy_cores_mean": busy_mean,
             "busy_cores_peak": _max(u.busy_cores), "cpu_efficiency": cpu_eff, "memory_peak_gib": _gib(peak), "memory_peak_is": peak_what if peak is not None else None,
             "memory_requested_gib": _gib(u.memory_limit), "memory_efficiency": mem_eff, "time_limit_use": limit_use}
+
+
+def _slurm_row(use: SlurmUse, advice: list[str]) -> dict:
+    busy_mean = use.cpu_time_s / use.elapsed_s if use.cpu_time_s is not None and use.elapsed_s else None
+    who = f"job {use.job_id} ({use.source})"
+    cpu_eff, mem_eff, limit_use = _advise(who, busy_mean, use.cpus, use.memory_peak, use.memory_peak_is, use.memory_requested,
+                                          use.elapsed_s, use.time_limit_s, advice)
+    return {"job": use.job_id, "source": use.source, "state": use.state, "nodes": use.nodes, "cpus": use.cpus, "cpu_time_s": use.cpu_time_s,
+            "elapsed_s": use.elapsed_s, "busy_cores_mean": busy_mean, "cpu_efficiency": cpu_eff, "memory_peak_gib": _gib(use.memory_peak),
+            "memory_peak_is": use.memory_peak_is or None, "memory_requested_gib": _gib(use.memory_requested), "memory_efficiency": mem_eff,
+            "time_limit_use": limit_use}
 
 
 def _gpu_rows(u: Usage, advice: list[str]) -> list[dict]:
@@ -177,6 +216,12 @@ NODE_COLUMNS = (
     _col("memory_peak_gib", "memory peak (GiB)", ".2f"), _col("memory_peak_is", "which"), _col("memory_requested_gib", "requested (GiB)", ".2f"),
     _col("memory_efficiency", "mem eff", ".0%"), _col("time_limit_use", "time limit used", ".0%"),
 )
+SLURM_COLUMNS = (
+    _col("job", "job"), _col("source", "from"), _col("state", "state"), _col("nodes", "nodes"), _col("cpus", "cores", "d"),
+    _col("cpu_time_s", "CPU time (s)", ".0f"), _col("elapsed_s", "elapsed (s)", ".0f"), _col("busy_cores_mean", "busy cores mean", ".2f"),
+    _col("cpu_efficiency", "CPU eff", ".0%"), _col("memory_peak_gib", "memory peak (GiB)", ".2f"), _col("memory_peak_is", "which"),
+    _col("memory_requested_gib", "requested (GiB)", ".2f"), _col("memory_efficiency", "mem eff", ".0%"), _col("time_limit_use", "time limit used", ".0%"),
+)
 GPU_COLUMNS = (
     _col("node", "node"), _col("gpu", "GPU", "d"), _col("allocated", "allocated"), _col("util_mean", "util mean %", ".1f"),
     _col("util_peak", "peak %", ".0f"), _col("idle_share", "idle", ".0%"), _col("memory_peak_gib", "memory peak (GiB)", ".2f"),
@@ -184,16 +229,25 @@ GPU_COLUMNS = (
 )
 
 
-def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapsed_s: float | None = None) -> Report:
-    """The report over every node's usage; advice only where the evidence holds."""
+def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapsed_s: float | None = None, slurm: SlurmUse | None = None) -> Report:
+    """The report over every node's samples (a recording) and/or Slurm's accounting of the
+    job; advice only where the evidence holds. With both, CPU, memory and time-limit advice
+    comes from Slurm (the whole job), GPU advice from the samples (Slurm has no GPU use)."""
     advice: list[str] = []
     nodes, gpus = [], []
     usages = list(usages)
+    tables = []
+    if slurm is not None:
+        row = _slurm_row(slurm, advice)
+        tables.append(ResultTable("Slurm accounting", SLURM_COLUMNS, (tuple(row[c.key] for c in SLURM_COLUMNS),),
+                                  notes=("CPU eff: CPU time / (elapsed x cores); mem eff: peak / requested; n/a: Slurm did not say",)))
+        time_limit_s = time_limit_s if time_limit_s is not None else slurm.time_limit_s
     for u in usages:
-        nodes.append(_node_rows(u, time_limit_s, elapsed_s, advice))
+        nodes.append(_node_rows(u, time_limit_s, elapsed_s, [] if slurm is not None else advice))
         gpus += _gpu_rows(u, advice)
-    tables = [ResultTable("Job efficiency per node", NODE_COLUMNS, tuple(tuple(r[c.key] for c in NODE_COLUMNS) for r in nodes),
-                          notes=("CPU eff: mean busy cores / cores allocated; mem eff: peak / requested; n/a: not in the samples",))]
+    if nodes:
+        tables.append(ResultTable("Job efficiency per node", NODE_COLUMNS, tuple(tuple(r[c.key] for c in NODE_COLUMNS) for r in nodes),
+                                  notes=("CPU eff: mean busy cores / cores allocated; mem eff: peak / requested; n/a: not in the samples",)))
     if gpus:
         simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()
         tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),

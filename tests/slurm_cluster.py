@@ -106,7 +106,8 @@ class SlurmCluster:
             f"SlurmdLogFile={f}/log/slurmd.log",
             "ProctrackType=proctrack/linuxproc",  # no cgroup setup needed: works in containers
             "TaskPlugin=task/none",
-            "JobAcctGatherType=jobacct_gather/none",
+            "JobAcctGatherType=jobacct_gather/linux",  # sstat: a running step's CPU time and memory (gpuscope report --job)
+            "JobAcctGatherFrequency=task=1",
             "AccountingStorageType=accounting_storage/none",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",

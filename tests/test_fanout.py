@@ -122,5 +122,18 @@ def test_record_a_real_job_on_every_node_through_srun(slurm_cluster: SlurmCluste
         node = data["job_efficiency_per_node"][0]
         assert node["cpus"] == 2 and 0.3 < node["cpu_efficiency"] <= 0.65, node  # one busy core of two
         assert node["memory_requested_gib"] == pytest.approx(500 / 1024)
+        # The same job from Slurm's side while it runs (no slurmdbd here: sacct says accounting
+        # is disabled, so sstat + scontrol), together with the recording's GPUs and samples.
+        both = subprocess.run([sys.executable, "-m", "gpuscope.tui.cli", "report", "--job", job_id, "--recording", str(out), "--format", "json"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert both.returncode == 0, both.stderr
+        assert "accounting storage is disabled" in both.stderr and "is running" in both.stderr
+        data = json.loads(both.stdout)
+        job = data["slurm_accounting"][0]
+        assert job["source"] == "sstat + scontrol (running)" and job["state"] == "RUNNING" and job["cpus"] == 2, job
+        assert 0.3 < job["cpu_efficiency"] <= 0.65, job  # one busy core of two, CPU time over the whole run so far
+        assert 200 / 1024 <= job["memory_peak_gib"] < 400 / 1024 and "TRESUsageInTot" in job["memory_peak_is"], job  # the 200 MiB it holds
+        assert job["memory_requested_gib"] == pytest.approx(500 / 1024) and job["time_limit_use"] is None  # no limit: n/a
+        assert data["job_efficiency_per_node"][0]["cpus"] == 2
     finally:
         slurm_cluster.cancel(job_id)

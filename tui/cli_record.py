@@ -62,12 +62,15 @@ def add_parsers(sub: Any) -> None:
 
     report = sub.add_parser(
         "report",
-        help="a job's efficiency from a recording: CPU, memory, GPUs, time limit, with advice",
-        description="Read a recording and print CPU efficiency (mean busy cores against the allocation), memory "
-        "(the cgroup's peak, or the highest sampled use: it says which) against the request, each GPU's mean "
-        "utilisation, idle share and peak memory, per node, with seff/jobstats-style advice. n/a where unknown.",
+        help="a job's efficiency from a recording and/or Slurm's accounting: CPU, memory, GPUs, time limit, with advice",
+        description="Print CPU efficiency (mean busy cores against the allocation), memory (the cgroup's peak, the "
+        "highest sampled use, or Slurm's RSS peaks: it says which) against the request, each GPU's mean utilisation, "
+        "idle share and peak memory (from a recording: Slurm has no GPU use), and the share of the time limit used, "
+        "with seff/jobstats-style advice. --job asks sacct (any job, when the cluster keeps accounting), else sstat "
+        "and scontrol (a running job). With both, CPU and memory advice comes from Slurm. n/a where unknown.",
     )
-    report.add_argument("--recording", required=True, metavar="FILE", help="a file written by gpuscope record")
+    report.add_argument("--recording", metavar="FILE", help="a file written by gpuscope record")
+    report.add_argument("--job", metavar="ID", help="a Slurm job: its accounting from sacct, or sstat + scontrol while it runs")
     report.add_argument("--time-limit", type=float, metavar="S", help="the job's time limit in seconds, for the share used")
     report.add_argument("--format", choices=("text", "markdown", "json"), help="output format (default: from -o's extension, else text)")
     report.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -243,25 +246,64 @@ def _record_nodes(args: argparse.Namespace, recorder: Any, stop: _Stop) -> int:
     return 1 if streams.error and not recorder.samples_written + recorder.pending else 0
 
 
+def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
+    """Slurm's accounting of a job (metrics.job_report.SlurmUse or None) and what to say:
+    sacct when the cluster keeps accounting, else sstat + scontrol while the job runs."""
+    from gpuscope.collectors import slurm
+    from gpuscope.parsers import slurm_accounting as acct
+
+    if not slurm.JOB_ID.fullmatch(job_id):
+        return None, [f"{job_id!r} is not a Slurm job id (expected digits, e.g. 12345 or 12345_7)"]
+    runner = runner or slurm.SubprocessRunner()
+    said: list[str] = []
+    result, problem = slurm.run(runner, ["sacct", "-j", job_id, "-P", "--format=" + acct.SACCT_FORMAT])
+    if result is not None and not problem:
+        use, findings = acct.from_sacct(result.stdout, job_id)
+        if use is not None:
+            return use, [f.message for f in findings]
+        said += [f.message for f in findings]
+    elif problem:
+        said.append(problem)
+    info, problem = slurm.show_job(runner, job_id)
+    if info is None:
+        return None, said + ([problem] if problem else [])
+    result, problem = slurm.run(runner, ["sstat", "-j", job_id, "-a", "-P", "--format=" + acct.SSTAT_FORMAT])
+    if result is None or problem:
+        return None, said + [f"{problem} (sstat needs a running step and JobAcctGatherType other than none)"]
+    use, findings = acct.from_sstat(result.stdout, job_id, info.fields)
+    return use, said + [f.message for f in findings]
+
+
 def run_report(args: argparse.Namespace) -> int:
     from gpuscope.metrics.job_report import report, usage_from_snapshots
-    from gpuscope.parsers import recording
-
-    rec = recording.read(args.recording)
-    for finding in rec.findings:
-        _say(f"{args.recording}: {finding.message}")
-    if rec.samples == 0:
-        if not rec.findings:
-            _say(f"{args.recording}: no samples")
-        return 1
-    snapshots = [rec.snapshot(i) for i in range(rec.samples)]
-    result = report([usage_from_snapshots(snapshots)], time_limit_s=args.time_limit)
     from gpuscope.metrics.table import Column, ResultTable
 
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     if fmt not in ("text", "markdown", "json"):
         _say("report prints text, markdown or json")
         return 2
+    if args.recording is None and args.job is None:
+        _say("report needs --recording FILE, --job ID, or both")
+        return 2
+    usages, use = [], None
+    if args.recording is not None:
+        from gpuscope.parsers import recording
+
+        rec = recording.read(args.recording)
+        for finding in rec.findings:
+            _say(f"{args.recording}: {finding.message}")
+        if rec.samples == 0:
+            if not rec.findings:
+                _say(f"{args.recording}: no samples")
+            return 1
+        usages = [usage_from_snapshots([rec.snapshot(i) for i in range(rec.samples)])]
+    if args.job is not None:
+        use, said = slurm_use(args.job)
+        for line in said:
+            _say(line)
+        if use is None and not usages:
+            return 1
+    result = report(usages, time_limit_s=args.time_limit, slurm=use)
     advice = result.advice or ["no advice: the job used what it asked for, as far as the samples show"]
     tables = [*result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
     width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
