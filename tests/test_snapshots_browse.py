@@ -30,7 +30,7 @@ async def _recognised_then_log(pilot: Any) -> None:
     await pilot.pause(0.2)
     await pilot.press("down", "down")  # testing_dgemm.out, then analysis.log
     pane = screen.query_one(PreviewPane)
-    while "INFO loading" not in str(pane.query_one("#preview-body").content) and time.monotonic() < end:
+    while "INFO loading" not in str(pane.body) and time.monotonic() < end:
         await pilot.pause(0.02)
     await pilot.pause()
 

@@ -101,8 +101,9 @@ def preview(screen: BrowseScreen) -> str:
     """The preview pane's text: its head (a rich grid) and body, rendered without colour."""
     out = io.StringIO()
     console = Console(file=out, width=200, color_system=None)
-    for part in ("#preview-head", "#preview-body"):
-        console.print(screen.query_one(PreviewPane).query_one(part, Static).content)
+    pane = screen.query_one(PreviewPane)
+    console.print(pane.head)
+    console.print(pane.body)
     return out.getvalue()
 
 

@@ -4,6 +4,11 @@ The head (kind, why, summary, problem, what Enter opens) comes from the recognit
 on the main thread; the first lines of a file are read in a thread worker (a file can sit on a
 slow mount, or be a FIFO swapped in), at most `PREVIEW_BYTES`, and shown as plain text with
 escape sequences removed. A folder shows its files counted per kind and what `a` would open.
+
+The pane is one fixed region (its size comes from the screen's layout, never from what it
+shows), so a new selection only repaints it: a `height: auto` pane made every cursor move
+re-lay out the whole screen, most of a key's cost while the tree is being recognised
+(bench/browse_bench.py). What does not fit is cut; Enter opens the whole file.
 """
 
 from __future__ import annotations
@@ -12,11 +17,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
@@ -36,20 +40,13 @@ OPENS = {"magma": "the MAGMA distributions screen", "kernels": "the kernel effic
 """What Enter opens, per `Recognition.screen`."""
 
 
-class PreviewPane(VerticalScroll):
+class PreviewPane(Static, can_focus=True):
     """A head describing the selection, then the first lines of a file."""
 
     DEFAULT_CSS = """
     PreviewPane {
         padding: 0 1;
-    }
-    PreviewPane > #preview-head {
-        height: auto;
-        margin-bottom: 1;
-    }
-    PreviewPane > #preview-body {
-        height: auto;
-        color: $text-muted;
+        overflow: hidden;
     }
     """
 
@@ -65,11 +62,14 @@ class PreviewPane(VerticalScroll):
         super().__init__(**kwargs)
         self.path: Path | None = None
         """What is shown; a head read for another path is dropped."""
+        self.head: Table | Text = Text()
+        """The description (kind, why, summary...)."""
+        self.body: Text = Text()
+        """The file's first lines (dimmed), or nothing for a folder."""
         self._reading: Timer | None = None
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="preview-head", markup=False)
-        yield Static(id="preview-body", markup=False)
+    def _draw(self) -> None:
+        self.update(Group(self.head, Text(), self.body), layout=False)  # the size is the layout's: see the module doc
 
     def show_file(self, path: Path, rec: Any | None, titles: dict[str, str], checks: Sequence[Any] = ()) -> None:
         """Describe a file from its recognition (None: not recognised yet) and its expected
@@ -77,20 +77,21 @@ class PreviewPane(VerticalScroll):
         refreshes the description)."""
         same = path == self.path
         self.path = path
-        self.query_one("#preview-head", Static).update(file_text(path, rec, titles, checks))
+        self.head = file_text(path, rec, titles, checks)
         if not same:
-            self.query_one("#preview-body", Static).update(Text("…", style="dim"))
-            self.scroll_home(animate=False)
+            self.body = Text("…", style="dim")
             # Read once the cursor rests: holding a key down reads (and lays out) no head
             # of a file it only passes.
             if self._reading is not None:
                 self._reading.stop()
             self._reading = self.set_timer(READ_DELAY, lambda: self.read_head(path))
+        self._draw()
 
     def show_folder(self, path: Path, counts: Counter[str], done: bool, titles: dict[str, str], screens: dict[str, str]) -> None:
         self.path = path
-        self.query_one("#preview-head", Static).update(folder_text(path, counts, done, titles, screens))
-        self.query_one("#preview-body", Static).update("")
+        self.head = folder_text(path, counts, done, titles, screens)
+        self.body = Text()
+        self._draw()
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def read_head(self, path: Path) -> None:
@@ -99,7 +100,8 @@ class PreviewPane(VerticalScroll):
     def on_preview_pane_head_read(self, message: HeadRead) -> None:
         message.stop()
         if message.path == self.path:
-            self.query_one("#preview-body", Static).update(message.text)
+            self.body = message.text
+            self._draw()
 
 
 def _rows(pairs: list[tuple[str, Text | str | Table]]) -> Table:
@@ -172,4 +174,4 @@ def head_text(path: Path) -> Text:
     if looks_binary(data):
         return Text("binary data: no text preview", style="italic")
     lines = data.decode("utf-8", "replace").splitlines()[:PREVIEW_LINES]
-    return Text("\n".join(clean(line)[:LINE_CHARS] for line in lines))
+    return Text("\n".join(clean(line)[:LINE_CHARS] for line in lines), style="dim")
