@@ -166,7 +166,9 @@ def _node_rows(u: Usage, time_limit_s: float | None, elapsed_s: float | None, ad
     busy_mean = _mean(u.busy_cores)
     sampled_peak = _max(u.memory_used)
     peak, peak_what = (u.memory_peak, "cgroup peak") if u.memory_peak is not None else (sampled_peak, f"highest sampled {u.memory_what}")
-    span = float(u.times[-1] - u.times[0]) if u.times.size > 1 else None
+    # Time covered: the sum of forward steps, so a clock set back mid-recording does not
+    # shorten it (or make it negative).
+    span = float(np.clip(np.diff(u.times), 0, None).sum()) if u.times.size > 1 else None
     elapsed = elapsed_s if elapsed_s is not None else span
     cpu_eff, mem_eff, limit_use = _advise(u.node, busy_mean, u.cpus_allocated, peak, peak_what, u.memory_limit, elapsed, time_limit_s, advice)
     return {"node": u.node, "samples": int(u.times.size), "span_s": span, "cpus": u.cpus_allocated, "busy_cores_mean": busy_mean,

@@ -99,4 +99,20 @@ def read(path: str | os.PathLike[str], *, processes: bool = True) -> Recording:
     table = pa.Table.from_batches(batches, schema=reader.schema) if batches else reader.schema.empty_table()
     if complete and not batches:
         findings.append(Finding("info", "empty", "the recording holds no samples", label))
-    return Recording(os.fspath(Path(path)), table, version, findings, complete)
+    rec = Recording(os.fspath(Path(path)), table, version, findings, complete)
+    findings += clock_findings(rec.times, label)
+    return rec
+
+
+def clock_findings(times: np.ndarray, label: str = "") -> list[Finding]:
+    """A node's clock set back (NTP stepping it, an admin) while recording: the samples keep
+    the time the clock said, so the timeline folds back there; say where and by how much.
+    (Sampling itself is paced and batched by the monotonic clock, so it goes on unharmed.)"""
+    steps = np.diff(times)
+    back = np.flatnonzero(steps < 0)
+    if not back.size:
+        return []
+    first = int(back[0])
+    more = f" ({back.size} times in all)" if back.size > 1 else ""
+    return [Finding("warning", "clock-back", f"the node's clock went back {-steps[first]:,.1f} s after sample {first + 1:,} of {times.size:,}{more}: "
+                    "times are as the clock said, so the timeline goes back there", label)]

@@ -3,6 +3,7 @@ files, permissions, and the version-1 file kept in tests/data (every later gpusc
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import stat
@@ -235,3 +236,24 @@ def test_a_new_recording_is_readable_before_its_first_batch(tmp_path: Path) -> N
     assert back.version == recording_schema.VERSION and back.samples == 0 and not any(f.severity == "error" for f in back.findings)
     rec.close()
     assert recording.read(tmp_path / "r.gsrec").samples == 1
+
+
+def test_a_clock_set_back_is_said_and_the_report_span_stays_forward(tmp_path: Path) -> None:
+    """Samples keep the wall-clock time they were taken at; a clock stepped back 1 h mid-way
+    is named by the reader, and the report's span counts forward time only (4 s, not -3596 s)."""
+    from gpuscope.metrics.job_report import report, usage_from_snapshots
+
+    source = FakeSource(gpus=1, processes=3)
+    snaps = [source.poll() for _ in range(5)]
+    times = [1000.0, 1001.0, 1002.0 - 3600, 1003.0 - 3600, 1004.0 - 3600]
+    snaps = [dataclasses.replace(s, host=dataclasses.replace(s.host, timestamp=t)) for s, t in zip(snaps, times)]
+    path = tmp_path / "jump.gsrec"
+    with Recorder(path) as recorder:
+        for snap in snaps:
+            recorder.add(snap)
+    rec = recording.read(path)
+    assert rec.samples == 5
+    assert [f.kind for f in rec.findings] == ["clock-back"]
+    assert "went back 3,599.0 s after sample 2 of 5" in rec.findings[0].message
+    node = report([usage_from_snapshots([rec.snapshot(i) for i in range(5)])]).tables[0].records()[0]
+    assert node["span_s"] == 3.0  # 1 + (the jump: 0) + 1 + 1
