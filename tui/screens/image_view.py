@@ -1,14 +1,27 @@
-"""Provides `ImageViewScreen`: a PNG or JPEG drawn in half-block characters, scaled to the pane.
+"""Provides `ImageViewScreen`: a PNG or JPEG shown in the terminal, scaled to the pane.
 
-The picture is decoded and scaled in thread workers (decoding a large figure takes a good part
-of a second: anchors-turn2 §B), once when the view opens and again, from the decoded copy, when
-the pane changes size. The status line gives the format and size from the file's header
-(`parsers.media`), at once. Half blocks work in every terminal with colour, SSH and tmux
-included; a graphics protocol (kitty, sixel) is not used yet.
+How it is drawn is chosen once, from the environment, before the app starts
+(`use_protocol`, called by the command line; `tui.model.image_protocol` says how): the kitty
+graphics protocol or sixel where the terminal has one, drawn by `textual-image`'s widgets,
+else half blocks (`tui.model.halfblocks`), which every colour terminal draws, SSH and tmux
+included. Tests and other headless runs never call `use_protocol`, so they get half blocks
+and no escape sequence reaches their output. `GPUSCOPE_IMAGES=kitty|sixel|halfblocks|auto`
+overrides the choice.
+
+The picture is decoded in a thread worker (decoding a large figure takes a good part of a
+second: anchors-turn2 §B) with the bomb limits of `load_image`, which also caps it at 1024
+px a side. Half blocks are then scaled and drawn in a worker too, again when the pane changes
+size. A graphics widget scales and encodes the decoded copy itself, on the UI thread when
+Textual renders it (for a 1000×800 px pane here: PNG for kitty 0.04 s, sixel 0.13 s), which
+keeps one way to draw each protocol: textual-image's. The status line gives the format and
+size from the file's header (`parsers.media`), at once, and how the picture is drawn.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +33,59 @@ from textual.color import Color
 from textual.containers import Center, Middle
 from textual.events import Resize
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Header, Static
 
+from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import media
 from gpuscope.parsers.textfile import _human
 from gpuscope.tui.model.halfblocks import ImageError, halfblocks, load_image
+from gpuscope.tui.model.image_protocol import choose_protocol
 from gpuscope.tui.screens.file_view import FileScreen
 from gpuscope.tui.widgets.keys_footer import KeysFooter
+
+PROTOCOL = "halfblocks"
+"""How pictures are drawn in this process: 'kitty', 'sixel' or 'halfblocks' (`use_protocol`)."""
+WHY = ""
+"""The environment fact that chose `PROTOCOL` (shown in the status line); empty in tests."""
+NAMES = {"kitty": "kitty graphics", "sixel": "sixel graphics", "halfblocks": "half blocks"}
+
+
+def use_protocol(env: Any = None) -> tuple[str, str]:
+    """Choose how pictures are drawn in this terminal: (protocol, why). Call it before the app
+    starts: a graphics protocol needs the size of a cell in pixels, which `textual-image`
+    asks the terminal for (TIOCGWINSZ, else an escape-sequence query that Textual's input
+    thread would steal the reply to) and keeps."""
+    global PROTOCOL, WHY
+    try:  # both: the cell-size query writes to stdout and reads the reply from stdin
+        is_terminal = all(stream is not None and os.isatty(stream.fileno()) for stream in (sys.__stdout__, sys.__stdin__))
+    except (OSError, ValueError):  # closed, or no descriptor
+        is_terminal = False
+    protocol, why = choose_protocol(os.environ if env is None else env, is_terminal)
+    if protocol != "halfblocks":
+        try:
+            _graphics_widgets()
+        except Exception as error:  # optional: whatever fails here (no textual-image, a garbled reply), half blocks work
+            protocol, why = "halfblocks", f"{NAMES[protocol]} cannot start ({type(error).__name__}: {error})"
+    PROTOCOL, WHY = protocol, why
+    return protocol, why
+
+
+def _graphics_widgets() -> Any:
+    """`textual_image.widget`. Its renderable package queries the terminal for sixel and kitty
+    support when first imported, whenever `sys.__stdout__` is a terminal; the choice is
+    ours (from the environment), and an unanswered query costs 0.1 s and can swallow a key,
+    so that stream is hidden while it is imported."""
+    if "textual_image.renderable" not in sys.modules:
+        real = sys.__stdout__
+        sys.__stdout__ = io.StringIO()  # isatty() is False: no query
+        try:
+            import textual_image.renderable  # noqa: F401
+        finally:
+            sys.__stdout__ = real
+    import textual_image.widget
+
+    return textual_image.widget
 
 
 class ImageViewScreen(FileScreen):
@@ -60,8 +119,16 @@ class ImageViewScreen(FileScreen):
             yield from self.compose_states()
             with Middle(id="image-body"):
                 with Center():
-                    yield Static(id="image-picture", markup=False)
+                    yield self._picture()
         yield KeysFooter()
+
+    def _picture(self) -> Widget:
+        """The widget the picture is drawn in: one per protocol."""
+        if PROTOCOL == "kitty":
+            return _graphics_widgets().TGPImage(id="image-picture")
+        if PROTOCOL == "sixel":
+            return _graphics_widgets().SixelImage(id="image-picture")
+        return Static(id="image-picture", markup=False)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -86,6 +153,7 @@ class ImageViewScreen(FileScreen):
             facts.append(f"{meta['width']}×{meta['height']} px")
         if meta.get("bytes") is not None:
             facts.append(_human(meta["bytes"]))
+        facts.append(f"{NAMES[PROTOCOL]} ({clean(WHY)})" if WHY else NAMES[PROTOCOL])  # WHY quotes the environment
         self.app.call_from_thread(self.status, Text(" · ".join(facts)))
         try:
             image = load_image(self.path)
@@ -96,7 +164,12 @@ class ImageViewScreen(FileScreen):
 
     def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
         self.image = message.model
-        self.draw(*self._pane(), self._background())
+        picture = self.query_one("#image-picture")
+        if isinstance(picture, Static):
+            self.draw(*self._pane(), self._background())
+        else:  # a graphics widget: it scales to the pane itself, and again when the pane changes
+            picture.image = self.image
+            self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "image-body"
 
     @work(thread=True, exclusive=True, group="draw", exit_on_error=False)
     def draw(self, columns: int, rows: int, background: tuple[int, int, int]) -> None:
