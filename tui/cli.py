@@ -210,7 +210,9 @@ def _run_screen(first_screen, hint: str, mode: str | None = None, watch=None) ->
     `mode`: 'watch' or 'browse' for the app of both modes; `watch` makes the watch screen
     when the browser asks for it."""
     from gpuscope.tui.app import GpuscopeApp, NoTerminal
+    from gpuscope.tui.screens.image_view import use_protocol
 
+    use_protocol()  # how pictures are drawn: before Textual starts, which owns the terminal's replies after
     app = GpuscopeApp(first_screen=first_screen, mode=mode, watch=watch)
     try:
         app.run()
