@@ -122,3 +122,18 @@ def test_watch_usage_errors_are_clear() -> None:
 def test_bare_gpuscope_means_watch() -> None:
     out = run("--once", "--format", "json", "--interval", "0.5")
     assert out.returncode == 0 and json.loads(out.stdout)["scope"]["kind"] == "node"
+
+
+def test_replay_errors_are_clear_messages_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuscope.collectors.recorder import Recorder
+
+    (tmp_path / "notes.txt").write_text("not a recording\n")
+    with Recorder(tmp_path / "empty.gsrec"):
+        pass
+    cases = [(tmp_path / "missing.gsrec", "no such file"), (tmp_path, "is a folder"), (tmp_path / "notes.txt", "not a gpuscope recording"),
+             (tmp_path / "empty.gsrec", "holds no samples"),
+             (Path(__file__).parent / "data" / "recordings" / "v1.gsrec", "stdout is not a terminal")]  # opens, then wants a screen
+    for path, message in cases:
+        assert main(["replay", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (path, err)

@@ -145,6 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_record.add_parsers(sub)
 
+    replay = sub.add_parser(
+        "replay",
+        help="replay a recording (gpuscope record, watch --record) in the watch screen, with a time cursor",
+        description="Open the watch screen over a recording: the panes show the sample under a time cursor, the "
+        "history plots the whole recording. Step (, and .), jump to a time (g), play at 1x to 600x (space, + and -), "
+        "and jump from event to event (n, N): GPU memory peaks, GPUs going idle, throttling, processes starting "
+        "and ending. For the job's efficiency in text, use gpuscope report --recording FILE.",
+    )
+    replay.add_argument("file", metavar="FILE", help="a recording")
+
     watch = sub.add_parser(
         "watch",
         help="watch this node live, scoped to a Slurm job, a user or a process tree (the default command)",
@@ -507,6 +517,29 @@ def _open_browse_screen(args: argparse.Namespace) -> int | None:
             source.close()
 
 
+def run_replay(args: argparse.Namespace) -> int:
+    """The replay screen over a recording; a missing, unreadable or foreign file is a usage error (2)."""
+    if not os.path.lexists(args.file):
+        return _fail(f"no such file: {args.file}", 2)
+    if os.path.isdir(args.file):
+        return _fail(f"{args.file} is a folder; replay opens a recording (gpuscope browse shows a folder's recordings)", 2)
+    from gpuscope.tui.model.replay_model import open_replay
+
+    replay = open_replay(args.file)
+    if replay.problem is not None:
+        replay.close()
+        return _fail(f"{args.file}: {replay.problem}", 2)
+    from gpuscope.tui.screens.replay import ReplayScreen
+
+    try:
+        code = _run_screen(lambda: ReplayScreen(args.file, replay), "replay is a screen; gpuscope report --recording FILE prints the job's report")
+    finally:
+        replay.close()
+    if code is None:
+        return _fail("replay is a screen and stdout is not a terminal; gpuscope report --recording FILE prints the job's report", 2)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -533,6 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_check(args)
         if args.command == "browse":
             return run_browse(args)
+        if args.command == "replay":
+            return run_replay(args)
         if args.command in ("record", "report", "collect"):
             from gpuscope.tui import cli_record
 

@@ -1,5 +1,6 @@
 """Provides what the browser opens: the study screen over files or a folder (MAGMA, kernels,
-scaling) and the view of one recognised file, chosen by the registry's `Reader.screen`.
+scaling), the replay of a recording, and the view of one recognised file, chosen by the
+registry's `Reader.screen`.
 
 Screens are imported when first opened, so the browser starts without loading them all.
 """
@@ -39,6 +40,10 @@ def view_screen(rec: Any, path: Path, marks: set[tuple[int, str]] | None = None)
     None when no view reads its kind. `marks`: a table's cells outside their expected range."""
     if rec.screen in ("magma", "kernels", "scaling"):
         return study_screen(rec.screen, [path])
+    if rec.screen == "replay":
+        from gpuscope.tui.screens.replay import ReplayScreen
+
+        return ReplayScreen(path)
     from gpuscope.tui.screens.views import view_for
 
     return view_for(path, rec.screen, rec, **({"marks": marks} if marks and rec.screen == "table" else {}))

@@ -7,6 +7,9 @@ build costs tens of ms per redraw at 200x50, which a plot redrawn every refresh 
 newest sample, the right edge the newest; two time slices per cell (`History.binned` keeps each
 slice's maximum, so a short spike stays visible). A history shorter than the window fills the
 right part only, so the time scale never changes under the reader.
+
+A replay sets `span` (the whole recording, clock times at the ends) and `cursor` (a mark at
+the sample shown); the lines are then drawn once per size and only the mark moves.
 """
 
 from __future__ import annotations
@@ -56,7 +59,14 @@ class HistoryPlot(Widget):
         self.history: History | None = None
         self.window = WINDOWS[1]
         """Seconds of history across the plot's width."""
+        self.span: tuple[float, float] | None = None
+        """Replay: the fixed (start, end) times across the width, instead of `window`."""
+        self.cursor: float | None = None
+        """Replay: the time marked with a vertical bar."""
+        self.span_label = lambda t: ""
+        """Replay: how the axis writes a time of the span (the screen's clock format)."""
         self._strips: list[Strip] = []
+        self._span_cache: tuple[tuple[object, ...], list[Strip], int] | None = None
         self._line_styles: tuple[Style, ...] = tuple(Style(color=c) for c in COLORS)
 
     def on_mount(self) -> None:
@@ -67,6 +77,8 @@ class HistoryPlot(Widget):
         variables = self.app.theme_variables
         colors = [variables.get(name) or fallback for name, fallback in zip(THEME_COLORS, COLORS)]
         self._line_styles = tuple(Style(color=c) for c in colors)
+        self._cursor_style = Style(color=variables.get("accent") or "red", bold=True)
+        self._span_cache = None
         # The legend is the border title, in the lines' colours: a legend inside the plot
         # would hide the newest samples.
         legend = Text().append(self.plot_title, style="bold")
@@ -99,16 +111,46 @@ class HistoryPlot(Widget):
             note = "collecting…"
             blank = [Strip.blank(width)] * max(0, height - 1)
             return [*blank, Strip([Segment(note.center(width)[:width], _DIM)])]
-        points = 2 * plot_w
+        if self.span is not None:
+            return self._draw_span(history, width, plot_w, plot_h)
         end = float(times[-1])
-        grid = raster([history.binned(name, end - self.window, end, points) for name, _ in self.series], plot_w, plot_h)
-        self.points_drawn = grid.points
-        strips = [Strip([Segment(_y_label(row, plot_h), _DIM), *_row_segments(text, grid.owner[row], self._line_styles)])
-                  for row, text in enumerate(grid.chars)]
+        strips = self._lines(history, end - self.window, end, plot_w, plot_h)
         left = f"-{axis_label(self.window)}"
         axis = " " * AXIS_W + left + "now".rjust(plot_w - len(left))
         strips.append(Strip([Segment(axis[:width], _DIM)]))
         return strips
+
+    def _lines(self, history: History, start: float, end: float, plot_w: int, plot_h: int) -> list[Strip]:
+        grid = raster([history.binned(name, start, end, 2 * plot_w) for name, _ in self.series], plot_w, plot_h)
+        self.points_drawn = grid.points
+        return [Strip([Segment(_y_label(row, plot_h), _DIM), *_row_segments(text, grid.owner[row], self._line_styles)])
+                for row, text in enumerate(grid.chars)]
+
+    def _draw_span(self, history: History, width: int, plot_w: int, plot_h: int) -> list[Strip]:
+        """The whole span, its ends' clock times on the axis, and the cursor's bar. The lines
+        are kept while the history, span and size stay (a day of samples takes ~20 ms to bin;
+        the cursor moves every tick while playing)."""
+        start, end = self.span  # type: ignore[misc]
+        key = (id(history), len(history), start, end, plot_w, plot_h, self._line_styles)
+        if self._span_cache is None or self._span_cache[0] != key:
+            self._span_cache = (key, self._lines(history, start, end, plot_w, plot_h), self.points_drawn)
+        strips, self.points_drawn = list(self._span_cache[1]), self._span_cache[2]
+        left, right = self.span_label(start), self.span_label(end)
+        axis = " " * AXIS_W + left + right.rjust(plot_w - len(left))
+        if self.cursor is not None and end > start:
+            x = min(plot_w - 1, max(0, int((self.cursor - start) / (end - start) * plot_w)))
+            strips = [_mark(strip, AXIS_W + x, self._cursor_style) for strip in strips]
+            axis = axis[: AXIS_W + x] + "▲" + axis[AXIS_W + x + 1:]
+        strips.append(Strip([Segment(axis[:width], _DIM)]))
+        return strips
+
+
+def _mark(strip: Strip, x: int, style: Style) -> Strip:
+    """`strip` with column `x` drawn as the cursor: a bar on a blank cell, else the dots in the
+    cursor's colour."""
+    cell = strip.crop(x, x + 1).text
+    mark = "│" if cell.strip(" \u2800") == "" else cell
+    return Strip.join([strip.crop(0, x), Strip([Segment(mark, style)]), strip.crop(x + 1, strip.cell_length)])
 
 
 def _y_label(row: int, rows: int) -> str:

@@ -25,16 +25,22 @@ def status_text(
     error: str | None,
     narrow: bool = False,
     search: str | None = None,
+    mode: Text | None = None,
 ) -> Text:
     """`counts`: (rows shown, rows before filters, 'scope'/'all'/'node'), None before data.
     `narrow` (under 110 columns): the same facts in short words, so that the row counts and a
-    filter are not cut off at 80 columns. `search`: the text of an F3 search in progress."""
+    filter are not cut off at 80 columns. `search`: the text of an F3 search in progress. `mode`:
+    what replaces the live/paused state and the period (a replay's position and speed)."""
     line = Text()
-    if paused:
+    if mode is not None:
+        line.append_text(mode)
+    elif paused:
         line.append(" PAUSED ", style="bold reverse yellow")
     else:
         line.append("● live ·", style="bold green")
-    if narrow:
+    if mode is not None:
+        line.append(f" · sort {SORT_LABELS.get(view.sort, view.sort) if narrow else view.sort_label}{'↑' if narrow and view.reverse else ''}")
+    elif narrow:
         line.append(f" {interval:g} s · sort {SORT_LABELS.get(view.sort, view.sort)}{'↑' if view.reverse else ''}")
     else:
         line.append(f" every {interval:g} s (+/-) · sort {view.sort_label}")
