@@ -10,10 +10,9 @@ to open a 24-hour recording.
    it reports CPU time per sample (process time, the samples' creation not counted) and bytes
    per sample and per GPU;
 2. writes a `--hours` recording at 1 Hz (the 60-sample batch written again with its times
-   shifted: the same bytes a real day would cost at this churn) and times opening it as replay
-   does for its first screen: `recording.read(processes=False)` (host and GPU columns; the
-   process lists, most of the bytes, load behind it), the time column, the last sample as a
-   Snapshot, and the GPU utilisation history of every GPU;
+   shifted: the same bytes a real day would cost at this churn) and times opening it as
+   `gpuscope replay` does for its first screen (`open_as_replay`: the replay model's open, the
+   first sample with its processes, the panes' and the plots' histories);
 3. prints the targets: < 0.5 ms CPU per sample, < 1 KB per GPU per sample, open < 2 s.
 """
 
@@ -40,7 +39,7 @@ from fake_watch import FakeSource  # noqa: E402
 from gpuscope.collectors.recorder import Recorder  # noqa: E402
 from gpuscope.metrics import recording_schema  # noqa: E402
 from gpuscope.metrics.snapshot_tables import snapshot_dict  # noqa: E402
-from gpuscope.parsers import recording  # noqa: E402
+from gpuscope.tui.model.replay_model import ReplayCursor, open_replay  # noqa: E402
 
 TARGET_CPU_MS = 0.5
 TARGET_BYTES_PER_GPU = 1024
@@ -77,14 +76,20 @@ def write_day(path: Path, snapshots, hours: float) -> int:
 
 
 def open_as_replay(path: Path) -> tuple[float, int]:
+    """What `gpuscope replay FILE` does before its first frame (tui/model/replay_model.py): the
+    recording read without its process lists, the history and the events from the columns, the
+    first sample with its processes (decoded from its own batch), the panes' history at the
+    cursor and the plots' history of the whole recording."""
     start = time.perf_counter()
-    rec = recording.read(path, processes=False)  # the process lists load behind the first screen
-    times = rec.times
-    last = rec.snapshot(rec.samples - 1)
-    gpus = rec.table.column("gpus")
-    util = pc.list_flatten(gpus).combine_chunks().field("util_gpu").to_numpy(zero_copy_only=False)  # every GPU's history
-    assert times.size == rec.samples and last.gpus and util.size == rec.samples * len(last.gpus)
-    return time.perf_counter() - start, rec.samples
+    replay = open_replay(path)
+    cursor = ReplayCursor(replay)
+    first = replay.snapshot(cursor.index)
+    replay.history_at(cursor.index, first)
+    whole = replay.full_history()
+    took = time.perf_counter() - start
+    assert replay.samples == len(whole) and first.gpus and first.processes
+    replay.close()
+    return took, replay.samples
 
 
 def main(argv=None) -> int:
