@@ -36,8 +36,8 @@ PLACEHOLDER = "\U0010eeee"
     ({"TERM": "foot"}, True, "sixel", "TERM=foot"),
     ({"TERM": "mlterm"}, True, "sixel", "TERM=mlterm"),
     ({"TERM": "xterm-256color", "KONSOLE_VERSION": "230805"}, True, "sixel", "KONSOLE_VERSION=230805"),
-    ({"TERM": "xterm-256color", "KONSOLE_VERSION": "211201"}, True, "halfblocks", "no graphics known"),
-    ({"TERM": "xterm-256color", "XTERM_VERSION": "XTerm(390)"}, True, "halfblocks", "no graphics known for TERM=xterm-256color"),
+    ({"TERM": "xterm-256color", "KONSOLE_VERSION": "211201"}, True, "halfblocks", "TERM=xterm-256color"),
+    ({"TERM": "xterm-256color", "XTERM_VERSION": "XTerm(390)"}, True, "halfblocks", "TERM=xterm-256color; GPUSCOPE_IMAGES overrides"),
     ({}, True, "halfblocks", "TERM=(unset)"),
     # tmux and screen drop graphics escapes unless wrapped for passthrough: half blocks, even in kitty
     ({"TERM": "tmux-256color", "TMUX": "/tmp/tmux-0/default,1,0", "KITTY_WINDOW_ID": "1"}, True, "halfblocks", "inside tmux"),

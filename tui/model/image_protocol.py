@@ -49,7 +49,7 @@ def _guess(env: Mapping[str, str], is_terminal: bool) -> tuple[str, str]:
     if not is_terminal:
         return "halfblocks", "not a terminal"
     if env.get("TMUX") or env.get("STY") or term.startswith(_MULTIPLEXER_TERMS):
-        return "halfblocks", f"inside tmux or screen; {ENV}=kitty or sixel overrides"
+        return "halfblocks", f"inside tmux or screen; {ENV} overrides"
     if term in _KITTY_TERMS or env.get("KITTY_WINDOW_ID") or program.lower() in _KITTY_PROGRAMS:
         return "kitty", f"TERM={term}" if term in _KITTY_TERMS else (f"TERM_PROGRAM={program}" if program else "KITTY_WINDOW_ID")
     if program.lower() in _SIXEL_PROGRAMS:
@@ -59,4 +59,4 @@ def _guess(env: Mapping[str, str], is_terminal: bool) -> tuple[str, str]:
     konsole = env.get("KONSOLE_VERSION", "")
     if konsole.isdigit() and int(konsole) >= _KONSOLE_SIXEL:
         return "sixel", f"KONSOLE_VERSION={konsole}"
-    return "halfblocks", f"no graphics known for TERM={term or '(unset)'}; {ENV}=kitty or sixel overrides"
+    return "halfblocks", f"TERM={term or '(unset)'}; {ENV} overrides"
