@@ -263,3 +263,11 @@ def test_scope_fields_cannot_be_faked_by_a_label(tmp_path: Path) -> None:
     taken = [dataclasses.replace(s, scope=dataclasses.replace(s.scope, label='x","pids":[1,2,3],"memory_used":5')) for s in taken]
     replay = open_replay(write(tmp_path / "r.gsrec", taken))
     assert replay.series["scope.mem"][0] == taken[0].scope.memory_used
+
+
+def test_summary_names_gpus_with_the_same_news_together() -> None:
+    from gpuscope.tui.model.replay_model import Event, summary
+
+    events = [Event(5, 0.0, "throttle", f"GPU {g} throttled: sw_power_cap") for g in (0, 1, 4)]
+    events += [Event(5, 0.0, "throttle", "GPU 2 throttled: hw_slowdown"), Event(5, 0.0, "process-start", "process 7 started")]
+    assert summary(events) == ["GPUs 0, 1, 4 throttled: sw_power_cap", "GPU 2 throttled: hw_slowdown", "process 7 started"]

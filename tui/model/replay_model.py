@@ -54,12 +54,28 @@ KINDS = ("memory-peak", "idle", "throttle", "process-start", "process-end")
 
 @dataclass(frozen=True)
 class Event:
-    """Something worth jumping to: `index` is the sample (in replay order), `kind` one of KINDS."""
+    """Something worth jumping to: `index` is the sample (in replay order), `kind` one of KINDS;
+    `text` starts with `GPU n ` for a GPU's event."""
 
     index: int
     time: float
     kind: str
     text: str
+
+
+def summary(events: Sequence[Event]) -> list[str]:
+    """One line per kind of event and what happened: GPUs with the same news are named
+    together (`GPUs 0, 1, 4 throttled: sw_power_cap`), not one line each."""
+    groups: dict[str, list[str]] = {}
+    for e in events:
+        gpu, _, rest = e.text.partition(" ") if e.text.startswith("GPU ") else ("", "", e.text)
+        number, _, rest = rest.partition(" ") if gpu else ("", "", rest)
+        groups.setdefault(rest, []).append(number)
+    lines = []
+    for rest, numbers in groups.items():
+        named = [n for n in numbers if n]
+        lines.append(rest if not named else f"GPU{'s' if len(named) > 1 else ''} {', '.join(named)} {rest}")
+    return lines
 
 
 def _floats(array: pa.Array | pa.ChunkedArray) -> np.ndarray:

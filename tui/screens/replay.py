@@ -13,17 +13,19 @@ Opening a long recording takes a second or two, so when the screen is given a pa
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Input
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
-from gpuscope.tui.model.replay_model import BIG_STEP_S, GOTO_HELP, Event, Replay, ReplayCursor, clock_text, open_replay
+from gpuscope.tui.model.replay_model import BIG_STEP_S, GOTO_HELP, Event, Replay, ReplayCursor, clock_text, open_replay, summary
 from gpuscope.tui.model.watch_model import base_rows, window_verdicts
 from gpuscope.tui.screens.watch import WatchScreen
 from gpuscope.tui.widgets.history_plot import HistoryPlot
@@ -50,27 +52,40 @@ class _CursorSource:
         return snapshot
 
 
-class ReplayScreen(WatchScreen):
+QUIET = frozenset({"cycle_sort", "toggle_tree", "cycle_user", "export"})
+"""Watch keys kept out of the replay's footer (the help lists them): room for the replay's own
+at 80 columns, with Quit, Help and (over the browser) Back."""
+
+
+def _binding_action(binding: Binding) -> str:
+    return binding.action.split("(")[0]
+
+
+class ReplayScreen(WatchScreen, inherit_bindings=False):
     """A recording under a time cursor, in the watch's panes."""
 
     HELP_TITLE = "Keys: replay"
     BINDINGS = [
         Binding("space", "play", "Play", tooltip="Play or pause the recording at the speed shown (+/- change it)"),
-        Binding("comma", "step(-1)", "Back", tooltip="One sample back"),
-        Binding("full_stop", "step(1)", "Fwd", tooltip="One sample forward"),
-        Binding("less_than_sign", f"step_time(-{BIG_STEP_S:g})", "-1 min", show=False, tooltip="A minute of the recording back"),
-        Binding("greater_than_sign", f"step_time({BIG_STEP_S:g})", "+1 min", show=False, tooltip="A minute of the recording forward"),
-        Binding("g", "goto", "Go to", tooltip=f"Jump to {GOTO_HELP}"),
         Binding("n", "event(1)", "Event", tooltip="Jump to the next event: a GPU memory peak, a GPU going idle, throttling, a process starting or ending"),
         Binding("N", "event(-1)", "Prev event", show=False, tooltip="Jump to the previous event"),
+        Binding("g", "goto", "Go to", tooltip=f"Jump to {GOTO_HELP}"),
+        Binding("full_stop", "step(1)", "Step", tooltip="One sample forward (, back)"),
+        Binding("comma", "step(-1)", "Step back", show=False, tooltip="One sample back"),
+        Binding("less_than_sign", f"step_time(-{BIG_STEP_S:g})", "-1 min", show=False, tooltip="A minute of the recording back"),
+        Binding("greater_than_sign", f"step_time({BIG_STEP_S:g})", "+1 min", show=False, tooltip="A minute of the recording forward"),
         Binding("plus,equals_sign", "speed(1)", "Faster", show=False, tooltip="Play faster: 1x, 10x, 60x, 600x"),
         Binding("minus", "speed(-1)", "Slower", show=False, tooltip="Play slower"),
         Binding("home", "edge(0)", "Start", show=False, priority=True, tooltip="The first sample"),
         Binding("end", "edge(1)", "End", show=False, priority=True, tooltip="The last sample"),
         Binding("escape", "close_goto", "Close", show=False),
+        *(dataclasses.replace(b, show=b.show and _binding_action(b) not in QUIET)
+          for b in WatchScreen.BINDINGS if isinstance(b, Binding) and _binding_action(b) not in DISABLED),
+        *Screen.BINDINGS,  # focus and copy: not inherited, as the watch's live keys are not
     ]
-    """Over the watch's keys: the live ones (pause, refresh period, window, browse, signals,
-    nodes, record) are switched off in `check_action`, so the same keys reach these."""
+    """The replay's keys, then the watch's (sort, filter, tree, plots, export...) without the
+    live ones (pause, refresh period, window, browse, signals, nodes, record): their keys serve
+    the replay's here; `k` says why there are no signals."""
 
     def __init__(self, path: str | Path, replay: Replay | None = None) -> None:
         super().__init__(_CursorSource(self), interval=None, readonly=True)
@@ -178,7 +193,7 @@ class ReplayScreen(WatchScreen):
         if cursor is None:
             return line.append(" opening…" if self.replay is None else " nothing to replay")
         span = float(self.replay.clock[-1] - self.replay.clock[0]) if self.replay is not None else 0.0
-        line.append(f" {clock_text(cursor.time, span)}", style="bold")
+        line.append(f"{clock_text(cursor.time, span)}", style="bold")
         line.append(f" · {cursor.index + 1:,}/{cursor.last + 1:,} · {cursor.speed:g}x" if narrow else
                     f" · sample {cursor.index + 1:,} of {cursor.last + 1:,} · {cursor.speed:g}x (+/-) · recorded, not live")
         return line
@@ -194,11 +209,10 @@ class ReplayScreen(WatchScreen):
             return False
         if action == "signal_refused":
             return True
-        goto_open = self._goto_box().display if self.is_mounted and self.query("#replay-goto") else False
         if action == "close_goto":
-            return goto_open
-        if action == "clear_filter" and goto_open:
-            return False
+            return bool(self.query("#replay-goto")) and self._goto_box().display
+        if action == "clear_filter":  # else Escape goes back (to the browser this was opened from)
+            return bool(self.view.text or self.searching or self.query_one("#watch-filter", Input).display)
         if action == "edge" and isinstance(self.focused, Input):
             return False  # Home/End move in the box being typed in
         return super().check_action(action, parameters)
@@ -267,8 +281,7 @@ class ReplayScreen(WatchScreen):
         self.say_events(found)
 
     def say_events(self, events: list[Event]) -> None:
-        lines = "\n".join(e.text for e in events)
-        self.notify(clean(lines), title=f"{clock_text(events[0].time)} · event", markup=False, timeout=5)
+        self.notify(clean("; ".join(summary(events))), title=f"{clock_text(events[0].time)} · event", markup=False, timeout=5)
 
     def action_goto(self) -> None:
         if self.cursor is None:
