@@ -116,6 +116,9 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         self.app.call_from_thread(self._start, replay)
 
     def _start(self, replay: Replay) -> None:
+        if not self.is_attached:  # closed (Escape) while the worker was reading
+            replay.close()
+            return
         self.replay = replay
         if replay.problem is not None:
             self.sub_title = f"replay · {clean(self.path.name)} · nothing to replay"
