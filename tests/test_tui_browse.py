@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 from rich.style import Style
 from textual import events
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 
 from fake_watch import FakeSource, poll
 from gpuscope.parsers import registry
