@@ -34,3 +34,11 @@ def magma_data() -> Path:
         if folder.is_dir() and any(folder.rglob("*.out")):
             return folder
     pytest.skip("no MAGMA data: neither examples/magma nor ../shared/data/magma")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With pytest-xdist (`-n 2 --dist loadgroup`, the README's command), every test of the real
+    Slurm cluster runs in one worker, so one cluster is started (it is session-scoped per worker)."""
+    for item in items:
+        if "slurm_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("slurm"))

@@ -47,7 +47,9 @@ def test_record_a_process_tree_until_it_ends(tmp_path: Path) -> None:
     assert "processes are gone" in done.stderr
     rec = recording.read(out)
     busy = [sum(p.cpu_percent or 0 for p in rec.snapshot(i).processes if p.pid == child.pid) for i in range(rec.samples)]
-    assert max(busy) > 50  # the child spun a core while it ran
+    # The child spun a core while it ran: well above idle, though it shares 2 cores with the
+    # test workers (a share of 35 % was seen under `pytest -n 2` with other work running).
+    assert max(busy) > 15
 
 
 def test_sigterm_closes_the_recording_cleanly(tmp_path: Path) -> None:

@@ -162,7 +162,7 @@ def test_cut_mid_batch_keeps_the_batches_before(tmp_path: Path) -> None:
     assert sizes[0] >= sizes[1] >= sizes[2] and sizes[2] >= 4
 
 
-@pytest.mark.parametrize("content", [b"", b"time,value\n1,2\n", b"\xff\xff\xff\xff" + b"\x00" * 40, os.urandom(300)])
+@pytest.mark.parametrize("content", [b"", b"time,value\n1,2\n", b"\xff\xff\xff\xff" + b"\x00" * 40, os.urandom(300)], ids=["empty", "csv", "marker-only", "random"])
 def test_foreign_files_give_one_finding(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "x.gsrec"
     path.write_bytes(content)

@@ -139,11 +139,11 @@ def test_bare_event_list_is_accepted(tmp_path):
 @pytest.mark.parametrize(
     ("name", "content", "kind"),
     [
-        ("corrupt.json.gz", gzip.compress(b'{"traceEvents": []}' * 50)[:40], "corrupt"),
+        ("corrupt.json.gz", gzip.compress(b'{"traceEvents": []}' * 50, mtime=0)[:40], "corrupt"),
         ("truncated.json", b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1', "truncated"),
         ("garbage.json", b'{"traceEvents": [}]}', "corrupt"),
         ("empty.json", b"", "empty"),
-        ("blank.json.gz", gzip.compress(b"  \n"), "empty"),
+        ("blank.json.gz", gzip.compress(b"  \n", mtime=0), "empty"),
         ("binary.json", bytes(range(256)) * 4, "binary"),
         ("latin1.json", b'{"traceEvents": [\xff\xfe]}', "corrupt"),
         ("number.json", b"42", "format"),
