@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from gpuscope.metrics.samples import Snapshot
-from gpuscope.metrics.snapshot_tables import busy_cores, gpus_used, scope_memory_used, scope_processes
+from gpuscope.metrics import recording_schema
+from gpuscope.metrics.samples import JobScope, Snapshot
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.metrics.units import human_bytes
 from gpuscope.metrics.verdicts import GPU_IDLE_PERCENT, MEMORY_HIGH, MEMORY_LOW, UNDERUSED_CORES
@@ -92,26 +94,147 @@ def _num(value: float | int | None) -> float:
 
 def usage_from_snapshots(snapshots: Sequence[Snapshot]) -> Usage:
     """Reduce one node's samples (in time order) to a `Usage`."""
-    if not snapshots:
-        return Usage("n/a", np.array([]), np.array([]), None, np.array([]), None, None, "n/a")
-    last = snapshots[-1]
-    times = np.array([s.host.timestamp for s in snapshots], float)
-    busy = np.array([_num(busy_cores(scope_processes(s))) for s in snapshots], float)
-    memory = np.array([_num(scope_memory_used(s)) for s in snapshots], float)
-    peaks = [s.scope.memory_peak for s in snapshots if s.scope.memory_peak is not None]
-    allocated = {g.index for s in snapshots for g in s.scope.gpus if g.index is not None}
-    used = set().union(*(gpus_used(s, scope_processes(s)) for s in snapshots)) if last.scope.kind != "node" else {g.index for g in last.gpus}
-    indices = sorted(allocated | used)
-    gpus = []
-    for index in indices:
-        util = np.array([_num(next((g.util_gpu for g in s.gpus if g.index == index), None)) for s in snapshots], float)
-        mem = np.array([_num(next((g.memory_used for g in s.gpus if g.index == index), None)) for s in snapshots], float)
-        total = next((g.memory_total for s in reversed(snapshots) for g in s.gpus if g.index == index and g.memory_total), None)
-        simulated = any(g.simulated for s in snapshots for g in s.gpus if g.index == index)
-        gpus.append(GpuUsage(index, index in allocated, util, mem, total, simulated))
-    what = "cgroup memory" if last.scope.memory_used is not None else ("node memory in use" if last.scope.kind == "node" else "summed RSS")
-    return Usage(last.host.hostname, times, busy, last.scope.cpus_allocated, memory, max(peaks) if peaks else None, last.scope.memory_limit, what, tuple(gpus),
-                 last.scope.kind)
+    return usage_from_batches([recording_schema.to_batch(snapshots)] if snapshots else [])
+
+
+def _floats(array: pa.Array) -> np.ndarray:
+    return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN
+
+
+def _starts(lists: pa.Array) -> np.ndarray:
+    """Where each row's items start in the flattened list column (a null list is empty)."""
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    return np.concatenate([[0], np.cumsum(lengths)])
+
+
+class _Reduce:
+    """One node's samples reduced batch by batch, a row at a time over numpy slices, as
+    `snapshot_tables` does for one Snapshot (scope_processes, busy_cores, scope_memory_used,
+    gpus_used): a day of samples with hundreds of processes each is never held, nor made
+    into objects (at 1 Hz that was minutes and gigabytes)."""
+
+    def __init__(self) -> None:
+        self.times: list[np.ndarray] = []
+        self.busy: list[float] = []
+        self.memory: list[float] = []
+        self.peaks: list[int] = []
+        self.allocated: set[int] = set()
+        self.used: set[int] = set()
+        self.gpus: dict[int, dict[str, list]] = {}
+        """GPU index -> per batch: its rows, util, memory used; totals and simulated seen."""
+        self.rows = 0
+        self.last: tuple[str, JobScope] | None = None
+        self.last_gpus: set[int] = set()
+        self._scopes: dict[str, tuple[JobScope, np.ndarray]] = {}
+
+    def _scope(self, text: str | None) -> tuple[JobScope, np.ndarray]:
+        key = text or ""
+        if key not in self._scopes:
+            scope = recording_schema.scope_of(text)
+            self._scopes = self._scopes if len(self._scopes) < 4096 else {}  # a job's pid sets change: bound the cache
+            self._scopes[key] = (scope, np.fromiter(scope.pids, np.int64, len(scope.pids)))
+        return self._scopes[key]
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        self.times.append(_floats(batch.column("timestamp")))
+        host_used = _floats(batch.column("memory_used"))
+        procs = batch.column("processes")
+        starts = _starts(procs)
+        flat = pc.list_flatten(procs)
+        pid = pc.fill_null(pc.struct_field(flat, "pid"), -1).to_numpy(zero_copy_only=False)
+        cpu = _floats(pc.struct_field(flat, "cpu_percent"))
+        rss = _floats(pc.struct_field(flat, "rss"))
+        users = np.asarray(pc.struct_field(flat, "user").to_pylist(), dtype=object)
+        indices = pc.struct_field(flat, "gpu_indices")
+        index_starts, index_values = _starts(indices), pc.list_flatten(indices).to_numpy(zero_copy_only=False)
+        gpus = batch.column("gpus")
+        gpu_starts, gflat = _starts(gpus), pc.list_flatten(gpus)
+        gpu_index = pc.fill_null(pc.struct_field(gflat, "index"), -1).to_numpy(zero_copy_only=False)
+        util, used, total = (_floats(pc.struct_field(gflat, f)) for f in ("util_gpu", "memory_used", "memory_total"))
+        simulated = pc.fill_null(pc.struct_field(gflat, "simulated"), False).to_numpy(zero_copy_only=False)
+        gprocs = pc.struct_field(gflat, "processes")
+        gp_starts, gp_flat = _starts(gprocs), pc.list_flatten(gprocs)
+        gp_pid = pc.fill_null(pc.struct_field(gp_flat, "pid"), -1).to_numpy(zero_copy_only=False)
+        gp_gpu = pc.fill_null(pc.struct_field(gp_flat, "gpu_index"), -1).to_numpy(zero_copy_only=False)
+        texts = batch.column("scope").to_pylist()
+        for r in range(n):
+            scope, pids = self._scope(texts[r])
+            a, b = starts[r], starts[r + 1]
+            if len(pids):
+                member = np.isin(pid[a:b], pids)
+            elif scope.kind == "user" and scope.user:
+                member = users[a:b] == scope.user
+            else:
+                member = np.ones(b - a, bool)
+            readings = cpu[a:b][member]
+            readings = readings[~np.isnan(readings)]
+            self.busy.append(readings.sum() / 100.0 if readings.size else math.nan)
+            if scope.memory_used is not None:
+                self.memory.append(float(scope.memory_used))
+            elif scope.kind == "node":
+                self.memory.append(host_used[r])
+            else:
+                self.memory.append(float(np.nansum(rss[a:b][member])) if member.any() else math.nan)
+            if scope.memory_peak is not None:
+                self.peaks.append(scope.memory_peak)
+            self.allocated |= {g.index for g in scope.gpus if g.index is not None}
+            ga, gb = gpu_starts[r], gpu_starts[r + 1]
+            if scope.kind != "node":
+                mine = pid[a:b][member]
+                for k in np.flatnonzero(member) + a:  # the GPUs these processes have contexts on (NVML's and their own view)
+                    self.used |= set(index_values[index_starts[k]:index_starts[k + 1]].tolist())
+                pa_, pb_ = gp_starts[ga], gp_starts[gb]
+                self.used |= set(gp_gpu[pa_:pb_][np.isin(gp_pid[pa_:pb_], mine)].tolist())
+            self.last_gpus = set(gpu_index[ga:gb].tolist())
+            self.last = (texts[r] or "", scope)
+        rows = np.repeat(np.arange(n), np.diff(gpu_starts)) + self.rows
+        for i in np.unique(gpu_index):
+            at = gpu_index == i
+            g = self.gpus.setdefault(int(i), {"rows": [], "util": [], "mem": [], "total": [], "simulated": False})
+            g["rows"].append(rows[at])
+            g["util"].append(util[at])
+            g["mem"].append(used[at])
+            g["total"] += [t for t in total[at].tolist() if t == t and t]
+            g["simulated"] = g["simulated"] or bool(simulated[at].any())
+        self.rows += n
+
+    def usage(self, hostname: str) -> Usage:
+        if self.last is None:
+            return Usage("n/a", np.array([]), np.array([]), None, np.array([]), None, None, "n/a")
+        scope = self.last[1]
+        wanted = self.last_gpus if scope.kind == "node" else self.used
+        gpus = []
+        for index in sorted((self.allocated | wanted) - {-1}):
+            g = self.gpus.get(index)
+            util, mem = np.full(self.rows, np.nan), np.full(self.rows, np.nan)
+            if g is not None:
+                rows = np.concatenate(g["rows"])
+                util[rows], mem[rows] = np.concatenate(g["util"]), np.concatenate(g["mem"])
+            total = int(g["total"][-1]) if g is not None and g["total"] else None
+            gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, bool(g and g["simulated"])))
+        what = "cgroup memory" if scope.memory_used is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
+        return Usage(hostname, np.concatenate(self.times), np.array(self.busy, float), scope.cpus_allocated, np.array(self.memory, float),
+                     max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind)
+
+
+def usage_from_batches(batches: Iterable[pa.RecordBatch]) -> Usage:
+    """Reduce one node's samples, as a recording's record batches in time order, to a `Usage`."""
+    usages = usage_per_node(batches)
+    return usages[0] if usages else _Reduce().usage("n/a")
+
+
+def usage_per_node(batches: Iterable[pa.RecordBatch]) -> list[Usage]:
+    """A `Usage` per node (hostname) of a recording, in the order the nodes first appear: a
+    multi-node recording (`record --job` over srun) holds every node's samples interleaved."""
+    nodes: dict[str, _Reduce] = {}
+    for batch in batches:
+        hosts = pc.fill_null(batch.column("hostname"), "n/a")
+        for host in pc.unique(hosts).to_pylist():
+            part = batch.filter(pc.equal(hosts, host))
+            if part.num_rows:
+                nodes.setdefault(host, _Reduce()).add(part)
+    return [reduce.usage(host) for host, reduce in nodes.items()]
 
 
 @dataclass

@@ -125,7 +125,8 @@ def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
     return tuple(out)
 
 
-def _scope(text: str | None) -> JobScope:
+def scope_of(text: str | None) -> JobScope:
+    """A row's `scope` text back as a JobScope (a node view when it was not recorded)."""
     return _scope_from(json.loads(text) if text else {"kind": "node", "label": "unknown (not recorded)"})
 
 
@@ -146,7 +147,7 @@ def _snapshot_v1(row: dict[str, Any]) -> Snapshot:
                       load_avg=tuple(row["load_avg"] or (None, None, None)), memory=memory, cpu_count=row["cpu_count"], uptime=row["uptime"])
     status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
     return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
-                    scope=_scope(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
+                    scope=scope_of(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
 
 
 def from_json_dict(data: dict[str, Any]) -> Snapshot:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -63,44 +64,72 @@ def looks_like_recording(head: bytes) -> bool:
     return head.startswith(MAGIC) and recording_schema.VERSION_KEY in head
 
 
+@dataclass
+class Stream:
+    """A recording read batch by batch (`batches()`), for what goes through a long one once
+    (the report) without holding it: the version, schema, findings and whether it ended
+    cleanly are known once the batches are read."""
+
+    path: str | os.PathLike[str]
+    processes: bool = True
+    version: int | None = None
+    schema: pa.Schema | None = None
+    findings: list[Finding] = field(default_factory=list)
+    complete: bool = False
+    samples: int = 0
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """Every whole batch; a file that is not a recording, or its cut end, is a finding."""
+        label = display_name(self.path)
+        handle, _size, problems = open_regular(self.path, label)
+        self.findings += problems
+        if handle is None:
+            return
+        with handle:
+            try:
+                reader = pa.ipc.open_stream(handle)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:
+                self.findings.append(Finding("error", "not-recording", f"not a gpuscope recording (no Arrow stream: {exc})", label))
+                return
+            version = recording_schema.version_of(reader.schema)
+            if version is None:
+                self.findings.append(Finding("error", "not-recording", "an Arrow stream, but not a gpuscope recording (no version in its schema)", label))
+                return
+            self.version = version
+            if version not in recording_schema.READERS:
+                self.findings.append(Finding("error", "newer-version", f"recording version {version}: this gpuscope reads versions up to {max(recording_schema.READERS)}; update gpuscope", label))
+                return
+            if not self.processes and "processes" in reader.schema.names:  # open again, reading every field but that one
+                wanted = [i for i, name in enumerate(reader.schema.names) if name != "processes"]
+                handle.seek(0)
+                reader = pa.ipc.open_stream(handle, options=pa.ipc.IpcReadOptions(included_fields=wanted))
+            self.schema = reader.schema
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    self.complete = True
+                    break
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:
+                    self.findings.append(Finding("warning", "cut", f"the recording ends mid-batch (stopped by kill, a full disk or a lost node?): the {self.samples} samples before are kept ({exc})", label))
+                    break
+                self.samples += batch.num_rows
+                yield batch
+        if self.complete and not self.samples:
+            self.findings.append(Finding("info", "empty", "the recording holds no samples", label))
+
+
 def read(path: str | os.PathLike[str], *, processes: bool = True) -> Recording:
     """Every whole batch of a recording. `processes=False` leaves the process lists out (most
     of a recording's bytes: they are not even decompressed), so a long recording opens at once
     with its host and GPU history; its snapshots then have no processes."""
-    label = display_name(path)
-    handle, _size, problems = open_regular(path, label)
-    if handle is None:
-        return Recording(os.fspath(path), None, None, problems)
-    with handle:
-        try:
-            reader = pa.ipc.open_stream(handle)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:
-            return Recording(os.fspath(path), None, None, [Finding("error", "not-recording", f"not a gpuscope recording (no Arrow stream: {exc})", label)])
-        version = recording_schema.version_of(reader.schema)
-        if version is None:
-            return Recording(os.fspath(path), None, None, [Finding("error", "not-recording", "an Arrow stream, but not a gpuscope recording (no version in its schema)", label)])
-        if version not in recording_schema.READERS:
-            return Recording(os.fspath(path), None, version, [Finding("error", "newer-version", f"recording version {version}: this gpuscope reads versions up to {max(recording_schema.READERS)}; update gpuscope", label)])
-        if not processes and "processes" in reader.schema.names:  # open again, reading every field but that one
-            wanted = [i for i, name in enumerate(reader.schema.names) if name != "processes"]
-            handle.seek(0)
-            reader = pa.ipc.open_stream(handle, options=pa.ipc.IpcReadOptions(included_fields=wanted))
-        batches, findings, complete = [], [], False
-        while True:
-            try:
-                batches.append(reader.read_next_batch())
-            except StopIteration:
-                complete = True
-                break
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:
-                kept = sum(b.num_rows for b in batches)
-                findings.append(Finding("warning", "cut", f"the recording ends mid-batch (stopped by kill, a full disk or a lost node?): the {kept} samples before are kept ({exc})", label))
-                break
-    table = pa.Table.from_batches(batches, schema=reader.schema) if batches else reader.schema.empty_table()
-    if complete and not batches:
-        findings.append(Finding("info", "empty", "the recording holds no samples", label))
-    rec = Recording(os.fspath(Path(path)), table, version, findings, complete)
-    findings += clock_findings(rec.times, label)
+    stream = Stream(path, processes)
+    batches = list(stream.batches())
+    if stream.schema is None:
+        return Recording(os.fspath(path), None, stream.version, stream.findings)
+    table = pa.Table.from_batches(batches, schema=stream.schema) if batches else stream.schema.empty_table()
+    rec = Recording(os.fspath(Path(path)), table, stream.version, stream.findings, stream.complete)
+    rec.findings += clock_findings(rec.times, display_name(path))
     return rec
 
 

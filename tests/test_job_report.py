@@ -68,3 +68,29 @@ def test_idle_gpu_needs_readings() -> None:
     rep = report([usage])
     assert rep.advice == ["n1: GPU 1 allocated, no utilisation reading: whether it was used is unknown"]
     assert rep.tables[1].records()[0]["idle_share"] is None
+
+
+def test_a_multi_node_recording_is_reported_per_node_and_scopes_select_processes() -> None:
+    """Batches as `record --job` over srun writes them (nodes interleaved in one batch): one
+    row per node. A user scope counts that user's processes; a node view counts every one."""
+    from gpuscope.metrics import recording_schema
+    from gpuscope.metrics.job_report import usage_per_node
+
+    source = FakeSource(gpus=2, processes=6)
+    snaps = [source.poll() for _ in range(4)]
+    user = snaps[0].processes[0].user
+    a = [dataclasses.replace(s, host=dataclasses.replace(s.host, hostname="cn01")) for s in snaps]
+    b = [dataclasses.replace(s, host=dataclasses.replace(s.host, hostname="cn02"), scope=JobScope(kind="user", label=f"user {user}", user=user)) for s in snaps]
+    c = [dataclasses.replace(s, host=dataclasses.replace(s.host, hostname="cn03"), scope=JobScope(kind="node", label="node")) for s in snaps]
+    batch = recording_schema.to_batch([x for trio in zip(a, b, c) for x in trio])
+    usages = usage_per_node([batch])
+    assert [u.node for u in usages] == ["cn01", "cn02", "cn03"] and all(u.times.size == 4 for u in usages)
+    job = [sum(p.cpu_percent or 0 for p in s.processes if p.pid in s.scope.pids) / 100 for s in snaps]
+    assert usages[0].busy_cores == pytest.approx(job) and usages[0].memory_peak == max(s.scope.memory_peak for s in snaps)
+    mine = [sum(p.cpu_percent or 0 for p in s.processes if p.user == user) / 100 for s in snaps]
+    every = [sum(p.cpu_percent or 0 for p in s.processes) / 100 for s in snaps]
+    assert usages[1].busy_cores == pytest.approx(mine) and usages[1].memory_what == "summed RSS"
+    assert usages[2].busy_cores == pytest.approx(every) and usages[2].memory_what == "node memory in use"
+    assert usages[2].memory_used == pytest.approx([s.host.memory.used for s in snaps])
+    assert [g.index for g in usages[2].gpus] == [0, 1]  # a node view: every GPU it saw
+    assert len(report(usages).tables[0].rows) == 3

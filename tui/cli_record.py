@@ -275,7 +275,7 @@ def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from gpuscope.metrics.job_report import report, usage_from_snapshots
+    from gpuscope.metrics.job_report import report, usage_per_node
     from gpuscope.metrics.table import Column, ResultTable
 
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
@@ -289,14 +289,14 @@ def run_report(args: argparse.Namespace) -> int:
     if args.recording is not None:
         from gpuscope.parsers import recording
 
-        rec = recording.read(args.recording)
-        for finding in rec.findings:
+        stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
+        usages = usage_per_node(stream.batches())
+        for finding in stream.findings:
             _say(f"{args.recording}: {finding.message}")
-        if rec.samples == 0:
-            if not rec.findings:
+        if stream.samples == 0:
+            if not stream.findings:
                 _say(f"{args.recording}: no samples")
             return 1
-        usages = [usage_from_snapshots([rec.snapshot(i) for i in range(rec.samples)])]
     if args.job is not None:
         use, said = slurm_use(args.job)
         for line in said:
