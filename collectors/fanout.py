@@ -6,11 +6,22 @@ output, and each line becomes a `Snapshot` keyed by its host name. A node whose 
 said to be silent (with for how long), a stream that ends is said to have ended (with the last
 words of its stderr), and a line that is not a snapshot is counted, never fatal. Only our own
 child is ever signalled, and only by `close()`.
+
+One node's collector can end while the others go on (its processes finished, it was killed):
+its last line says so when it stops by itself (`end_line`: `{"stream_end": REASON, "hostname":
+NODE}`), and srun says so on stderr when it was killed or failed (`srun: error: NODE: task N:
+...`). Either way that node is "ended: REASON" and the others stream on.
+
+`NodesSource` is what the watch screen polls for a job on several nodes: each `poll()` returns a
+`NodesReading` (the latest snapshot of every node, the ones new since the last poll, each
+node's state) without waiting.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 import threading
@@ -28,6 +39,23 @@ MAX_LINE = 16 * 1024 * 1024
 SILENT_INTERVALS = 3
 """A node is silent when no line came from it for this many intervals."""
 STDERR_LINES = 20
+END_KEY = "stream_end"
+"""A stream's last line when its collector stops by itself: `{"stream_end": REASON, "hostname": NODE}`."""
+SRUN_TASK_ERROR = re.compile(r"^srun: error: (?P<node>[^\s:]+): tasks? [0-9,-]+: (?P<reason>.+)$")
+"""How srun says one node's task failed, e.g. `srun: error: cn03: task 2: Exited with exit code 9`."""
+
+
+def end_line(reason: str, hostname: str) -> str:
+    """The line `gpuscope collect --stream` ends with when it stops by itself."""
+    return json.dumps({END_KEY: reason, "hostname": hostname}, separators=(",", ":"))
+
+
+def job_nodes(job_id: str) -> int | None:
+    """How many nodes the job runs on (scontrol show job), None when it cannot be told."""
+    from gpuscope.collectors import slurm
+
+    info, _problem = slurm.show_job(slurm.SubprocessRunner(), job_id)
+    return info.num_nodes if info is not None else None
 
 
 def srun_command(job_id: str, interval: float, python: str = sys.executable) -> list[str]:
@@ -45,7 +73,26 @@ class NodeState:
     """time.monotonic() of its last snapshot."""
     samples: int
     status: str
-    """'ok', 'silent for N s', or 'stream ended'."""
+    """'ok', 'silent for N s', or 'ended: REASON'."""
+
+    @property
+    def ended(self) -> bool:
+        return self.status.startswith("ended")
+
+
+@dataclass(frozen=True)
+class NodesReading:
+    """One poll of `NodesSource`: what every node of the job last said."""
+
+    latest: dict[str, Snapshot]
+    """Node name -> its latest snapshot (an ended node's last one stays), sorted by name."""
+    fresh: tuple[Snapshot, ...]
+    """The snapshots that arrived since the previous poll, in arrival order: what a recording takes."""
+    states: tuple[NodeState, ...]
+    ended: bool
+    """The stream of every node has ended (srun exited)."""
+    error: str | None
+    """Why the streams could not start or ended badly, in plain words."""
 
 
 class NodeStreams:
@@ -63,6 +110,8 @@ class NodeStreams:
         self._seen: dict[str, float] = {}
         self._counts: dict[str, int] = {}
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._ended: dict[str, str] = {}
+        """Node -> why its stream ended (its end line, or srun's error about its task)."""
         self.bad_lines = 0
         self.ended = False
         self.error: str | None = None
@@ -84,7 +133,11 @@ class NodeStreams:
     def _read_out(self, stream: IO[bytes]) -> None:
         for raw in iter(lambda: stream.readline(MAX_LINE), b""):
             try:
-                snapshot = from_json_dict(json.loads(raw))
+                data = json.loads(raw)
+                if isinstance(data, dict) and END_KEY in data:
+                    self._node_ended(str(data.get("hostname") or "?"), str(data[END_KEY]))
+                    continue
+                snapshot = from_json_dict(data)
             except ValueError:  # also json's JSONDecodeError and UnicodeDecodeError
                 with self._lock:
                     self.bad_lines += 1
@@ -107,6 +160,15 @@ class NodeStreams:
             if text:
                 with self._lock:
                     self._stderr.append(text)
+                if (match := SRUN_TASK_ERROR.match(text)) is not None:
+                    self._node_ended(match["node"], match["reason"])
+
+    def _node_ended(self, node: str, reason: str) -> None:
+        """Slurm's node name and the host name can differ by a domain (cn03 / cn03.cluster)."""
+        reason = clean(reason).strip() or "the stream ended"
+        with self._lock:
+            name = next((n for n in self._seen if n == node or n.split(".")[0] == node.split(".")[0]), node)
+            self._ended.setdefault(name, reason)
 
     def drain(self) -> list[Snapshot]:
         """The snapshots that arrived since the last call, in arrival order."""
@@ -122,10 +184,16 @@ class NodeStreams:
         now = self.clock()
         with self._lock:
             out = []
-            for node in sorted(self._seen):
-                quiet = now - self._seen[node]
-                status = "stream ended" if self.ended else (f"silent for {quiet:.0f} s" if quiet > SILENT_INTERVALS * self.interval else "ok")
-                out.append(NodeState(node, self._seen[node], self._counts[node], status))
+            for node in sorted(self._seen.keys() | self._ended.keys()):
+                seen = self._seen.get(node)
+                quiet = now - seen if seen is not None else 0.0
+                if node in self._ended:
+                    status = f"ended: {self._ended[node]}"
+                elif self.ended:  # the whole step ended (`error` says how, once, not per node)
+                    status = f"ended: {os.path.basename(self.argv[0])} ended"
+                else:
+                    status = f"silent for {quiet:.0f} s" if quiet > SILENT_INTERVALS * self.interval else "ok"
+                out.append(NodeState(node, seen if seen is not None else now, self._counts.get(node, 0), status))
             return out
 
     @property
@@ -145,3 +213,24 @@ class NodeStreams:
                 proc.wait(timeout=timeout)
         for thread in self._threads:
             thread.join(timeout=timeout)
+
+
+class NodesSource:
+    """The watch screen's source for a job on several nodes: `poll()` never waits (the
+    streams' thread reads the nodes), it returns what they said so far as a `NodesReading`."""
+
+    def __init__(self, streams: NodeStreams) -> None:
+        self.streams = streams
+
+    @classmethod
+    def for_job(cls, job_id: str, interval: float) -> "NodesSource":
+        return cls(NodeStreams(srun_command(job_id, interval), interval=interval).start())
+
+    def poll(self) -> NodesReading:
+        streams = self.streams
+        ended = streams.ended  # before draining: a snapshot read after this is in the next poll
+        fresh = tuple(streams.drain())
+        return NodesReading(streams.latest(), fresh, tuple(streams.states()), ended, streams.error)
+
+    def close(self) -> None:
+        self.streams.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import time
 from typing import BinaryIO, Callable
 
@@ -127,8 +128,13 @@ class Recorder:
 
 
 class RecordingSource:
-    """A snapshot source that also records what it returns: `watch --record FILE`. Polls never
-    overlap (the watch screen's poller waits for each), so the recorder sees one thread.
+    """A snapshot source that also records what it returns: `watch --record FILE` and the
+    watch's `R`. Polls never overlap (the watch screen's poller waits for each); `stop()` may
+    come from another thread (the screen's `R`, or its closing) while a poll runs: a lock
+    keeps it from closing the file under a write.
+
+    A multi-node source's poll (`collectors.fanout.NodesReading`) records the snapshots new
+    since the last poll, every node's, each with its host name.
 
     A write error stops the recording, not the watch: the first failing poll raises it once as
     `RecordingError` (the screen's status line shows it), later polls only watch."""
@@ -137,32 +143,52 @@ class RecordingSource:
         self.source = source
         self.recorder: Recorder | None = recorder
         self.problem: str | None = None
+        self.path = recorder.path
+        self._lock = threading.Lock()
 
     @property
     def label(self) -> str:
         """What the screen says about the recording: `recording to FILE (N samples)`, or why it stopped."""
         if self.recorder is None:
             return self.problem or "not recording"
-        return f"recording to {self.recorder.path} ({self.recorder.samples_written + self.recorder.pending} samples)"
+        return f"recording to {self.recorder.path} ({self.samples} samples)"
+
+    @property
+    def samples(self) -> int:
+        """Samples recorded so far (written, or in the open batch)."""
+        return 0 if self.recorder is None else self.recorder.samples_written + self.recorder.pending
 
     def poll(self) -> Snapshot:
-        snapshot = self.source.poll()  # type: ignore[attr-defined]
-        if self.recorder is not None:
-            try:
-                self.recorder.add(snapshot)
-            except RecordingError as exc:
-                self.problem = f"recording stopped: {exc}"
-                self.recorder = None
-                raise RecordingError(self.problem) from None
-        return snapshot
-
-    def close(self) -> None:
-        """Close the recording (its open batch written), then the source."""
-        try:
+        result = self.source.poll()  # type: ignore[attr-defined]
+        with self._lock:
             if self.recorder is not None:
-                self.recorder.close()
+                try:
+                    for snapshot in getattr(result, "fresh", (result,)):  # NodesReading: every node's new ones
+                        self.recorder.add(snapshot)
+                except RecordingError as exc:
+                    self.problem = f"recording stopped: {exc}"
+                    self.recorder = None
+                    raise RecordingError(self.problem) from None
+        return result
+
+    def stop(self) -> str:
+        """Close the recording (its open batch written), not the source; says what was written."""
+        with self._lock:
+            recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return self.problem or "not recording"
+        try:
+            recorder.close()
         except RecordingError as exc:
             self.problem = f"recording stopped: {exc}"
+            return f"{self.problem} ({recorder.samples_written} samples written to {recorder.path})"
+        self.problem = f"recorded {recorder.samples_written} samples to {recorder.path}"
+        return self.problem
+
+    def close(self) -> None:
+        """Close the recording, then the source."""
+        try:
+            self.stop()
         finally:
             close = getattr(self.source, "close", None)
             if close is not None:

@@ -100,6 +100,8 @@ PROCESS_COLUMNS: tuple[ProcessColumn, ...] = (
 """The process table's columns, screen and export. TIME+ is CPU time (user + system, htop's
 TIME+) in both; MEM is the resident set size. Fixed widths, so columns do not jump each
 second, wide enough for pid_max (4194304); COMMAND (0) takes what is left."""
+NODE_COLUMN = ProcessColumn("node", "NODE", 10, 8, lambda p: getattr(p, "node", ""), lambda p: getattr(p, "node", ""))
+"""First in the table when its rows come from several nodes (`metrics.node_aggregate.NodeProcessRow`)."""
 PROCESS_NOTE = "MEM and GPU MEM in MiB; TIME+ is CPU time (user + system) in seconds, as htop's TIME+"
 
 
@@ -231,9 +233,9 @@ def process_table(snapshot: Snapshot, top: int | None = TOP_PROCESSES, rows: lis
     that no row has a value in are left out (a node without GPUs), as the screen does."""
     if rows is None:
         rows = sorted(scope_processes(snapshot), key=lambda p: (-(p.cpu_percent or 0.0), p.pid))[:top]
-    shown = PROCESS_COLUMNS
+    shown = (NODE_COLUMN, *PROCESS_COLUMNS) if any(getattr(p, "node", "") for p in rows) else PROCESS_COLUMNS
     if width is not None:
-        shown = tuple(c for c in PROCESS_COLUMNS if c.key not in GPU_COLUMNS or any(c.value(p) not in (None, "") for p in rows))
+        shown = tuple(c for c in shown if c.key not in GPU_COLUMNS or any(c.value(p) not in (None, "") for p in rows))
     data = tuple(tuple(c.value(p) for c in shown) for p in rows)
     if width is not None and data:
         data = _fit_command(data, width, shown)

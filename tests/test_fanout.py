@@ -55,7 +55,9 @@ def test_simulated_nodes_stream_and_one_falls_silent() -> None:
     assert by_node == {"cn01": 12, "cn02": 12, "cn03": 3}
     assert streams.bad_lines == 2
     assert streams.error and "exit" in streams.error and "cn03" in streams.error
-    assert {s.node: s.status for s in streams.states()} == {"cn01": "stream ended", "cn02": "stream ended", "cn03": "stream ended"}
+    # cn03 by srun's own words about its task; the others when the whole step ended
+    assert {s.node: s.status for s in streams.states()} == {"cn01": "ended: python ended", "cn02": "ended: python ended",
+                                                           "cn03": "ended: Exited with exit code 9"}
     assert set(streams.latest()) == {"cn01", "cn02", "cn03"}
 
 

@@ -9,6 +9,8 @@ work per key press is a sort of a few hundred tuples, nothing more.
 from __future__ import annotations
 
 import dataclasses
+import re
+import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, NamedTuple, Sequence
 
@@ -144,14 +146,18 @@ def select_rows(snapshot: Snapshot, view: ProcessView, previous: Mapping[int, in
     sign = -1.0 if descending else 1.0
 
     def order(items: Sequence[ProcessRow]) -> list[ProcessRow]:
-        # Keys built in one pass and compared as plain tuples: no Python call per comparison
-        # (pids are unique, so two rows themselves are never compared).
-        return [t[3] for t in sorted([(sign * key(p), seen.get(p.pid, unseen), p.pid, p) for p in items])]
+        # Keys built in one pass and compared as plain tuples: no Python call per comparison;
+        # the position last breaks ties of equal pids (the all-nodes view: pids repeat across
+        # nodes), so two rows themselves are never compared.
+        return [t[4] for t in sorted([(sign * key(p), seen.get(p.pid, unseen), p.pid, i, p) for i, p in enumerate(items)])]
 
     if not view.tree:
         new = tuple.__new__  # what ShownRow(p) does, minus a Python-level call per process
         return [new(ShownRow, (p, "")) for p in order(rows)]
-    return tree_rows(rows, order, view.folded)
+    nodes: dict[str, list[ProcessRow]] = {}
+    for p in rows:  # the all-nodes view: a tree per node, pids repeat across nodes
+        nodes.setdefault(getattr(p, "node", ""), []).append(p)
+    return [shown for node in sorted(nodes) for shown in tree_rows(nodes[node], order, view.folded)]
 
 
 FOLDED_MARK = "⊞ "
@@ -266,3 +272,18 @@ def browse_target(scope: JobScope | None, cwd: str, is_dir: Callable[[str], bool
     if not is_dir(scope.work_dir):
         return cwd, None, f"the job's working directory {scope.work_dir} is not here: browsing {cwd}"
     return scope.work_dir, scope.stdout, None
+
+
+def recording_name(scope: JobScope | None, hostname: str, now: float | None = None) -> str:
+    """`R`'s default file: `gpuscope-<scope>-<YYYYmmdd-HHMMSS>.gsrec` in the current folder,
+    e.g. `gpuscope-job4242-20250101-120000.gsrec`; the node's name for a whole node."""
+    if scope is not None and scope.kind == "job" and scope.job_id:
+        what = f"job{scope.job_id}"
+    elif scope is not None and scope.kind == "user" and scope.user:
+        what = f"user-{scope.user}"
+    elif scope is not None and scope.kind == "pid" and scope.pids:
+        what = f"pid{min(scope.pids)}"
+    else:
+        what = hostname.split(".")[0]
+    what = re.sub(r"[^A-Za-z0-9_.-]+", "_", what).strip("._") or "node"
+    return f"gpuscope-{what[:40]}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}.gsrec"

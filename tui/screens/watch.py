@@ -6,6 +6,11 @@ immutable `Snapshot`; the handler on the main thread appends it to `History`, re
 visible panes and only then arms the timer for the next poll, so polls never overlap and a
 slow one stretches the period.
 Keys only re-cut data already on the main thread, so they repaint at once mid-poll.
+
+A job on several nodes (`collectors.fanout.NodesSource`): each poll is a `NodesReading`, kept
+in a `tui.model.nodes_view.NodesView` (a history per node and for the all-nodes aggregate); a
+switcher line shows the entries, `n`/`N` step through them, and the panes draw the one
+selected. `R` records what the watch polls (`collectors.recorder.RecordingSource`), again stops.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import socket
 import time
 from functools import partial
 from pathlib import Path
@@ -26,23 +32,28 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
+from gpuscope.collectors.fanout import NodesReading
+from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
 from gpuscope.metrics import export
 from gpuscope.metrics.history import History
 from gpuscope.metrics.safe_text import clean
-from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict
+from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import process_table
 from gpuscope.tui.model.poller import PollDone, Poller
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.model.watch_model import (
-    INTERVALS, ProcessView, base_rows, browse_target, record, select_rows, step_interval, unseen_gpu_pids, window_verdicts,
+    INTERVALS, ProcessView, base_rows, browse_target, record, recording_name, select_rows, step_interval, unseen_gpu_pids,
+    window_verdicts,
 )
+from gpuscope.tui.model.nodes_view import ALL, NodesView
 from gpuscope.tui.widgets.cpu_pane import CpuPane
 from gpuscope.tui.widgets.gpu_pane import GpuPane
 from gpuscope.tui.widgets.history_plot import WINDOWS, HistoryPlot
 from gpuscope.tui.widgets.job_panel import JobPanel
 from gpuscope.tui.widgets.quiet_update import set_text
 from gpuscope.tui.widgets.process_table import ProcessTable
-from gpuscope.tui.widgets.watch_dialogs import SignalModal, deliver, refusal
+from gpuscope.tui.widgets.node_switcher import NodeSwitcher
+from gpuscope.tui.widgets.watch_dialogs import RecordModal, SignalModal, deliver, refusal
 from gpuscope.tui.widgets.watch_process_keys import ProcessKeys
 from gpuscope.tui.widgets.watch_status import StatusLine, status_text
 from gpuscope.tui.widgets.keys_footer import NARROW, KeysFooter
@@ -95,15 +106,19 @@ class WatchScreen(ProcessKeys, Screen[None]):
         Binding("plus,equals_sign", "interval(1)", "Slower", show=False, tooltip="Refresh less often (up to 10 s)"),
         Binding("minus", "interval(-1)", "Faster", show=False, tooltip="Refresh more often (down to 0.5 s)"),
         Binding("z", "zoom", "Zoom", show=False, tooltip="Fill the screen with the focused pane (again to restore)"),
+        Binding("R", "record", "Record", show=False, tooltip="Record what the watch shows to a file (asks where); R again stops"),
+        Binding("n", "node(1)", "Node", show=False, tooltip="A job on several nodes: show the next node (all nodes, then each)"),
+        Binding("N", "node(-1)", "Prev node", show=False, tooltip="A job on several nodes: show the previous node"),
     ]
     """htop/nvitop habits; the second k is what read-only mode answers with (it says why), the
     first is then hidden from the footer. The second b is the same key kept out of the narrow
     footer, where it would push Quit and Help off the edge (help lists it)."""
 
     class Polled(Message):
-        """The worker read one snapshot, or `source.poll()` raised `error` (polling goes on)."""
+        """The worker read one snapshot (a `NodesReading` from a multi-node source), or
+        `source.poll()` raised `error` (polling goes on)."""
 
-        def __init__(self, snapshot: Snapshot | None, error: str | None = None) -> None:
+        def __init__(self, snapshot: Snapshot | NodesReading | None, error: str | None = None) -> None:
             super().__init__()
             self.snapshot = snapshot
             self.error = error
@@ -132,13 +147,18 @@ class WatchScreen(ProcessKeys, Screen[None]):
         self.in_flight = False
         self.applied_at: float | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._poller: Poller[Snapshot] = Poller(self.source.poll, self._deliver)
+        self.nodes: NodesView | None = None
+        """A job on several nodes: set by the first `NodesReading` (the switcher shows then)."""
+        self._recording: RecordingSource | None = None
+        """The recording `R` started (stopped by `R` again or when the screen closes)."""
+        self._poller: Poller[Snapshot | NodesReading] = Poller(self._poll_source, self._deliver)
         self._done: PollDone | None = None
         self._plotted_at = float("-inf")
         self._stale = False
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield NodeSwitcher(id="watch-nodes")
         yield Static(id="watch-nogpu", markup=False)
         yield JobPanel(id="watch-job")
         with Horizontal(id="watch-resources"):
@@ -160,6 +180,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         self.sub_title = "watch · starting"
         self.query_one("#watch-filter", Input).display = False
         self.query_one("#watch-nogpu", Static).display = False
+        self.query_one(NodeSwitcher).display = False
         self.query_one(ProcessTable).focus()
         self._layout_plots()
         self._status()
@@ -177,7 +198,11 @@ class WatchScreen(ProcessKeys, Screen[None]):
         self._poller.request()
         return self._done
 
-    def _deliver(self, snapshot: Snapshot | None, error: str | None) -> None:
+    def _poll_source(self) -> Snapshot | NodesReading:
+        """In the poll thread: `self.source` as of now (`R` wraps it in a recording and unwraps it)."""
+        return self.source.poll()
+
+    def _deliver(self, snapshot: Snapshot | NodesReading | None, error: str | None) -> None:
         """From the poll thread: the result goes to the main thread as a message."""
         self.post_message(self.Polled(snapshot, error))
 
@@ -204,7 +229,10 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if message.snapshot is None:
             self._status()
         elif not self.paused:  # a poll that was running when space was pressed is dropped
-            self.apply(message.snapshot)
+            if isinstance(message.snapshot, NodesReading):
+                self.apply_nodes(message.snapshot)
+            else:
+                self.apply(message.snapshot)
         self._arm()
         if self._done is not None:
             self._done.set()
@@ -222,6 +250,32 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if first and self.freeze_gc:
             self.call_after_refresh(self._freeze_startup_objects)
 
+    def apply_nodes(self, reading: NodesReading) -> None:
+        """A multi-node poll: every node's latest reading into its history and the aggregate's,
+        then the selected entry drawn (the first reading shows the switcher)."""
+        if self.nodes is None:
+            self.nodes = NodesView()
+            self.query_one(NodeSwitcher).display = True
+            self.refresh_bindings()  # n / N join the footer
+        first = self.nodes.total is None
+        if self.nodes.take(reading):
+            self._show_node(force_plots=False)
+        else:  # nothing new to draw; the switcher may still have news (no node answered)
+            self.query_one(NodeSwitcher).show(self.nodes)
+        if first and self.nodes.total is not None and self.freeze_gc:
+            self.call_after_refresh(self._freeze_startup_objects)
+
+    def _show_node(self, force_plots: bool = True) -> None:
+        """Point the panes at the selected entry's snapshot and history, and draw them."""
+        assert self.nodes is not None
+        shown = self.nodes.shown()
+        if shown.snapshot is not None:
+            self.snapshot, self.history, self.verdicts = shown.snapshot, shown.history, shown.verdicts
+            self.applied_at = time.time()
+        self.query_one(NodeSwitcher).show(self.nodes)
+        self.redraw(force_plots=force_plots)
+        self._status()
+
     @staticmethod
     def _freeze_startup_objects() -> None:
         """Collect once, then exempt what is alive now (Textual's DOM, styles, modules: about
@@ -233,6 +287,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
     def on_unmount(self) -> None:
         self._disarm()  # not one of Textual's timers, which stop with the screen
         self._poller.close()
+        if self._recording is not None:
+            self._recording.stop()  # its open batch written (the source stays the caller's to close)
         if self.freeze_gc:
             gc.unfreeze()  # what this screen held can be collected again
 
@@ -248,19 +304,20 @@ class WatchScreen(ProcessKeys, Screen[None]):
             return
         self._stale = False
         host = snap.host
-        recording = getattr(self.source, "label", None)  # watch --record: say so, and why it stopped
-        self.sub_title = f"watch · {snap.scope.label or host.hostname}" + (f" · {clean(recording)}" if isinstance(recording, str) else "")
+        self._title()
         no_gpu = snap.gpu_status.backend == "none"
         nogpu = self.query_one("#watch-nogpu", Static)
         nogpu.display = no_gpu
         set_text(nogpu, Text(f"No GPU view: {snap.gpu_status.reason or 'no GPU backend'}"))
         self.query_one("#watch-gpu-col").display = not no_gpu
-        self.query_one(ProcessTable).show_gpu_columns(not no_gpu)
+        every_node = self.nodes is not None and self.nodes.selected == ALL
+        self.query_one(ProcessTable).show_gpu_columns(not no_gpu, node=every_node)
         with self.app.batch_update():
             self.query_one(JobPanel).show(snap, self.history, self.verdicts)
             if not no_gpu:
                 allocated = frozenset(g.index for g in snap.scope.gpus if g.index is not None)
-                self.query_one(GpuPane).show(snap.gpu_status, snap.gpus, self.history, allocated, unseen_gpu_pids(snap))
+                self.query_one(GpuPane).show(snap.gpu_status, snap.gpus, self.history, allocated, unseen_gpu_pids(snap),
+                                             labels=self.nodes.gpu_labels if every_node and self.nodes is not None else None)
             self.query_one(CpuPane).show(host, frozenset(snap.scope.cpu_ids))
             self.refresh_table()
             self.update_plots(force_plots)
@@ -275,6 +332,17 @@ class WatchScreen(ProcessKeys, Screen[None]):
             for plot in self.query(HistoryPlot):
                 if plot.display and plot.parent is not None and plot.parent.display:
                     plot.replot(self.history)
+
+    def _title(self) -> None:
+        """`watch · job 42 · node cn02 · recording to FILE (N samples)`: scope, node, recording."""
+        snap = self.snapshot
+        if snap is None:
+            return
+        where = snap.scope.label or snap.host.hostname
+        if self.nodes is not None:
+            where += f" · {self.nodes.title()}"
+        recording = getattr(self.source, "label", None)  # watch --record or R: say so, and why it stopped
+        self.sub_title = f"watch · {where}" + (f" · {clean(recording)}" if isinstance(recording, str) else "")
 
     def refresh_table(self) -> None:
         """Re-cut the rows for the current view; what every process key ends with."""
@@ -372,6 +440,38 @@ class WatchScreen(ProcessKeys, Screen[None]):
             self.notify(clean(note), title="Browse", markup=False)
         self.app.show_browser(root, select)  # type: ignore[attr-defined]
 
+    def action_node(self, step: int) -> None:
+        """`n` / `N`: the next or previous entry of the node switcher (all nodes, then each)."""
+        if self.nodes is not None:
+            self.nodes.cycle(step)
+            self._show_node()
+
+    def action_record(self) -> None:
+        """`R`: ask where to record, then record every poll; `R` again stops and says what was written."""
+        if isinstance(self.source, RecordingSource):
+            recording = self.source
+            self.source = recording.source  # the next poll is unrecorded; a running one finishes first (stop waits)
+            self._recording = None
+            self.notify(clean(recording.stop()), title="Recording stopped", markup=False)
+            self._title()
+            return
+        snap = self.snapshot
+        self.app.push_screen(RecordModal(recording_name(snap.scope if snap else None, snap.host.hostname if snap else socket.gethostname())),
+                             self.record_to)
+
+    def record_to(self, path: str | None) -> None:
+        """Start recording to `path` (a new file); a file that cannot be made is said, nothing else."""
+        if not path or isinstance(self.source, RecordingSource):
+            return
+        try:
+            recorder = Recorder(os.path.expanduser(path))
+        except RecordingError as error:
+            self.notify(clean(str(error)), title="Not recording", severity="error", markup=False)
+            return
+        self.source = self._recording = RecordingSource(self.source, recorder)
+        self.notify(f"Recording to {clean(recorder.path)} (R stops)", title="Recording", markup=False)
+        self._title()
+
     def action_toggle_plots(self) -> None:
         plots = list(self.query(HistoryPlot))
         self.show_plots = not (plots and plots[0].display)
@@ -392,6 +492,8 @@ class WatchScreen(ProcessKeys, Screen[None]):
             return not self.readonly
         if action == "signal_refused":
             return self.readonly
+        if action == "node":
+            return self.nodes is not None
         if action == "browse":  # only in the app of watch and browse modes (not a watch alone, as tests make)
             narrow = self.app.size.width < NARROW
             return getattr(self.app, "first_mode", None) in ("watch", "browse") and bool(parameters) == narrow
@@ -405,13 +507,33 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if row is None or self.snapshot is None:
             self.notify("No process selected.", severity="warning")
             return
-        if (reason := refusal(row, self.snapshot.scope)) is not None:
-            self.notify(reason, title="Not sent", severity="warning", markup=False)
+        target, scope, reason = self._signal_target(row)
+        if target is None or scope is None or (reason := refusal(target, scope)) is not None:
+            self.notify(clean(reason or ""), title="Not sent", severity="warning", markup=False)
             return
-        self.app.push_screen(SignalModal(row, self.snapshot.scope), partial(self.send_signal, row))
+        self.app.push_screen(SignalModal(target, scope), partial(self.send_signal, row))
+
+    def _signal_target(self, row: ProcessRow) -> tuple[ProcessRow | None, JobScope | None, str | None]:
+        """(row, scope it is checked against, why not). Across nodes: the row as its own node
+        reported it, with that node's scope, and only on this node (another node's pid means
+        nothing here)."""
+        if self.nodes is None:
+            return row, (self.snapshot.scope if self.snapshot is not None else None), None
+        node = getattr(row, "node", "") or self.nodes.selected
+        here = socket.gethostname().split(".")[0]
+        snap = next((s for n, s in self.nodes.snapshots.items() if clean(n) == node and n.split(".")[0] == here), None)
+        if snap is None:
+            return None, None, f"PID {row.pid} runs on node {node}, not on this one ({here}): ssh there to signal it."
+        own = next((p for p in snap.processes if p.pid == row.pid), None)  # its own start time, not the aggregate's
+        return own, snap.scope, None if own is not None else f"PID {row.pid} is no longer listed on {node}."
 
     def send_signal(self, row: ProcessRow, signum: int | None) -> None:
         """After confirmation (None: cancelled): `watch_dialogs.deliver` checks and sends."""
-        if signum is not None and self.snapshot is not None:  # the scope as of now: a job's pids change
-            text, severity = deliver(row, signum, self.snapshot.scope, listed=self.applied_at is not None)
+        if signum is None:
+            return
+        target, scope, reason = self._signal_target(row)  # the scope as of now: a job's pids change
+        if target is not None and scope is not None:
+            text, severity = deliver(target, signum, scope, listed=self.applied_at is not None)
             self.notify(text, severity=severity, markup=False)  # type: ignore[arg-type]
+        elif reason:
+            self.notify(clean(reason), title="Not sent", severity="warning", markup=False)

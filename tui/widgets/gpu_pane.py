@@ -46,11 +46,12 @@ def util_text(g: GpuSample) -> str:
     return "MIG" if g.mig else "n/a"
 
 
-def gpu_line(g: GpuSample, width: int, history: Sequence[float], allocated: bool) -> Text:
-    """One GPU in `width` cells: index, name, utilisation, memory, temperature and power always
-    (abbreviated when narrow); the bars, the full name and the sparkline join as room allows."""
+def gpu_line(g: GpuSample, width: int, history: Sequence[float], allocated: bool, label: str | None = None) -> Text:
+    """One GPU in `width` cells: index (or `label`, e.g. `cn01:3` across nodes), name,
+    utilisation, memory, temperature and power always (abbreviated when narrow); the bars, the
+    full name and the sparkline join as room allows."""
     line = Text().append("●" if allocated else " ", style="bold magenta")
-    line.append(f"{g.index:>2} ", style="bold")
+    line.append(f"{g.index:>2} " if label is None else label + " ", style="bold")
     name_w = 15 if width >= 90 else 5
     line.append(fixed(_short_name(g.name) if width >= 90 else _model(g.name), name_w) + " ", style="dim")
     if g.error:
@@ -129,6 +130,7 @@ class GpuRows(Widget):
         self.gpus: tuple[GpuSample, ...] = ()
         self.history: History | None = None
         self.allocated: frozenset[int] = frozenset()
+        self.labels: dict[int, str] | None = None
 
     def line_count(self) -> int:
         return max(1, sum(1 + len(g.mig) for g in self.gpus))
@@ -152,9 +154,12 @@ class GpuRows(Widget):
         room = self.room()
         budget = room - len(self.gpus)  # MIG lines get what the GPU lines leave
         lines: list[tuple[int, Text]] = []  # (GPU position, line)
+        labels = self.labels
+        label_w = min(16, max((len(v) for v in labels.values()), default=0)) if labels else 0
         for k, g in enumerate(self.gpus):
             recent = self.history.series(f"gpu{g.index}.util")[-width:].tolist() if self.history else []
-            lines.append((k, gpu_line(g, width, recent, g.index in self.allocated)))
+            label = fixed(labels.get(g.index, str(g.index)), label_w) if labels else None
+            lines.append((k, gpu_line(g, width, recent, g.index in self.allocated, label)))
             migs = list(g.mig)
             if len(migs) > budget >= 0 and self.line_count() > room:
                 cut = len(migs) - max(0, budget - 1)
@@ -189,12 +194,14 @@ class GpuPane(Vertical, can_focus=True):
     def on_resize(self) -> None:
         self.query_one(GpuRows).refresh()  # a new height may change what fits
 
-    def show(self, status: GpuStatus, gpus: tuple[GpuSample, ...], history: History, allocated: frozenset[int], unseen: int = 0) -> None:
+    def show(self, status: GpuStatus, gpus: tuple[GpuSample, ...], history: History, allocated: frozenset[int], unseen: int = 0,
+             labels: dict[int, str] | None = None) -> None:
         """Draw `gpus`; `allocated` (the job's GPU indices) get a marker; `unseen`: GPU
-        processes missing from the process list, said in the title instead of staying silent."""
+        processes missing from the process list, said in the title instead of staying silent;
+        `labels`: what to call each GPU instead of its index (`node:index` across nodes)."""
         rows = self.query_one(GpuRows)
         before = rows.line_count()
-        rows.gpus, rows.history, rows.allocated = gpus, history, allocated
+        rows.gpus, rows.history, rows.allocated, rows.labels = gpus, history, allocated, labels
         relayout = rows.line_count() != before  # only a new line count changes the layout
         title = pane_title(status, gpus, unseen)
         set_border_title(self, title)

@@ -26,7 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gpuscope.metrics.samples import ProcessRow
-from gpuscope.metrics.snapshot_tables import PROCESS_COLUMNS, elapsed_text, size_text  # noqa: F401 - re-exported
+from gpuscope.metrics.snapshot_tables import NODE_COLUMN, PROCESS_COLUMNS, elapsed_text, size_text  # noqa: F401 - re-exported
 from gpuscope.tui.model.watch_model import ShownRow
 
 Columns = tuple[tuple[str, str, int, str | None], ...]
@@ -40,7 +40,15 @@ NARROW = 110
 GPU_KEYS = frozenset({"gpu_mem_mib", "sm_percent", "gpus"})
 """Columns left out on a node without a GPU view: always empty there, and COMMAND needs the room."""
 NUMERIC = frozenset(c.key for c in PROCESS_COLUMNS if c.numeric)
-_TEXTS = tuple((c.key, c.text) for c in PROCESS_COLUMNS)
+_TEXTS = tuple((c.key, c.text) for c in (NODE_COLUMN, *PROCESS_COLUMNS))
+NODE_COLUMNS = {False: (NODE_COLUMN.key, NODE_COLUMN.title, NODE_COLUMN.width, None),
+                True: (NODE_COLUMN.key, NODE_COLUMN.title, NODE_COLUMN.narrow, None)}
+"""NODE, first, when the rows come from several nodes (the all-nodes view of a multi-node job)."""
+
+
+def row_key(p: ProcessRow) -> tuple[int, str]:
+    """What identifies a row: its pid, and its node in the all-nodes view (pids repeat across nodes)."""
+    return p.pid, getattr(p, "node", "")
 
 
 def cell_texts(p: ProcessRow) -> dict[str, str]:
@@ -128,6 +136,8 @@ class ProcessTable(ScrollView, can_focus=True):
         """The sort direction, shown by the header's arrow (▼ biggest first, ▲ smallest)."""
         self.gpu_columns = True
         """Show GPU MEM, SM% and GPU; the screen turns them off when there is no GPU view."""
+        self.node_column = False
+        """Show NODE first: the screen turns it on for the all-nodes view of a multi-node job."""
         self._styles: dict[str, object] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
         self._drawn: tuple[list[tuple[object, ...]], tuple[str, bool], int] | None = None
@@ -145,17 +155,17 @@ class ProcessTable(ScrollView, can_focus=True):
         Only the visible lines whose text changed are repainted: most processes sleep, so a
         refresh tick usually touches a handful of lines, not the whole table (idle CPU).
         """
-        keep = self.selected.pid if self.selected is not None else None
+        keep = row_key(self.selected) if self.selected is not None else None
         # What the last refresh drew, unless a cursor move or scroll drew something since.
         before = self._drawn if self._drawn is not None and self._drawn[2] == int(self.scroll_y) else (
             self._visible_keys(), (self.sort, self.descending), int(self.scroll_y))
-        seen: set[int] = set()
-        self.shown = [s for s in rows if not (s.row.pid in seen or seen.add(s.row.pid))]  # type: ignore[func-returns-value]
+        seen: set[tuple[int, str]] = set()
+        self.shown = [s for s in rows if not ((key := row_key(s.row)) in seen or seen.add(key))]  # type: ignore[func-returns-value]
         self.sort, self.descending = sort, descending
         height = virtual_height(len(self.shown), self.scrollable_content_region.height)
         if self.virtual_size.height != height:  # a new size means a layout pass of the screen
             self.virtual_size = Size(0, height)
-        index = next((i for i, s in enumerate(self.shown) if s.row.pid == keep), self.cursor_row)
+        index = next((i for i, s in enumerate(self.shown) if row_key(s.row) == keep), self.cursor_row)
         self.move_cursor(row=index, scroll=keep is not None)
         after = self._visible_keys()
         self._drawn = (after, (self.sort, self.descending), int(self.scroll_y))
@@ -213,13 +223,16 @@ class ProcessTable(ScrollView, can_focus=True):
         return None
 
     def columns(self) -> Columns:
-        columns = NARROW_COLUMNS if self.size.width < NARROW else COLUMNS
-        return columns if self.gpu_columns else tuple(c for c in columns if c[0] not in GPU_KEYS)
+        narrow = self.size.width < NARROW
+        columns = NARROW_COLUMNS if narrow else COLUMNS
+        if not self.gpu_columns:
+            columns = tuple(c for c in columns if c[0] not in GPU_KEYS)
+        return (NODE_COLUMNS[narrow], *columns) if self.node_column else columns
 
-    def show_gpu_columns(self, show: bool) -> None:
-        """Show or leave out the GPU columns (a change redraws the whole table)."""
-        if show != self.gpu_columns:
-            self.gpu_columns = show
+    def show_gpu_columns(self, show: bool, node: bool = False) -> None:
+        """Show or leave out the GPU columns, and NODE (a change redraws the whole table)."""
+        if (show, node) != (self.gpu_columns, self.node_column):
+            self.gpu_columns, self.node_column = show, node
             self._strips.clear()
             self._drawn = None
             self.refresh()

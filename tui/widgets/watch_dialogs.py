@@ -1,5 +1,6 @@
 """Provides `SignalModal`: confirm a signal to one process, showing pid, user and command;
-and `deliver`, which hands the confirmed signal to `collectors.signals`.
+`deliver`, which hands the confirmed signal to `collectors.signals`; and `RecordModal`, which
+asks where the watch's `R` records to.
 
 The dialog only asks. Whether a process may be signalled (never PID 1, kernel threads,
 processes outside the watched scope, other users' unless root, a reused pid) is decided in
@@ -18,13 +19,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, RadioButton, RadioSet, Static
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from gpuscope.collectors import signals
 from gpuscope.collectors.signals import SIGNALS
 from gpuscope.metrics.samples import JobScope, ProcessRow
 
-__all__ = ["SIGNALS", "SignalModal", "deliver", "refusal"]
+__all__ = ["SIGNALS", "RecordModal", "SignalModal", "deliver", "refusal"]
 
 
 class SignalModal(ModalScreen[int | None]):
@@ -105,3 +106,33 @@ def deliver(row: ProcessRow, signum: int, scope: JobScope, listed: bool = False)
     """Have `collectors.signals.send` check `row` again and send `signum`: (message, severity)."""
     outcome = signals.send(row, signum, scope, listed=listed)
     return outcome.message, outcome.severity
+
+
+class RecordModal(ModalScreen[str | None]):
+    """`R`: the recording's path (a new file; an existing one is never overwritten), Record or
+    Cancel. Dismisses with the path, or None. Styled as the export dialog (one look for both)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, default_path: str) -> None:
+        super().__init__()
+        self.default_path = default_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-dialog"):
+            yield Label("Record what the watch shows to", id="export-title", markup=False)
+            yield Input(self.default_path, id="record-path", placeholder="file path")
+            yield Static("A new file (never overwritten); R again stops. gpuscope replay and report read it.",
+                         id="export-format", markup=False)
+            with Horizontal(id="export-buttons"):
+                yield Button("Record", id="record-ok", variant="primary")
+                yield Button("Cancel", id="record-cancel")
+
+    @on(Input.Submitted, "#record-path")
+    @on(Button.Pressed, "#record-ok")
+    def _submit(self) -> None:
+        self.dismiss(self.query_one("#record-path", Input).value.strip() or None)
+
+    @on(Button.Pressed, "#record-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
