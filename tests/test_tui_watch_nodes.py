@@ -142,3 +142,20 @@ def test_end_lines_and_srun_task_errors_end_one_node_each() -> None:
     assert states["cn03"] == "ended: Killed" and states["cn02"] == "ended: srun ended"
     assert reading.ended and "status 1" in (reading.error or "")
     assert source.poll().fresh == ()  # drained once
+
+
+def test_collect_stream_ends_with_why(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpuscope collect --stream`, as srun runs it on each node: snapshots, then the end line."""
+    from gpuscope.tui.cli import main
+
+    assert main(["collect", "--stream", "--demo", "--count", "2", "--interval", "0.5"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 3 and all("host" in line for line in lines[:2])
+    assert lines[2] == {"stream_end": "2 samples taken", "hostname": lines[0]["host"]["hostname"]}
+
+
+def test_all_nodes_needs_a_job_and_the_screen(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuscope.tui.cli import main
+
+    assert main(["watch", "--demo", "--all-nodes"]) == 2
+    assert "--all-nodes goes with --job" in capsys.readouterr().err

@@ -167,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
     watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
     watch.add_argument("--record", metavar="FILE", help="also record every refresh to FILE (as gpuscope record does; never overwrites)")
+    watch.add_argument("--all-nodes", action="store_true", help="with --job: watch every node of the job through srun, even when it has one "
+                       "(the default for a job on several nodes; n/N switch nodes)")
     add_output_options(watch, tables=WATCH_TABLES)
     return parser
 
@@ -286,7 +288,12 @@ def _open_magma_screen(args: argparse.Namespace) -> int | None:
     return _run_screen(first_screen, "use --format text (or -o FILE) to print instead")
 
 
-def _watch_source(args: argparse.Namespace):  # -> SnapshotSource
+def _watch_source(args: argparse.Namespace, fan_out: bool = False):  # -> SnapshotSource | NodesSource
+    """This node's collectors; with `fan_out`, every node of the job through srun (`collect --stream` on each)."""
+    if fan_out:
+        from gpuscope.collectors.fanout import NodesSource
+
+        return NodesSource.for_job(args.job, args.interval)
     from gpuscope.collectors.snapshot import SnapshotSource
 
     return SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
@@ -314,10 +321,13 @@ def run_watch(args: argparse.Namespace) -> int:
             return _fail(problem, 2)  # before the screen opens or a reading is printed
     if args.record and (args.once or args.format or args.output):
         return _fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
+    if args.all_nodes and (args.job is None or args.once or args.format or args.output):
+        return _fail("--all-nodes goes with --job and the screen; to record every node use: gpuscope record --job ID -o FILE", 2)
     if not (args.once or args.format or args.output):
+        from gpuscope.collectors.fanout import job_nodes
         from gpuscope.tui.screens.watch import WatchScreen
 
-        source = _watch_source(args)
+        source = _watch_source(args, fan_out=args.job is not None and (args.all_nodes or (job_nodes(args.job) or 1) > 1))
         if args.record:
             from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
 

@@ -12,6 +12,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import sys
 import threading
 import time
@@ -52,7 +53,8 @@ def add_parsers(sub: Any) -> None:
         "collect",
         help="print one JSON snapshot per line, for record/watch on every node of a job (run by srun)",
         description="Print what `gpuscope watch --once --format json` prints, one compact line per sample, until "
-        "stopped (SIGTERM, Ctrl+C, a closed pipe), --count samples, or the job's processes are gone on this node. "
+        "stopped (SIGTERM, Ctrl+C, a closed pipe), --count samples, or the job's processes are gone on this node; "
+        "then a last line {\"stream_end\": WHY, \"hostname\": NODE}. "
         "`gpuscope record --job ID` starts it on every node of a job through `srun --overlap`.",
     )
     collect.add_argument("--stream", action="store_true", required=True, help="JSON lines on standard output (the only mode)")
@@ -155,21 +157,21 @@ def run_collect(args: argparse.Namespace) -> int:
     if (problem := _check_scope(args)) is not None:
         _say(problem)
         return 2
+    from gpuscope.collectors.fanout import end_line
+
+    hostname = None
     with _Stop() as stop:
         try:
             for snapshot in _samples(args, stop, count=args.count):
+                hostname = snapshot.host.hostname
                 sys.stdout.write(json.dumps(snapshot_dict(snapshot), separators=(",", ":"), allow_nan=False) + "\n")
                 sys.stdout.flush()
+            # the last line says why this node's stream ends, so a multi-node watch can say it
+            sys.stdout.write(end_line(stop.why, hostname or socket.gethostname()) + "\n")
+            sys.stdout.flush()
         except BrokenPipeError:  # the reader went away (srun stopped, `| head`)
             sys.stderr.close()
     return 0
-
-
-def _job_nodes(job_id: str) -> int | None:
-    from gpuscope.collectors import slurm
-
-    info, _problem = slurm.show_job(slurm.SubprocessRunner(), job_id)
-    return info.num_nodes if info is not None else None
 
 
 def run_record(args: argparse.Namespace) -> int:
@@ -184,7 +186,9 @@ def run_record(args: argparse.Namespace) -> int:
     if (problem := _check_scope(args)) is not None:
         _say(problem)
         return 2
-    fan_out = args.job is not None and (args.all_nodes or (_job_nodes(args.job) or 1) > 1)
+    from gpuscope.collectors.fanout import job_nodes
+
+    fan_out = args.job is not None and (args.all_nodes or (job_nodes(args.job) or 1) > 1)
     try:
         recorder = Recorder(args.output)
     except RecordingError as exc:
