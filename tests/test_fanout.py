@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.collectors.fanout import NodeStreams, srun_command
+from gpuscope.collectors.fanout import NodesSource, NodeStreams, srun_command
 from gpuscope.parsers import recording
+from gpuscope.tui.model.nodes_view import NodesView, switcher_text
 from slurm_cluster import SlurmCluster, slurm_cluster  # noqa: F401 - the fixture
 
 TESTS = Path(__file__).parent
@@ -100,7 +101,8 @@ while time.time() < end:
 
 
 @pytest.mark.slow
-def test_record_a_real_job_on_every_node_through_srun(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:  # noqa: F811 - fixture
+def test_record_a_real_job_on_every_node_through_srun(slurm_cluster: SlurmCluster, tmp_path: Path,  # noqa: F811 - fixture
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """`gpuscope record --job ID --all-nodes`: one collector per node through `srun --overlap`
     (one node here), its samples in the recording with the job's scope, and `report` saying
     the job asked for 2 cores and used about 1."""
@@ -137,5 +139,21 @@ def test_record_a_real_job_on_every_node_through_srun(slurm_cluster: SlurmCluste
         assert 200 / 1024 <= job["memory_peak_gib"] < 400 / 1024 and "TRESUsageInTot" in job["memory_peak_is"], job  # the 200 MiB it holds
         assert job["memory_requested_gib"] == pytest.approx(500 / 1024) and job["time_limit_use"] is None  # no limit: n/a
         assert data["job_efficiency_per_node"][0]["cpus"] == 2
+
+        # What `watch --job ID --all-nodes` polls for the same job (NodesSource, in-process):
+        # the node in the switcher, the job's allocation in the all-nodes view.
+        for key, value in slurm_cluster.env.items():
+            monkeypatch.setenv(key, value)
+        source, view = NodesSource.for_job(job_id, 1.0), NodesView()
+        try:
+            deadline = time.monotonic() + 60
+            while view.total is None and time.monotonic() < deadline and not source.streams.ended:
+                view.take(source.poll())
+                time.sleep(0.2)
+        finally:
+            source.close()
+        assert view.total is not None, source.streams.stderr
+        assert len(view.nodes) == 1 and view.total.scope.cpus_allocated == 2 and view.total.scope.job_id == job_id
+        assert view.nodes[0] in switcher_text(view, 120).plain
     finally:
         slurm_cluster.cancel(job_id)
