@@ -107,6 +107,7 @@ def test_nodes_view_switches_and_survives_a_node_ending() -> None:
     shown = view.shown()
     assert shown.snapshot is not None and len(shown.snapshot.gpus) == 6 and len(shown.history) == 2
     assert view.cycle(1) == "cn01" and view.title() == "node cn01" and view.shown().gpu_labels is None
+    assert "all 3 nodes" in switcher_text(view, 200).plain  # the aggregate's entry keeps its name
     assert view.cycle(-1) == ALL and view.cycle(-1) == "cn03"
     source.gone["cn02"] = "Killed"
     view.take(source.poll())

@@ -19,10 +19,13 @@ from gpuscope.metrics.history import History
 from gpuscope.metrics.node_aggregate import aggregate
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot, Verdict
+from gpuscope.tui.model.watch_bars import fixed
 from gpuscope.tui.model.watch_model import record, window_verdicts
 
 ALL = ""
 """The switcher entry of the aggregate (a node name is never empty)."""
+STATUS_WIDTH = 32
+"""A node's state in the switcher is cut to this many cells, so one long reason leaves room for the others."""
 
 
 @dataclass(frozen=True)
@@ -101,10 +104,12 @@ class NodesView:
 
     def title(self) -> str:
         """Which entry the screen shows, for the title."""
-        if self.selected == ALL:
-            live = sum(not self.is_ended(n) for n in self.nodes)
-            return f"all {len(self.nodes)} nodes" + (f" ({live} live)" if live < len(self.nodes) else "")
-        return f"node {self.selected}"
+        return self.all_label() if self.selected == ALL else f"node {clean(self.selected)}"
+
+    def all_label(self) -> str:
+        """The aggregate's entry: `all 3 nodes`, `all 3 nodes (2 live)` once one has ended."""
+        live = sum(not self.is_ended(n) for n in self.nodes)
+        return f"all {len(self.nodes)} nodes" + (f" ({live} live)" if live < len(self.nodes) else "")
 
     def status(self, node: str) -> str:
         state = self.states.get(node)
@@ -129,11 +134,12 @@ def switcher_text(view: NodesView, width: int) -> Text:
     parts: list[Text] = []
     for entry in view.entries():
         status = view.status(entry) if entry != ALL else "ok"
-        label = Text(f" {view.title() if entry == ALL else clean(entry)} ")
+        label = Text(f" {view.all_label() if entry == ALL else clean(entry)} ")
         if entry == view.selected:
             label.stylize("bold reverse")
-        if status != "ok":
-            label.append(clean(status) + " ", style="red" if status.startswith("ended") else "yellow")
+        if status != "ok":  # cut unless shown: one long reason must not push the other nodes off the line
+            shown = clean(status)
+            label.append((shown if entry == view.selected else fixed(shown, min(len(shown), STATUS_WIDTH))) + " ", style="red" if status.startswith("ended") else "yellow")
         parts.append(label)
     selected = view.entries().index(view.selected) if view.selected in view.entries() else 0
     first = 0

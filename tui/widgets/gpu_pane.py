@@ -51,9 +51,11 @@ def gpu_line(g: GpuSample, width: int, history: Sequence[float], allocated: bool
     utilisation, memory, temperature and power always (abbreviated when narrow); the bars, the
     full name and the sparkline join as room allows."""
     line = Text().append("●" if allocated else " ", style="bold magenta")
-    line.append(f"{g.index:>2} " if label is None else label + " ", style="bold")
-    name_w = 15 if width >= 90 else 5
-    line.append(fixed(_short_name(g.name) if width >= 90 else _model(g.name), name_w) + " ", style="dim")
+    line.append(f"{g.index:>2} " if label is None else f" {label} ", style="bold")
+    if width >= 90:
+        line.append(fixed(_short_name(g.name), 15) + " ", style="dim")
+    elif label is None:  # narrow: the model alone; with a node:index label, none (the title names it)
+        line.append(fixed(_model(g.name), 5) + " ", style="dim")
     if g.error:
         line.append(g.error, style="red")
         line.truncate(width, overflow="ellipsis")
