@@ -75,9 +75,11 @@ class BrowseScreen(Screen[None]):
     class Recognised(Message):
         """The worker recognised a batch of files; `done`: that was the last."""
 
-        def __init__(self, batch: tuple[Any, ...], done: bool) -> None:
+        def __init__(self, batch: tuple[Any, ...], counts: FolderCounts, done: bool) -> None:
             super().__init__()
             self.batch = batch
+            self.counts = counts
+            """The batch's kinds counted per folder."""
             self.done = done
 
     class Checked(Message):
@@ -129,20 +131,21 @@ class BrowseScreen(Screen[None]):
     def recognise_all(self) -> None:
         worker = get_current_worker()
         batch: list[Any] = []
+        counts = FolderCounts(self.base)  # counted here, merged on the UI thread per folder
         sent = time.monotonic()
         for path in registry.walk(self.base):
             if worker.is_cancelled:
                 return
-            batch.append(registry.recognise(path))
+            batch.append(rec := registry.recognise(path))
+            counts.add(rec)
             if len(batch) >= BATCH_FILES or time.monotonic() - sent >= BATCH_S:
-                self.post_message(self.Recognised(tuple(batch), False))
-                batch, sent = [], time.monotonic()
-        self.post_message(self.Recognised(tuple(batch), True))
+                self.post_message(self.Recognised(tuple(batch), counts, False))
+                batch, counts, sent = [], FolderCounts(self.base), time.monotonic()
+        self.post_message(self.Recognised(tuple(batch), counts, True))
 
     def on_browse_screen_recognised(self, message: Recognised) -> None:
-        for rec in message.batch:
-            self.recognitions[rec.path] = rec
-            self.counts.add(rec)
+        self.recognitions.update((rec.path, rec) for rec in message.batch)
+        self.counts.merge(message.counts)
         tree = self.query_one(BrowseTree)
         if message.done:
             self.recognition_done = tree.done = True

@@ -32,6 +32,11 @@ from gpuscope.tui.model.folder_summary import STUDIES
 PREVIEW_BYTES = 16 * 1024
 READ_DELAY = 0.08
 """Seconds the cursor rests on a file before its first lines are read."""
+DRAW_DELAY = 0.05
+"""Seconds the cursor rests before the pane is redrawn for the new selection: repainting the
+whole pane took longer than moving the cursor, so a key held down (or pressed while the tree
+is being recognised) waited for panes nobody saw (bench/browse_bench.py). The tree's own
+line already names the file's kind and summary."""
 PREVIEW_LINES = 120
 LINE_CHARS = 240
 OPENS = {"magma": "the MAGMA distributions screen", "kernels": "the kernel efficiency screen", "scaling": "the scaling screen",
@@ -67,9 +72,23 @@ class PreviewPane(Static, can_focus=True):
         self.body: Text = Text()
         """The file's first lines (dimmed), or nothing for a folder."""
         self._reading: Timer | None = None
+        self._drawing: Timer | None = None
+
+    def _draw_soon(self) -> None:
+        if self._drawing is not None:
+            self._drawing.stop()
+        self._drawing = self.set_timer(DRAW_DELAY, self._draw)
 
     def _draw(self) -> None:
-        self.update(Group(self.head, Text(), self.body), layout=False)  # the size is the layout's: see the module doc
+        # Only the lines that can show are rendered (each takes a row or more): a whole head of
+        # PREVIEW_LINES long lines, wrapped and then cut, was most of a key's repaint.
+        body = self.body
+        if body.plain.count("\n") >= self.size.height:
+            body = Text("\n", style=body.style).join(body.split("\n", allow_blank=True)[: max(1, self.size.height)])
+        self.update(Group(self.head, Text(), body), layout=False)  # the size is the layout's: see the module doc
+
+    def on_resize(self) -> None:
+        self._draw()
 
     def show_file(self, path: Path, rec: Any | None, titles: dict[str, str], checks: Sequence[Any] = ()) -> None:
         """Describe a file from its recognition (None: not recognised yet) and its expected
@@ -85,13 +104,13 @@ class PreviewPane(Static, can_focus=True):
             if self._reading is not None:
                 self._reading.stop()
             self._reading = self.set_timer(READ_DELAY, lambda: self.read_head(path))
-        self._draw()
+        self._draw_soon()
 
     def show_folder(self, path: Path, counts: Counter[str], done: bool, titles: dict[str, str], screens: dict[str, str]) -> None:
         self.path = path
         self.head = folder_text(path, counts, done, titles, screens)
         self.body = Text()
-        self._draw()
+        self._draw_soon()
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def read_head(self, path: Path) -> None:
