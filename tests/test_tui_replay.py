@@ -93,3 +93,30 @@ async def test_cut_recording_is_said_and_browser_opens_a_recording(tmp_path: Pat
         assert 30 <= replay_screen.cursor.last + 1 < 90
         assert any(n.title == "Recording cut short" for n in app._notifications)
         assert "REPLAY" in status(replay_screen)
+
+
+async def test_o_shows_the_next_node_of_a_multi_node_recording_at_the_same_time(tmp_path: Path) -> None:
+    """A recording of two nodes (as `record --job` over srun writes one): the first node shows,
+    the notification says there are two, `o` reads the other (in a worker) and keeps the time."""
+    path = tmp_path / "two.gsrec"
+    source = FakeSource(gpus=1, processes=4)
+    with Recorder(path, batch_samples=20) as rec:
+        for _ in range(60):
+            s = source.poll()
+            for node in ("cn01", "cn02"):
+                rec.add(dataclasses.replace(s, host=dataclasses.replace(s.host, hostname=node)))
+    app = GpuscopeApp(first_screen=lambda: ReplayScreen(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot)
+        assert screen.replay.node == "cn01" and screen.cursor.last == 59 and "node cn01 (1 of 2)" in screen.sub_title
+        assert any("holds 2 nodes" in n.message for n in app._notifications)
+        await pilot.press("greater_than_sign")
+        at = screen.cursor.time
+        first = screen.replay
+        await pilot.press("o")
+        for _ in range(100):
+            if screen.replay is not first and screen.cursor is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.replay.node == "cn02" and screen.cursor.time == at and "node cn02 (2 of 2)" in screen.sub_title
+        assert screen.snapshot.host.hostname == "cn02"

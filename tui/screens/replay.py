@@ -70,6 +70,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         Binding("n", "event(1)", "Event", tooltip="Jump to the next event: a GPU memory peak, a GPU going idle, throttling, a process starting or ending"),
         Binding("N", "event(-1)", "Prev event", show=False, tooltip="Jump to the previous event"),
         Binding("g", "goto", "Go to", tooltip=f"Jump to {GOTO_HELP}"),
+        Binding("o", "other_node", "Node", show=False, tooltip="A recording of several nodes: show the next node, at the same time"),
         Binding("full_stop", "step(1)", "Step", tooltip="One sample forward (, back)"),
         Binding("comma", "step(-1)", "Step back", show=False, tooltip="One sample back"),
         Binding("less_than_sign", f"step_time(-{BIG_STEP_S:g})", "-1 min", show=False, tooltip="A minute of the recording back"),
@@ -111,14 +112,17 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
             self._start(self.replay)
 
     @work(thread=True, exclusive=True)
-    def _open(self) -> None:
-        replay = open_replay(self.path)
+    def _open(self, node: str | None = None) -> None:
+        replay = open_replay(self.path, node)
         self.app.call_from_thread(self._start, replay)
 
     def _start(self, replay: Replay) -> None:
         if not self.is_attached:  # closed (Escape) while the worker was reading
             replay.close()
             return
+        if self.replay is not None and self.replay is not replay:
+            self.replay.close()  # another node of the same recording replaces it
+        old = self.cursor
         self.replay = replay
         if replay.problem is not None:
             self.sub_title = f"replay · {clean(self.path.name)} · nothing to replay"
@@ -126,6 +130,10 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
                         severity="error", markup=False, timeout=10)
             return
         self.cursor = ReplayCursor(replay)
+        if old is not None:  # another node: the same moment, speed and play state
+            self.cursor.go_time(old.time)
+            self.cursor.position = max(old.position, self.cursor.time)
+            self.cursor.speed, self.cursor.playing = old.speed, old.playing
         self.full = replay.full_history()
         start, end = float(replay.times[0]), float(replay.clock[-1])
         step = (end - start) / max(1, replay.samples - 1)
@@ -136,7 +144,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         if (cut := replay.cut_short) is not None:
             self.notify(clean(cut), title="Recording cut short", severity="warning", markup=False, timeout=10)
         if len(replay.nodes) > 1:
-            self.notify(clean(f"This recording holds {len(replay.nodes)} nodes ({', '.join(replay.nodes)}): showing {replay.node}."),
+            self.notify(clean(f"This recording holds {len(replay.nodes)} nodes ({', '.join(replay.nodes)}): showing {replay.node} (o: the next)."),
                         title="Several nodes", markup=False, timeout=8)
         self.show_cursor()
 
@@ -251,6 +259,18 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
             self.notify("End of the recording.", title="Replay", timeout=3)
             self.redraw()
             self._status()
+
+    def action_other_node(self) -> None:
+        """`o`: the next node of a multi-node recording, read in a worker, the cursor's time kept."""
+        replay = self.replay
+        if replay is None or self.cursor is None:
+            return
+        if len(replay.nodes) < 2:
+            self.notify("This recording holds one node.", title="Node", timeout=3)
+            return
+        node = replay.nodes[(replay.nodes.index(replay.node) + 1) % len(replay.nodes)] if replay.node in replay.nodes else replay.nodes[0]
+        self.sub_title = f"replay · {clean(self.path.name)} · opening {clean(node)}…"
+        self._open(node)
 
     def action_speed(self, step: int) -> None:
         if self.cursor is not None:
