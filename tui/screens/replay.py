@@ -26,11 +26,10 @@ from textual.widgets import Input
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.tui.model.replay_model import BIG_STEP_S, GOTO_HELP, Event, Replay, ReplayCursor, clock_text, open_replay, summary
-from gpuscope.tui.model.watch_model import base_rows, window_verdicts
+from gpuscope.tui.model.watch_model import window_verdicts
 from gpuscope.tui.screens.watch import WatchScreen
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.widgets.process_table import ProcessTable
-from gpuscope.tui.widgets.watch_status import StatusLine, status_text
 
 TICK = 0.25
 """Seconds of wall time between play steps (at 600x a tick moves 150 s of a 1 Hz recording)."""
@@ -183,18 +182,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
             if plot.display and plot.parent is not None and plot.parent.display:
                 plot.replot(self.full)
 
-    def _status(self) -> None:
-        counts = None
-        if self.snapshot is not None:
-            scope = "all" if self.view.everyone else ("node" if self.snapshot.scope.kind == "node" else "scope")
-            counts = (len(self.query_one(ProcessTable).shown), len(base_rows(self.snapshot, self.view)), scope)
-        box = self.query_one("#watch-filter", Input)
-        search = box.value.strip() if self.searching and box.display else None
-        narrow = self.app.size.width < 110
-        line = status_text(False, 1.0, self.view, counts, False, None, narrow=narrow, search=search, mode=self.mode_text(narrow))
-        self.query_one(StatusLine).show(line)
-
-    def mode_text(self, narrow: bool) -> Text:
+    def mode_text(self, narrow: bool) -> Text | None:
         """`▶ REPLAY 14:03:22 · 1,234/86,400 · 10x`: the status line's start, in place of
         the watch's live state (the header, hidden on short terminals, says it too)."""
         line = Text()

@@ -359,9 +359,15 @@ class WatchScreen(ProcessKeys, Screen[None]):
             counts = (len(self.query_one(ProcessTable).shown), len(base_rows(self.snapshot, self.view)), scope)
         box = self.query_one("#watch-filter", Input)
         search = box.value.strip() if self.searching and box.display else None
-        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=self.app.size.width < 110,
-                           search=search)
+        narrow = self.app.size.width < 110
+        line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=narrow,
+                           search=search, mode=self.mode_text(narrow))
         self.query_one(StatusLine).show(line)
+
+    def mode_text(self, narrow: bool) -> Text | None:
+        """What starts the status line in place of the live state (pause, refresh period); None
+        for a live watch. The replay screen says its cursor there."""
+        return None
 
     def _layout_plots(self) -> None:
         show = self.show_plots

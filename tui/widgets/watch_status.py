@@ -57,7 +57,7 @@ def status_text(
         line.append(f" · {shown}/{total} {scope} procs" if narrow else f" · {shown} of {total} {scope} processes")
         if not narrow:
             line.append({"scope": " (a: all)", "all": " (a: scope)"}.get(scope, ""), style="dim")
-    if readonly:
+    if readonly and mode is None:  # a replay is never live: no need to say
         line.append(" · read-only", style="bold")
     if error:
         line.append(f" · poll failed: {error}", style="bold red")
