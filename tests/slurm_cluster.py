@@ -29,6 +29,7 @@ import pytest
 
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
+ACTIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED")
 _shared: dict[str, object] = {"cluster": None, "users": 0}
 """One cluster per session even when several test modules import the fixture."""
 
@@ -204,9 +205,11 @@ class SlurmCluster:
         raise AssertionError(f"job {job_id} is {state or 'gone'}, not RUNNING\n{_tail(self.folder / f'slurm-{job_id}.out')}\n{_tail(self.folder / 'log' / 'slurmctld.log')}")
 
     def cancel(self, job_id: str, timeout: float = 15) -> None:
+        """scancel, then wait until the job no longer runs (squeue -j still lists a finished job,
+        as COMPLETED or CANCELLED, until MinJobAge: that one is done, not worth waiting for)."""
         self.run("scancel", job_id, check=False)
         deadline = time.monotonic() + timeout
-        while self.state(job_id) and time.monotonic() < deadline:
+        while self.state(job_id) in ACTIVE_STATES and time.monotonic() < deadline:
             time.sleep(0.2)
 
     def stop(self) -> None:
