@@ -45,12 +45,28 @@ def load_scenario(source: str) -> tuple[str, dict[str, Any]]:
     """(name, parsed JSON) for a shipped name, '' (the default) or a path to a JSON file."""
     source = source or DEFAULT_SCENARIO
     path = Path(source)
-    if path.suffix == ".json" and path.is_file():
-        return path.stem, json.loads(path.read_text(encoding="utf-8"))
+    if path.suffix == ".json":
+        return path.stem, json.loads(path.read_text(encoding="utf-8"))  # OSError when missing
     if source not in available_scenarios():
         raise ValueError(f"unknown demo scenario {source!r}: choose one of {', '.join(available_scenarios())} or give a .json path")
     text = resources.files("gpuscope.collectors").joinpath("scenarios", f"{source}.json").read_text(encoding="utf-8")
     return source, json.loads(text)
+
+
+def scenario_problem(source: str | None) -> str | None:
+    """Why `--demo SOURCE` cannot be used (unknown name, missing or unreadable file, not a
+    scenario), else None: said before anything starts or any file is created."""
+    if source is None:
+        return None
+    try:
+        _name, data = load_scenario(source)
+    except ValueError as exc:  # an unknown name, or a file that is not JSON (JSONDecodeError is a ValueError)
+        return str(exc) if not source.endswith(".json") else f"{source}: not a scenario file ({exc})"
+    except OSError as exc:
+        return f"{source}: {exc.strerror or exc}"
+    if not isinstance(data, dict) or not isinstance(data.get("gpus"), list):
+        return f"{source}: not a scenario file (a JSON object with a \"gpus\" list, as the shipped ones)"
+    return None
 
 
 def wave(spec: dict[str, Any], n: int) -> float:

@@ -279,7 +279,9 @@ def _advise(who: str, busy_mean: float | None, cpus: int | None, peak: float | N
         advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(requested)} requested: "
                       "close to the limit, the job may be OOM-killed; request more")
     limit_use = _share(elapsed, time_limit_s)
-    if limit_use is not None and elapsed is not None and limit_use < TIME_LIMIT_LOW:
+    if limit_use is not None and elapsed is not None and limit_use > 1:
+        advice.append(f"{who}: ran {elapsed:,.0f} s, longer than the {time_limit_s or 0:,.0f} s time limit given: is the limit right?")
+    elif limit_use is not None and elapsed is not None and limit_use < TIME_LIMIT_LOW:
         advice.append(f"{who}: ran {_duration(elapsed)} of a {_duration(time_limit_s or 0)} time limit ({limit_use:.0%}): "
                       f"a shorter limit (`-t {_duration(elapsed * 1.5)}`) starts sooner")
     return cpu_eff, mem_eff, limit_use
@@ -319,9 +321,12 @@ def _gpu_rows(u: Usage, advice: list[str]) -> list[dict]:
             advice.append(f"{u.node}: GPU {g.index} allocated, idle for {idle:.0%} of the job ({known.size} samples under {GPU_IDLE_PERCENT:g} %)")
         elif g.allocated and not known.size:
             advice.append(f"{u.node}: GPU {g.index} allocated, no utilisation reading: whether it was used is unknown")
+        elif u.scope_kind == "node" and idle is not None and idle >= GPU_IDLE_SHARE:
+            advice.append(f"{u.node}: GPU {g.index} idle for {idle:.0%} of the recording ({known.size} samples under {GPU_IDLE_PERCENT:g} %; "
+                          "a node view: whether a job was given it is not known)")
         peak = _max(g.memory_used)
         given = "n/a (node view)" if u.scope_kind == "node" else ("yes" if g.allocated else "no (used, not allocated)")
-        rows.append({"node": u.node, "gpu": g.index, "allocated": given, "simulated": g.simulated,
+        rows.append({"node": u.node, "gpu": g.index, "allocated": given, "simulated": "yes" if g.simulated else None,
                      "util_mean": _mean(g.util), "util_peak": _max(g.util), "idle_share": idle, "memory_peak_gib": _gib(peak),
                      "memory_total_gib": _gib(g.memory_total), "memory_peak_share": _share(peak, g.memory_total)})
     return rows
@@ -348,7 +353,7 @@ SLURM_COLUMNS = (
     _col("memory_requested_gib", "requested (GiB)", ".2f"), _col("memory_efficiency", "mem eff", ".0%"), _col("time_limit_use", "time limit used", ".0%"),
 )
 GPU_COLUMNS = (
-    _col("node", "node"), _col("gpu", "GPU", "d"), _col("allocated", "allocated"), _col("util_mean", "util mean %", ".1f"),
+    _col("node", "node"), _col("gpu", "GPU", "d"), _col("allocated", "allocated"), _col("simulated", "simulated"), _col("util_mean", "util mean %", ".1f"),
     _col("util_peak", "peak %", ".0f"), _col("idle_share", "idle", ".0%"), _col("memory_peak_gib", "memory peak (GiB)", ".2f"),
     _col("memory_total_gib", "of (GiB)", ".1f"), _col("memory_peak_share", "share", ".0%"),
 )
@@ -374,7 +379,7 @@ def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapse
         tables.append(ResultTable("Job efficiency per node", NODE_COLUMNS, tuple(tuple(r[c.key] for c in NODE_COLUMNS) for r in nodes),
                                   notes=("CPU eff: mean busy cores / cores allocated; mem eff: peak / requested; n/a: not in the samples",)))
     if gpus:
-        simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()
+        simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()  # and a column, for JSON
         tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),
                                   notes=(*simulated, f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation")))
     return Report(tables, advice)

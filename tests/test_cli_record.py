@@ -85,3 +85,17 @@ def test_unwritable_folder(tmp_path: Path) -> None:
     folder.mkdir(mode=0o500)
     done = run("record", "--demo", "--duration", "1", "-o", str(folder / "r.gsrec"))
     assert done.returncode == 2 and "cannot write here" in done.stderr
+
+
+@pytest.mark.parametrize("scenario", ["nosuch", "missing.json", "bad.json", "empty.json"])
+def test_a_bad_demo_scenario_is_one_message_and_no_file(tmp_path: Path, scenario: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuscope.tui.cli import main
+
+    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "empty.json").write_text("{}")
+    demo = scenario if scenario == "nosuch" else str(tmp_path / scenario)
+    out = tmp_path / "x.gsrec"
+    assert main(["record", "--demo", demo, "--duration", "1", "-o", str(out)]) == 2
+    assert main(["watch", "--demo", demo, "--once"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("gpuscope: ") == 2 and "Traceback" not in err and not out.exists()

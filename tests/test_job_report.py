@@ -94,3 +94,22 @@ def test_a_multi_node_recording_is_reported_per_node_and_scopes_select_processes
     assert usages[2].memory_used == pytest.approx([s.host.memory.used for s in snaps])
     assert [g.index for g in usages[2].gpus] == [0, 1]  # a node view: every GPU it saw
     assert len(report(usages).tables[0].rows) == 3
+
+
+def test_node_view_idle_gpu_a_limit_shorter_than_the_run_and_simulated_in_the_table() -> None:
+    from gpuscope.metrics.job_report import GpuUsage
+
+    t = np.arange(10.0)
+    idle = GpuUsage(7, False, np.zeros(10), np.zeros(10), 80 * GIB, simulated=True)
+    usage = Usage("vm", t, np.full(10, 0.5), None, np.full(10, GIB), None, None, "node memory in use", (idle,), scope_kind="node")
+    rep = report([usage], time_limit_s=5)
+    assert "vm: ran 9 s, longer than the 5 s time limit given: is the limit right?" in rep.advice
+    assert any("GPU 7 idle for 100% of the recording" in line and "node view" in line for line in rep.advice)
+    assert rep.tables[1].records()[0]["simulated"] == "yes"
+
+
+def test_report_refuses_a_time_limit_that_is_not_positive(tmp_path, capsys) -> None:
+    from gpuscope.tui.cli import main
+
+    assert main(["report", "--recording", str(tmp_path / "x.gsrec"), "--time-limit", "-5"]) == 2
+    assert "--time-limit must be a positive number" in capsys.readouterr().err

@@ -299,20 +299,12 @@ def _watch_source(args: argparse.Namespace, fan_out: bool = False):  # -> Snapsh
     return SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
 
 
-def _check_demo(demo: str | None) -> str | None:
-    """An error message for an unknown --demo scenario, else None."""
-    if demo is None or demo == "" or demo.endswith(".json"):
-        return None if demo is None or demo == "" or os.path.isfile(demo) else f"no such scenario file: {demo}"
-    from gpuscope.collectors.simulated import available_scenarios
-
-    names = available_scenarios()
-    return None if demo in names else f"unknown --demo scenario {demo!r}; choose one of: {', '.join(names)}"
-
-
 def run_watch(args: argparse.Namespace) -> int:
     if not 0.5 <= args.interval <= 10:
         return _fail("--interval must be between 0.5 and 10 seconds", 2)
-    if (problem := _check_demo(args.demo)) is not None:
+    from gpuscope.collectors.simulated import scenario_problem
+
+    if (problem := scenario_problem(args.demo)) is not None:
         return _fail(problem, 2)
     if args.job is not None or args.user is not None or args.pid is not None:
         from gpuscope.collectors.scope import missing

@@ -86,8 +86,12 @@ def _say(message: str) -> None:
 
 
 def _check_scope(args: argparse.Namespace) -> str | None:
+    from gpuscope.collectors.simulated import scenario_problem
+
     if not 0.5 <= args.interval <= 60:
         return "--interval must be between 0.5 and 60 seconds"
+    if (problem := scenario_problem(args.demo)) is not None:
+        return problem
     if args.job is not None or args.user is not None or args.pid is not None:
         from gpuscope.collectors.scope import missing
 
@@ -289,6 +293,9 @@ def run_report(args: argparse.Namespace) -> int:
     if args.recording is None and args.job is None:
         _say("report needs --recording FILE, --job ID, or both")
         return 2
+    if args.time_limit is not None and not args.time_limit > 0:
+        _say("--time-limit must be a positive number of seconds")
+        return 2
     usages, use = [], None
     if args.recording is not None:
         from gpuscope.parsers import recording
@@ -308,10 +315,12 @@ def run_report(args: argparse.Namespace) -> int:
         if use is None and not usages:
             return 1
     result = report(usages, time_limit_s=args.time_limit, slurm=use)
-    advice = result.advice or ["no advice: the job used what it asked for, as far as the samples show"]
+    nodes_only = usages and use is None and all(u.scope_kind == "node" for u in usages)
+    advice = result.advice or ["no advice: nothing stood out in the samples (a node view: there is no request to compare with)" if nodes_only else
+                               "no advice: the job used what it asked for, as far as the samples show"]
     tables = [*result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
     width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
-    text = export.render(tables, fmt, width)
+    text = export.render(tables, fmt, width, limit=args.width or (width if sys.stdout.isatty() else None))  # fits the terminal
     text += "" if text.endswith("\n") else "\n"
     if args.output:
         export.write_text(args.output, text)
