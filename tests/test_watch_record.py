@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_watch import FakeSource
+from fake_watch import FakeSource, status
 from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
 from gpuscope.parsers import recording
 from gpuscope.tui.app import GpuscopeApp
@@ -27,6 +27,7 @@ async def test_the_watch_screen_records_what_it_polls(tmp_path: Path) -> None:
         await pilot.pause()
         shown = screen.snapshot
         assert screen.sub_title.endswith(f"recording to {path} (4 samples)")
+        assert "● REC" in status(screen)  # also where a short terminal hides the header
     source.close()
     back = recording.read(path)
     assert back.samples == 4 and back.snapshot(3) == shown

@@ -229,7 +229,7 @@ def gpu_events(gpus: dict[int, GpuColumns], times: np.ndarray) -> list[Event]:
     n = len(times)
     for g, c in gpus.items():
         mem = np.nan_to_num(c.mem_bytes, nan=-1.0)
-        if n and mem.max() > 0:
+        if n and mem.max() > max(0.0, mem[0]):  # a peak is memory that grew: a flat or falling line has none
             i = int(mem.argmax())
             total = c.mem_total[i]
             of = f" of {_gib(total)}" if total > 0 else ""

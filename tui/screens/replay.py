@@ -285,6 +285,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         if self.cursor is None:
             return
         found = self.cursor.next_event(step)
+        self.app.clear_notifications()  # the last event's news, not a pile of them over the panes
         if not found:
             self.notify("No later event." if step > 0 else "No earlier event.", title="Events", timeout=3)
             return
