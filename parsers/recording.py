@@ -81,15 +81,22 @@ class Stream:
     def batches(self) -> Iterator[pa.RecordBatch]:
         """Every whole batch; a file that is not a recording, or its cut end, is a finding."""
         label = display_name(self.path)
-        handle, _size, problems = open_regular(self.path, label)
+        handle, size, problems = open_regular(self.path, label)
         self.findings += problems
         if handle is None:
             return
         with handle:
+            if not size:
+                self.findings.append(Finding("error", "not-recording", "an empty file, not a recording", label))
+                return
             try:
                 reader = pa.ipc.open_stream(handle)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:
-                self.findings.append(Finding("error", "not-recording", f"not a gpuscope recording (no Arrow stream: {exc})", label))
+                handle.seek(0)
+                if looks_like_recording(handle.read(8192)):  # its schema began: the rest is missing
+                    self.findings.append(Finding("error", "cut", "a recording cut short before its first batch: no sample in it", label))
+                else:
+                    self.findings.append(Finding("error", "not-recording", f"not a gpuscope recording (no Arrow stream: {exc})", label))
                 return
             version = recording_schema.version_of(reader.schema)
             if version is None:

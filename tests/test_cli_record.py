@@ -25,7 +25,8 @@ def test_record_demo_for_a_duration_then_report(tmp_path: Path) -> None:
     out = tmp_path / "demo.gsrec"
     done = run("record", "--demo", "--duration", "2", "--interval", "0.5", "-o", str(out))
     assert done.returncode == 0, done.stderr
-    assert "--duration reached" in done.stderr and "samples in 1 batches" in done.stderr
+    assert "recording to" in done.stderr and "every 0.5 s for 2 s" in done.stderr  # said at the start
+    assert "--duration reached" in done.stderr and "samples in 1 batch written" in done.stderr
     rec = recording.read(out)
     assert 4 <= rec.samples <= 6 and rec.complete and rec.snapshot(0).gpus[0].simulated
     text = run("report", "--recording", str(out), "--width", "160")
@@ -75,7 +76,7 @@ def test_bad_arguments_and_existing_files(tmp_path: Path) -> None:
     assert run("record", "--interval", "0.1", "-o", str(tmp_path / "x")).returncode == 2
     assert run("record", "--pid", "99999999", "-o", str(tmp_path / "y")).returncode == 2
     bad = run("report", "--recording", str(out))
-    assert bad.returncode == 1 and "not a gpuscope recording" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "not a gpuscope recording" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "x").exists()
 
 

@@ -257,3 +257,14 @@ def test_a_clock_set_back_is_said_and_the_report_span_stays_forward(tmp_path: Pa
     assert "went back 3,599.0 s after sample 2 of 5" in rec.findings[0].message
     node = report([usage_from_snapshots([rec.snapshot(i) for i in range(5)])]).tables[0].records()[0]
     assert node["span_s"] == 3.0  # 1 + (the jump: 0) + 1 + 1
+
+
+def test_an_empty_file_and_a_recording_cut_inside_its_schema_say_so(tmp_path: Path) -> None:
+    (tmp_path / "empty.gsrec").write_bytes(b"")
+    assert recording.read(tmp_path / "empty.gsrec").findings[0].message == "an empty file, not a recording"
+    whole = tmp_path / "whole.gsrec"
+    with Recorder(whole) as rec:
+        rec.add(FakeSource(gpus=1, processes=2).poll())
+    (tmp_path / "cut.gsrec").write_bytes(whole.read_bytes()[:600])
+    found = recording.read(tmp_path / "cut.gsrec").findings
+    assert [f.kind for f in found] == ["cut"] and "before its first batch" in found[0].message

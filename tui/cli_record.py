@@ -199,6 +199,8 @@ def run_record(args: argparse.Namespace) -> int:
         _say(str(exc))
         return 2
     code = 0
+    until = f"for {args.duration:g} s" if args.duration is not None else "until stopped (Ctrl+C, SIGTERM) or the processes are gone"
+    _say(f"recording to {args.output} every {args.interval:g} s {until}" + (", every node of the job through srun" if fan_out else ""))
     with _Stop() as stop:
         try:
             if fan_out:
@@ -216,7 +218,8 @@ def run_record(args: argparse.Namespace) -> int:
                 _say(str(exc))
                 code = 1
     size = os.path.getsize(args.output) if os.path.exists(args.output) else 0
-    _say(f"{stop.why}: {recorder.samples_written} samples in {recorder.batches_written} batches written to {args.output} ({size / 1024:.0f} KiB)")
+    batches = recorder.batches_written
+    _say(f"{stop.why}: {recorder.samples_written} samples in {batches} batch{'es' if batches != 1 else ''} written to {args.output} ({size / 1024:.0f} KiB)")
     return code
 
 
@@ -307,7 +310,7 @@ def run_report(args: argparse.Namespace) -> int:
         if stream.samples == 0:
             if not stream.findings:
                 _say(f"{args.recording}: no samples")
-            return 1
+            return 2  # as replay: nothing to report on
     if args.job is not None:
         use, said = slurm_use(args.job)
         for line in said:
