@@ -555,7 +555,7 @@ READERS: tuple[Reader, ...] = (
     Reader("pyprof", "PyProf kernel table", "kernels", match_pyprof_parquet, _read_kernels, _fixed("PyProf Parquet")),
     Reader("parquet", "Parquet table", "table", match_parquet, _read_table, _fixed("Parquet")),
     Reader("nsys", "Nsight Systems export", "kernels", match_nsys_sqlite, _read_kernels, _fixed("nsys SQLite")),
-    Reader("recording", "gpuscope recording", "replay", match_recording, _read_recording, _fixed("recording")),
+    Reader("recording", "gpuscope recording", "replay", match_recording, _read_recording, _fixed("")),  # the kind says it; its samples need more than the head
     Reader("image", "Image", "image", match_image, _read_image, describe_image),
     Reader("pdf", "PDF document", "pdf", match_pdf, _read_pdf, describe_pdf),
     # then names that say what a file is

@@ -10,11 +10,17 @@ from pathlib import Path
 from textual.widgets import Input
 
 from fake_watch import FakeSource, status
+
 from gpuscope.collectors.recorder import Recorder
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.model.replay_model import open_replay
 from gpuscope.tui.screens.replay import ReplayScreen
 from gpuscope.tui.widgets.history_plot import HistoryPlot
+
+
+def footer_text(screen) -> str:
+    """The words the footer shows for the screen's enabled bindings."""
+    return " ".join(b.binding.description for b in screen.active_bindings.values() if b.binding.show and b.enabled)
 
 
 def recording(path: Path, n: int = 120) -> Path:
@@ -69,8 +75,11 @@ async def test_keys_move_the_cursor(tmp_path: Path) -> None:
         assert not box.display and screen.cursor.index == 50
         await pilot.press("k")
         assert any("No signals in a replay" in n.message for n in app._notifications)
+        assert "Play" in footer_text(screen)
         await pilot.press("plus", "plus", "plus", "space")
         assert screen.cursor.playing and "600x" in screen.sub_title
+        await pilot.pause()
+        assert "Pause" in footer_text(screen) and "Play" not in footer_text(screen)
         await pilot.pause(0.6)
         assert screen.cursor.index == 119 and not screen.cursor.playing  # played to the end and stopped
         await pilot.press("q")

@@ -65,7 +65,8 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
 
     HELP_TITLE = "Keys: replay"
     BINDINGS = [
-        Binding("space", "play", "Play", tooltip="Play or pause the recording at the speed shown (+/- change it)"),
+        Binding("space", "play", "Play", tooltip="Play the recording at the speed shown (+/- change it); again to pause"),
+        Binding("space", "pause", "Pause", tooltip="Pause the recording"),
         Binding("n", "event(1)", "Event", tooltip="Jump to the next event: a GPU memory peak, a GPU going idle, throttling, a process starting or ending"),
         Binding("N", "event(-1)", "Prev event", show=False, tooltip="Jump to the previous event"),
         Binding("g", "goto", "Go to", tooltip=f"Jump to {GOTO_HELP}"),
@@ -96,7 +97,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         self._played_at = 0.0
 
     def on_mount(self) -> None:  # before the watch's own (Textual calls each class's, this one first)
-        goto = Input(id="replay-goto", placeholder=f"go to: {GOTO_HELP} (Enter jumps, Escape closes)", compact=True)
+        goto = Input(id="replay-goto", placeholder="go to: 14:05, +10m, -30s, 1h30m or #1234 (Enter jumps, Escape closes)", compact=True)
         goto.display = False
         self.mount(goto, after=self.query_one("#watch-filter"))
         self._play_timer = self.set_interval(TICK, self._play_tick, pause=True)
@@ -206,6 +207,8 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in DISABLED:
             return False
+        if action in ("play", "pause"):  # one key, its footer word following the state
+            return (action == "pause") == bool(self.cursor is not None and self.cursor.playing)
         if action == "signal_refused":
             return True
         if action == "close_goto":
@@ -231,8 +234,12 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
             self._play_timer.resume()
         else:
             self._play_timer.pause()
+        self.refresh_bindings()
         self.redraw()
         self._status()
+
+    def action_pause(self) -> None:
+        self.action_play()
 
     def _play_tick(self) -> None:
         if self.cursor is None:
@@ -244,6 +251,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
             self._moved()
         if not self.cursor.playing:
             self._play_timer.pause()
+            self.refresh_bindings()
             self.notify("End of the recording.", title="Replay", timeout=3)
             self.redraw()
             self._status()

@@ -96,7 +96,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         Binding("u", "cycle_user", "User", tooltip="Everyone, you, then each user present"),
         Binding("a", "toggle_everyone", "All", show=False, tooltip="Every process on the node, or only the scope's"),
         Binding("k,f9", "signal", "Kill", tooltip="Send TERM, KILL or INT to the selected process (htop's F9 Kill): yours only, after confirming (off with --readonly)"),
-        Binding("k,f9", "signal_refused", "Kill", show=False),
+        Binding("k,f9", "signal_refused", "Kill", show=False, tooltip="Off here: gpuscope was started with --readonly, or this is a replay"),
         Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
         Binding("w", "cycle_window", "Window", show=False, tooltip="History plots: the last 1, 5, 15 or 60 minutes"),
         Binding("e", "export", "Export", tooltip="Write the process table as shown to CSV, markdown, JSON or text"),
