@@ -141,6 +141,14 @@ async def test_preview_follows_the_cursor(results: Path) -> None:
         await until(pilot, lambda: "Delimited table" in preview(screen) and "a,b" not in preview(screen))
         await go_to(pilot, screen, base / "magma")
         await until(pilot, lambda: "MAGMA distributions (2)" in preview(screen))
+        tree = screen.query_one(BrowseTree)
+        node = tree.cursor_node
+        await pilot.press("right")  # as ranger and yazi: right unfolds, left folds, then goes up
+        assert node.is_expanded
+        await pilot.press("left")
+        assert not node.is_expanded and cursor_path(screen) == base / "magma"
+        await pilot.press("left")
+        assert cursor_path(screen) == base
 
 
 @pytest.mark.parametrize(("folder", "kind"), [("magma", MagmaScreen), ("kernels", KernelsScreen), ("scaling", ScalingScreen)])

@@ -37,8 +37,12 @@ class BrowseTree(DirectoryTree):
     """Plain glyphs: the emoji icons of `DirectoryTree` are two cells in some terminals and one
     in others (tmux), which shifts every label."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Open", tooltip="Open the file in the view for its kind; on a folder, unfold or fold it")]
-    """Enter, shown in the footer (the tree's own is hidden)."""
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open", tooltip="Open the file in the view for its kind; on a folder, unfold or fold it"),
+        Binding("right", "unfold", "Unfold", show=False, tooltip="Unfold the folder under the cursor (ranger, yazi)"),
+        Binding("left", "fold", "Fold", show=False, tooltip="Fold the folder under the cursor, or go to the folder above"),
+    ]
+    """Enter, shown in the footer (the tree's own is hidden); right and left as file managers do."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"browse-tree--kind", "browse-tree--summary", "browse-tree--problem"}
     DEFAULT_CSS = """
@@ -67,6 +71,20 @@ class BrowseTree(DirectoryTree):
         self.done = False
         """Recognition has finished: a file without one is not pending but unrecognised."""
         super().__init__(path, **kwargs)
+
+    def action_unfold(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.allow_expand and not node.is_expanded:
+            node.expand()
+
+    def action_fold(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.allow_expand and node.is_expanded:
+            node.collapse()
+        elif node.parent is not None:
+            self.move_cursor(node.parent)
 
     def process_label(self, label: TextType) -> Text:
         """A name as plain text: escape sequences and controls removed, undecodable bytes
