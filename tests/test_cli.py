@@ -112,7 +112,7 @@ def test_watch_once_demo_is_labelled_simulated(tmp_path: Path) -> None:
 
 def test_watch_usage_errors_are_clear() -> None:
     bad = run("watch", "--once", "--demo", "nope")
-    assert bad.returncode == 2 and "unknown --demo scenario" in bad.stderr and "a100x8-training" in bad.stderr
+    assert bad.returncode == 2 and "unknown demo scenario" in bad.stderr and "a100x8-training" in bad.stderr
     slow = run("watch", "--once", "--interval", "60")
     assert slow.returncode == 2 and "--interval" in slow.stderr
     both = run("watch", "--job", "1", "--pid", "2", "--once")
