@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import platform
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))  # sibling modules, also when imported from elsewhere
+from bench_tree import on_tree, timed  # noqa: E402
 SHARED_DATA = REPO.parent / "shared" / "data"
 TARGET_FIRST_S = 1.0
 TARGET_ALL_S = 3.0
@@ -115,13 +115,6 @@ def gpuscope_recognise(tree: Path) -> tuple[int, dict[str, int]]:
         key = found.kind or ("problem" if found.problem else "unknown")
         kinds[key] = kinds.get(key, 0) + 1
     return sum(kinds.values()), kinds
-
-
-def timed(fn, *args):
-    gc.collect()
-    start = time.perf_counter()
-    result = fn(*args)
-    return time.perf_counter() - start, result
 
 
 def rchar() -> int:
@@ -208,20 +201,10 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    base = args.out if args.out else Path(tempfile.mkdtemp(prefix="browse-bench-"))
-    tree = base / "browse-tree"
-    try:
-        return bench(args, tree)
-    finally:
-        if args.out or args.keep:
-            print(f"tree kept at {tree}")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
+    return on_tree(args, "browse", bench)
 
 
 def bench(args, tree: Path) -> int:
-    if tree.exists():
-        shutil.rmtree(tree)
     load = os.getloadavg()[0]
     print(f"python {platform.python_version()}, {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, load average {load:.2f}")
     made = make_tree(tree, args.files)

@@ -19,15 +19,11 @@ between baseline and gpuscope exits 2: the timings would not compare like with l
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -38,17 +34,10 @@ TARGET_RATIO = 5.0
 TARGET_CLI_S = 1.5
 
 sys.path.insert(0, str(BENCH))  # sibling modules, also when imported from elsewhere
+from bench_tree import on_tree, timed  # noqa: E402
 import baseline_magma  # noqa: E402
 import baseline_seed  # noqa: E402
 import make_magma_tree  # noqa: E402
-
-
-def timed(fn, *args):
-    """(seconds, result); collect garbage first so one side does not pay for the other's."""
-    gc.collect()
-    start = time.perf_counter()
-    result = fn(*args)
-    return time.perf_counter() - start, result
 
 
 def gpuscope_stage(tree: Path):
@@ -96,20 +85,10 @@ def main(argv=None) -> int:
         print(f"magma bench: skipped, the real MAGMA files are not at {SHARED_MAGMA} "
               "(the repository root's sibling shared/data/magma)")
         return 0
-    base = args.out if args.out else Path(tempfile.mkdtemp(prefix="magma-bench-"))
-    tree = base / "magma-tree"
-    try:
-        return bench(args, tree)
-    finally:
-        if args.out or args.keep:
-            print(f"tree kept at {tree}")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
+    return on_tree(args, "magma", bench)
 
 
 def bench(args, tree: Path) -> int:
-    if tree.exists():
-        shutil.rmtree(tree)  # our own subfolder from an earlier --out run; stale files would skew counts
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"python {platform.python_version()} ({platform.python_implementation()}), "
           f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpus} usable)")

@@ -21,16 +21,12 @@ do not find the same runs it exits 2: the timings would not compare like with li
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -38,16 +34,9 @@ TARGET_STAGE_S = 3.0
 TARGET_CLI_S = 4.0
 
 sys.path.insert(0, str(BENCH))  # sibling modules, also when imported from elsewhere
+from bench_tree import on_tree, timed  # noqa: E402
 import baseline_scaling  # noqa: E402
 import make_scaling_tree  # noqa: E402
-
-
-def timed(fn, *args):
-    """(seconds, result); collect garbage first so one side does not pay for the other's."""
-    gc.collect()
-    start = time.perf_counter()
-    result = fn(*args)
-    return time.perf_counter() - start, result
 
 
 def cpu_seconds() -> float:
@@ -98,20 +87,10 @@ def main(argv=None) -> int:
         print(f"scaling bench: skipped, the real MLPerf logs are not at {make_scaling_tree.MLPERF_ROOT} "
               "(the repository root's sibling shared/data/scaling)")
         return 0
-    base = args.out if args.out else Path(tempfile.mkdtemp(prefix="scaling-bench-"))
-    tree = base / "scaling-tree"
-    try:
-        return bench(args, tree)
-    finally:
-        if args.out or args.keep:
-            print(f"tree kept at {tree}")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
+    return on_tree(args, "scaling", bench)
 
 
 def bench(args, tree: Path) -> int:
-    if tree.exists():
-        shutil.rmtree(tree)  # our own subfolder from an earlier --out run; stale files would skew counts
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {platform.python_version()} ({platform.python_implementation()}), "

@@ -300,17 +300,10 @@ def _watch_source(args: argparse.Namespace, fan_out: bool = False):  # -> Snapsh
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    if not 0.5 <= args.interval <= 10:
-        return _fail("--interval must be between 0.5 and 10 seconds", 2)
-    from gpuscope.collectors.simulated import scenario_problem
+    from gpuscope.tui.cli_record import scope_problem
 
-    if (problem := scenario_problem(args.demo)) is not None:
-        return _fail(problem, 2)
-    if args.job is not None or args.user is not None or args.pid is not None:
-        from gpuscope.collectors.scope import missing
-
-        if (problem := missing(job=args.job, user=args.user, pid=args.pid)) is not None:
-            return _fail(problem, 2)  # before the screen opens or a reading is printed
+    if (problem := scope_problem(args, longest=10)) is not None:
+        return _fail(problem, 2)  # before the screen opens or a reading is printed
     if args.record and (args.once or args.format or args.output):
         return _fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
     if args.all_nodes and (args.job is None or args.once or args.format or args.output):

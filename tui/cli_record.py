@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from gpuscope.metrics import export
+from gpuscope.tui.cli import _say
 
 GONE_SAMPLES = 3
 """A job or process tree whose processes were seen and are now gone for this many samples has ended."""
@@ -79,17 +80,13 @@ def add_parsers(sub: Any) -> None:
     report.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
-def _say(message: str) -> None:
-    from gpuscope.metrics.safe_text import clean
-
-    print(f"gpuscope: {clean(message)}", file=sys.stderr)
-
-
-def _check_scope(args: argparse.Namespace) -> str | None:
+def scope_problem(args: argparse.Namespace, longest: float = 60) -> str | None:
+    """What is wrong with the options `add_scope_options` adds and --interval (0.5 s to
+    `longest`): said before a screen opens, a reading is printed or a file is made."""
     from gpuscope.collectors.simulated import scenario_problem
 
-    if not 0.5 <= args.interval <= 60:
-        return "--interval must be between 0.5 and 60 seconds"
+    if not 0.5 <= args.interval <= longest:
+        return f"--interval must be between 0.5 and {longest:g} seconds"
     if (problem := scenario_problem(args.demo)) is not None:
         return problem
     if args.job is not None or args.user is not None or args.pid is not None:
@@ -158,7 +155,7 @@ def run_collect(args: argparse.Namespace) -> int:
 
     from gpuscope.metrics.snapshot_tables import snapshot_dict
 
-    if (problem := _check_scope(args)) is not None:
+    if (problem := scope_problem(args)) is not None:
         _say(problem)
         return 2
     from gpuscope.collectors.fanout import end_line
@@ -187,7 +184,7 @@ def run_record(args: argparse.Namespace) -> int:
     if args.all_nodes and args.job is None:
         _say("--all-nodes needs --job")
         return 2
-    if (problem := _check_scope(args)) is not None:
+    if (problem := scope_problem(args)) is not None:
         _say(problem)
         return 2
     from gpuscope.collectors.fanout import job_nodes
