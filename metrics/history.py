@@ -137,10 +137,13 @@ class History:
         # fmax skips NaN, so a bucket is NaN only when all of it is (size > points: none is empty).
         return np.fmax.reduceat(values, starts).tolist()
 
-    def binned(self, name: str, start: float, end: float, points: int) -> list[float]:
+    def binned(self, name: str, start: float, end: float, points: int, join: bool = False) -> list[float]:
         """`points` values over the fixed time span (`start`, `end`]: the max of the samples in
         each equal slice of time (NaN where none), so a plot's x axis is time, whatever the
-        sampling period, and a short spike stays visible."""
+        sampling period, and a short spike stays visible. `join`: slices between two samples
+        taken one sampling period apart (a short recording drawn across a wide plot) get the
+        line between them, as a line plot joins its points; a longer gap (readings missing)
+        stays empty."""
         if points <= 0 or end <= start:
             return []
         times = self.times()
@@ -150,5 +153,12 @@ class History:
         if keep.any():
             slot = np.minimum(((times[keep] - start) / (end - start) * points).astype(np.int64), points - 1)
             np.fmax.at(out, slot, values[keep])
+            if join and keep.sum() > 2:
+                period = float(np.median(np.diff(times[keep])))
+                filled = np.flatnonzero(~np.isnan(out))
+                width = (end - start) / points
+                for a, b in zip(filled[:-1], filled[1:]):
+                    if b - a > 1 and (b - a - 1) * width <= 1.5 * period:
+                        out[a + 1:b] = np.interp(np.arange(a + 1, b), (a, b), (out[a], out[b]))
         return out.tolist()
 

@@ -68,3 +68,15 @@ def test_matches_a_plain_list(capacity: int, values: list[float]) -> None:
     assert np.allclose(h.series("x"), np.array(kept, dtype=np.float32).astype(float))
     if values:
         assert h.peak("x") == pytest.approx(float(np.float64(max(values))))
+
+
+def test_binned_join_draws_between_samples_one_period_apart_but_not_across_a_gap() -> None:
+    h = History()
+    for t in (1.0, 2.0, 3.0, 7.0, 8.0):  # samples every second, none from 3 to 7 s
+        h.append(t, {"x": 10.0 * t})
+    plain = h.binned("x", 0.0, 8.0, 16)
+    joined = h.binned("x", 0.0, 8.0, 16, join=True)
+    assert sum(v == v for v in plain) == 5  # two slices a second: a sample in every other one
+    assert joined[2] == 10.0 and joined[3] == 15.0 and joined[4] == 20.0  # 1 s -> 2 s joined
+    assert joined[6] == 30.0 and all(v != v for v in joined[7:14])  # 3 s -> 7 s: readings missing, left empty
+    assert [v for v in joined if v == v][-1] == 80.0

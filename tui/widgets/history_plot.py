@@ -120,8 +120,8 @@ class HistoryPlot(Widget):
         strips.append(Strip([Segment(axis[:width], _DIM)]))
         return strips
 
-    def _lines(self, history: History, start: float, end: float, plot_w: int, plot_h: int) -> list[Strip]:
-        grid = raster([history.binned(name, start, end, 2 * plot_w) for name, _ in self.series], plot_w, plot_h)
+    def _lines(self, history: History, start: float, end: float, plot_w: int, plot_h: int, join: bool = False) -> list[Strip]:
+        grid = raster([history.binned(name, start, end, 2 * plot_w, join) for name, _ in self.series], plot_w, plot_h)
         self.points_drawn = grid.points
         return [Strip([Segment(_y_label(row, plot_h), _DIM), *_row_segments(text, grid.owner[row], self._line_styles)])
                 for row, text in enumerate(grid.chars)]
@@ -133,14 +133,15 @@ class HistoryPlot(Widget):
         start, end = self.span  # type: ignore[misc]
         key = (id(history), len(history), start, end, plot_w, plot_h, self._line_styles)
         if self._span_cache is None or self._span_cache[0] != key:
-            self._span_cache = (key, self._lines(history, start, end, plot_w, plot_h), self.points_drawn)
+            self._span_cache = (key, self._lines(history, start, end, plot_w, plot_h, join=True), self.points_drawn)
         strips, self.points_drawn = list(self._span_cache[1]), self._span_cache[2]
         left, right = self.span_label(start), self.span_label(end)
         axis = " " * AXIS_W + left + right.rjust(plot_w - len(left))
         if self.cursor is not None and end > start:
             x = min(plot_w - 1, max(0, int((self.cursor - start) / (end - start) * plot_w)))
             strips = [_mark(strip, AXIS_W + x, self._cursor_style) for strip in strips]
-            axis = axis[: AXIS_W + x] + "▲" + axis[AXIS_W + x + 1:]
+            if axis[AXIS_W + x: AXIS_W + x + 1] in (" ", ""):  # never over a time label (the bar above marks it anyway)
+                axis = axis[: AXIS_W + x] + "▲" + axis[AXIS_W + x + 1:]
         strips.append(Strip([Segment(axis[:width], _DIM)]))
         return strips
 
