@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuscope.metrics import recording_schema
+from gpuscope.metrics.recording_columns import GpuColumns, floats, gpu_columns, starts
 from gpuscope.metrics.samples import JobScope, Snapshot
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.metrics.units import human_bytes
@@ -97,16 +98,6 @@ def usage_from_snapshots(snapshots: Sequence[Snapshot]) -> Usage:
     return usage_from_batches([recording_schema.to_batch(snapshots)] if snapshots else [])
 
 
-def _floats(array: pa.Array) -> np.ndarray:
-    return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)  # nulls -> NaN
-
-
-def _starts(lists: pa.Array) -> np.ndarray:
-    """Where each row's items start in the flattened list column (a null list is empty)."""
-    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
-    return np.concatenate([[0], np.cumsum(lengths)])
-
-
 class _Reduce:
     """One node's samples reduced batch by batch, a row at a time over numpy slices, as
     `snapshot_tables` does for one Snapshot (scope_processes, busy_cores, scope_memory_used,
@@ -120,10 +111,11 @@ class _Reduce:
         self.peaks: list[int] = []
         self.allocated: set[int] = set()
         self.used: set[int] = set()
-        self.gpus: dict[int, dict[str, list]] = {}
-        """GPU index -> per batch: its rows, util, memory used; totals and simulated seen."""
+        self.gpus: dict[int, list[tuple[int, GpuColumns]]] = {}
+        """GPU index -> (first row, its readings) per batch it was in."""
         self.rows = 0
-        self.last: tuple[str, JobScope] | None = None
+        self.scope: JobScope | None = None
+        """The last sample's scope (its allocation and what its memory counts)."""
         self.last_gpus: set[int] = set()
         self._scopes: dict[str, tuple[JobScope, np.ndarray]] = {}
 
@@ -137,30 +129,29 @@ class _Reduce:
 
     def add(self, batch: pa.RecordBatch) -> None:
         n = batch.num_rows
-        self.times.append(_floats(batch.column("timestamp")))
-        host_used = _floats(batch.column("memory_used"))
+        self.times.append(floats(batch.column("timestamp")))
+        host_used = floats(batch.column("memory_used"))
         procs = batch.column("processes")
-        starts = _starts(procs)
+        first = starts(procs)
         flat = pc.list_flatten(procs)
         pid = pc.fill_null(pc.struct_field(flat, "pid"), -1).to_numpy(zero_copy_only=False)
-        cpu = _floats(pc.struct_field(flat, "cpu_percent"))
-        rss = _floats(pc.struct_field(flat, "rss"))
+        cpu = floats(pc.struct_field(flat, "cpu_percent"))
+        rss = floats(pc.struct_field(flat, "rss"))
         users = np.asarray(pc.struct_field(flat, "user").to_pylist(), dtype=object)
         indices = pc.struct_field(flat, "gpu_indices")
-        index_starts, index_values = _starts(indices), pc.list_flatten(indices).to_numpy(zero_copy_only=False)
+        index_starts = starts(indices)
+        index_values = pc.list_flatten(indices).to_numpy(zero_copy_only=False)
         gpus = batch.column("gpus")
-        gpu_starts, gflat = _starts(gpus), pc.list_flatten(gpus)
-        gpu_index = pc.fill_null(pc.struct_field(gflat, "index"), -1).to_numpy(zero_copy_only=False)
-        util, used, total = (_floats(pc.struct_field(gflat, f)) for f in ("util_gpu", "memory_used", "memory_total"))
-        simulated = pc.fill_null(pc.struct_field(gflat, "simulated"), False).to_numpy(zero_copy_only=False)
+        gflat = pc.list_flatten(gpus)
+        gpu_starts = starts(gpus)
         gprocs = pc.struct_field(gflat, "processes")
-        gp_starts, gp_flat = _starts(gprocs), pc.list_flatten(gprocs)
+        gp_starts, gp_flat = starts(gprocs), pc.list_flatten(gprocs)
         gp_pid = pc.fill_null(pc.struct_field(gp_flat, "pid"), -1).to_numpy(zero_copy_only=False)
         gp_gpu = pc.fill_null(pc.struct_field(gp_flat, "gpu_index"), -1).to_numpy(zero_copy_only=False)
         texts = batch.column("scope").to_pylist()
         for r in range(n):
             scope, pids = self._scope(texts[r])
-            a, b = starts[r], starts[r + 1]
+            a, b = first[r], first[r + 1]
             if len(pids):
                 member = np.isin(pid[a:b], pids)
             elif scope.kind == "user" and scope.user:
@@ -186,33 +177,27 @@ class _Reduce:
                     self.used |= set(index_values[index_starts[k]:index_starts[k + 1]].tolist())
                 pa_, pb_ = gp_starts[ga], gp_starts[gb]
                 self.used |= set(gp_gpu[pa_:pb_][np.isin(gp_pid[pa_:pb_], mine)].tolist())
-            self.last_gpus = set(gpu_index[ga:gb].tolist())
-            self.last = (texts[r] or "", scope)
-        rows = np.repeat(np.arange(n), np.diff(gpu_starts)) + self.rows
-        for i in np.unique(gpu_index):
-            at = gpu_index == i
-            g = self.gpus.setdefault(int(i), {"rows": [], "util": [], "mem": [], "total": [], "simulated": False})
-            g["rows"].append(rows[at])
-            g["util"].append(util[at])
-            g["mem"].append(used[at])
-            g["total"] += [t for t in total[at].tolist() if t == t and t]
-            g["simulated"] = g["simulated"] or bool(simulated[at].any())
+            self.scope = scope
+        self.last_gpus = {g["index"] for g in gpus[n - 1].as_py() or () if g.get("index") is not None}
+        for index, columns in gpu_columns(gpus, n).items():
+            self.gpus.setdefault(index, []).append((self.rows, columns))
         self.rows += n
 
     def usage(self, hostname: str) -> Usage:
-        if self.last is None:
+        scope = self.scope
+        if scope is None:
             return Usage("n/a", np.array([]), np.array([]), None, np.array([]), None, None, "n/a")
-        scope = self.last[1]
         wanted = self.last_gpus if scope.kind == "node" else self.used
         gpus = []
         for index in sorted((self.allocated | wanted) - {-1}):
-            g = self.gpus.get(index)
             util, mem = np.full(self.rows, np.nan), np.full(self.rows, np.nan)
-            if g is not None:
-                rows = np.concatenate(g["rows"])
-                util[rows], mem[rows] = np.concatenate(g["util"]), np.concatenate(g["mem"])
-            total = int(g["total"][-1]) if g is not None and g["total"] else None
-            gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, bool(g and g["simulated"])))
+            totals: list[float] = []
+            for first, c in self.gpus.get(index, ()):
+                util[first:first + len(c.util)], mem[first:first + len(c.util)] = c.util, c.mem_bytes
+                totals += [t for t in c.mem_total.tolist() if t == t and t]
+            total = int(totals[-1]) if totals else None
+            simulated = any(c.simulated for _, c in self.gpus.get(index, ()))
+            gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, simulated))
         what = "cgroup memory" if scope.memory_used is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
         return Usage(hostname, np.concatenate(self.times), np.array(self.busy, float), scope.cpus_allocated, np.array(self.memory, float),
                      max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind)

@@ -309,10 +309,10 @@ def run_watch(args: argparse.Namespace) -> int:
     if args.all_nodes and (args.job is None or args.once or args.format or args.output):
         return _fail("--all-nodes goes with --job and the screen; to record every node use: gpuscope record --job ID -o FILE", 2)
     if not (args.once or args.format or args.output):
-        from gpuscope.collectors.fanout import job_nodes
+        from gpuscope.tui.cli_record import every_node
         from gpuscope.tui.screens.watch import WatchScreen
 
-        source = _watch_source(args, fan_out=args.job is not None and (args.all_nodes or (job_nodes(args.job) or 1) > 1))
+        source = _watch_source(args, fan_out=every_node(args))
         if args.record:
             from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
 

@@ -80,6 +80,16 @@ def add_parsers(sub: Any) -> None:
     report.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
+def every_node(args: argparse.Namespace) -> bool:
+    """Whether to sample every node of `--job` through srun: asked (--all-nodes), or the job
+    runs on several nodes (scontrol show job)."""
+    if args.job is None:
+        return False
+    from gpuscope.collectors.fanout import job_nodes
+
+    return bool(args.all_nodes) or (job_nodes(args.job) or 1) > 1
+
+
 def scope_problem(args: argparse.Namespace, longest: float = 60) -> str | None:
     """What is wrong with the options `add_scope_options` adds and --interval (0.5 s to
     `longest`): said before a screen opens, a reading is printed or a file is made."""
@@ -187,9 +197,7 @@ def run_record(args: argparse.Namespace) -> int:
     if (problem := scope_problem(args)) is not None:
         _say(problem)
         return 2
-    from gpuscope.collectors.fanout import job_nodes
-
-    fan_out = args.job is not None and (args.all_nodes or (job_nodes(args.job) or 1) > 1)
+    fan_out = every_node(args)
     try:
         recorder = Recorder(args.output)
     except RecordingError as exc:

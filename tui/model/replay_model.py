@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuscope.metrics import recording_schema
+from gpuscope.metrics.recording_columns import GpuColumns, floats, gpu_columns, parents
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import Snapshot
@@ -40,9 +41,6 @@ IDLE_PCT = 5.0
 """A GPU under this utilisation (%) is idle..."""
 IDLE_MIN_S = 60.0
 """...and an idle spell shorter than this (seconds) is a pause, not an event."""
-BENIGN_THROTTLE = frozenset({"gpu_idle", "applications_clocks_setting", "sync_boost", "display_clock_setting"})
-"""NVML clock-event reasons that are not throttling: an idle GPU, clocks the admin set, the
-sync-boost group, display clocks. The rest (power cap, thermal, hardware slowdown...) are."""
 SPEEDS = (1.0, 10.0, 60.0, 600.0)
 """Play speeds, recording seconds per wall second."""
 BIG_STEP_S = 60.0
@@ -78,17 +76,6 @@ def summary(events: Sequence[Event]) -> list[str]:
     return lines
 
 
-def _floats(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """float64 numpy values, NaN for nulls (n/a stays n/a)."""
-    return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
-
-
-def _parents(lists: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """For each flattened item of a list column, the row it came from (nulls are empty lists)."""
-    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
-    return np.repeat(np.arange(len(lengths)), lengths)
-
-
 def _per_row_mean(parent: np.ndarray, values: np.ndarray, rows: int) -> np.ndarray:
     ok = ~np.isnan(values)
     count = np.bincount(parent[ok], minlength=rows)
@@ -100,51 +87,6 @@ def _per_row_mean(parent: np.ndarray, values: np.ndarray, rows: int) -> np.ndarr
 def _percent(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(whole > 0, 100.0 * part / np.where(whole > 0, whole, 1.0), np.nan)
-
-
-@dataclass
-class GpuColumns:
-    """One GPU's readings over the samples (NaN where it was not read), and its throttling."""
-
-    util: np.ndarray
-    mem_bytes: np.ndarray
-    mem_total: np.ndarray
-    throttled: np.ndarray
-    """bool: a reason other than BENIGN_THROTTLE was active."""
-    reasons_at: dict[int, list[str]] = field(default_factory=dict)
-    """sample -> the reasons, where a throttle spell starts."""
-
-
-def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuColumns]:
-    """Per GPU index, its columns over `rows` samples, from the recording's `gpus` list column."""
-    flat = pc.list_flatten(gpus)
-    parent = _parents(gpus)
-    if len(parent) == 0:
-        return {}
-    index = pc.fill_null(pc.struct_field(flat, "index"), -1).to_numpy(zero_copy_only=False)
-    util = _floats(pc.struct_field(flat, "util_gpu"))
-    used = _floats(pc.struct_field(flat, "memory_used"))
-    total = _floats(pc.struct_field(flat, "memory_total"))
-    reasons = pc.struct_field(flat, "throttle_reasons")
-    names = pc.list_flatten(reasons)
-    real = ~pc.fill_null(pc.is_in(names, value_set=pa.array(sorted(BENIGN_THROTTLE))), False).to_numpy(zero_copy_only=False)
-    throttled_item = np.bincount(_parents(reasons)[real], minlength=len(parent)) > 0
-    out: dict[int, GpuColumns] = {}
-    for g in sorted(set(index.tolist()) - {-1}):
-        at = np.flatnonzero(index == g)
-        rows_of = parent[at]
-        columns = GpuColumns(*(np.full(rows, np.nan) for _ in range(3)), np.zeros(rows, bool))
-        columns.util[rows_of] = util[at]
-        columns.mem_bytes[rows_of] = used[at]
-        columns.mem_total[rows_of] = total[at]
-        columns.throttled[rows_of] = throttled_item[at]
-        starts = np.flatnonzero(columns.throttled[1:] & ~columns.throttled[:-1]) + 1
-        if starts.size:
-            items = at[np.searchsorted(rows_of, starts)]
-            listed = pc.take(reasons, pa.array(items)).to_pylist()
-            columns.reasons_at = {int(s): [r for r in (lst or []) if r not in BENIGN_THROTTLE] for s, lst in zip(starts, listed)}
-        out[int(g)] = columns
-    return out
 
 
 SCOPE_FIELDS = re.compile(r'"kind":(?P<kind>"[^"\\]*"),.*?"pids":(?P<pids>\[[^\]]*\]),.*?"memory_used":(?P<memory_used>-?[0-9]+|null)')
@@ -164,7 +106,7 @@ def scope_fields(scopes: pa.ChunkedArray | pa.Array) -> dict[str, pa.Array]:
 
 def _number(text: pa.Array) -> np.ndarray:
     """JSON numbers as floats, NaN for null or absent."""
-    return _floats(pc.cast(pc.if_else(pc.equal(text, "null"), pa.scalar(None, pa.string()), text), pa.float64()))
+    return floats(pc.cast(pc.if_else(pc.equal(text, "null"), pa.scalar(None, pa.string()), text), pa.float64()))
 
 
 def series_of(table: pa.Table, gpus: dict[int, GpuColumns], scope: dict[str, pa.Array]) -> dict[str, np.ndarray]:
@@ -173,9 +115,9 @@ def series_of(table: pa.Table, gpus: dict[int, GpuColumns], scope: dict[str, pa.
     rows = table.num_rows
     out: dict[str, np.ndarray] = {}
     cores = table.column("cpu_percent")
-    out["cpu.mean"] = _per_row_mean(_parents(cores), _floats(pc.list_flatten(cores)), rows)
-    out["host.mem"] = _percent(_floats(table.column("memory_used")), _floats(table.column("memory_total")))
-    out["host.swap"] = _percent(_floats(table.column("memory_swap_used")), _floats(table.column("memory_swap_total")))
+    out["cpu.mean"] = _per_row_mean(parents(cores), floats(pc.list_flatten(cores)), rows)
+    out["host.mem"] = _percent(floats(table.column("memory_used")), floats(table.column("memory_total")))
+    out["host.swap"] = _percent(floats(table.column("memory_swap_used")), floats(table.column("memory_swap_total")))
     for g, c in gpus.items():
         out[f"gpu{g}.util"] = c.util
         out[f"gpu{g}.mem"] = _percent(c.mem_bytes, c.mem_total)
@@ -192,7 +134,7 @@ def series_of(table: pa.Table, gpus: dict[int, GpuColumns], scope: dict[str, pa.
     out["scope.cores"] = out["scope.cpu_share"] = np.full(rows, np.nan)
     used = _number(scope["memory_used"])
     node = pc.fill_null(pc.equal(scope["kind"], '"node"'), False).to_numpy(zero_copy_only=False)
-    out["scope.mem"] = np.where(np.isnan(used) & node, _floats(table.column("memory_used")), used)  # as snapshot_tables.scope_memory_used
+    out["scope.mem"] = np.where(np.isnan(used) & node, floats(table.column("memory_used")), used)  # as snapshot_tables.scope_memory_used
     return out
 
 
@@ -446,7 +388,7 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     else:
         replay.rows = np.arange(rec.samples)
         table = rec.table
-    replay.times = _floats(table.column("timestamp"))
+    replay.times = floats(table.column("timestamp"))
     replay.times = np.where(np.isnan(replay.times), np.fmax.accumulate(replay.times), replay.times)
     replay.clock = np.fmax.accumulate(replay.times)
     gpus = gpu_columns(table.column("gpus"), table.num_rows)

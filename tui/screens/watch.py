@@ -362,7 +362,7 @@ class WatchScreen(ProcessKeys, Screen[None]):
         narrow = self.app.size.width < 110
         line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=narrow,
                            search=search, mode=self.mode_text(narrow))
-        if str(getattr(self.source, "label", "")).startswith("recording to "):  # the header says where; it is hidden on short terminals
+        if isinstance(self.source, RecordingSource) and self.source.recorder is not None:  # the header says where; it is hidden on short terminals
             line.append(" · ", style="").append("● REC", style="bold red")
         self.query_one(StatusLine).show(line)
 
