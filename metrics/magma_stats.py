@@ -196,14 +196,14 @@ def summarize(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, pool_nodes
 def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str = "gflops", pool_nodes: bool = False,
             keep_warmup: bool = False, keep_impossible: bool = False, keep_untrusted: bool = False) -> pd.DataFrame:
     """Per (test, nodes, problem_size): environments ranked by median `metric`, the ratio of
-    each median to the best one, and a Mann-Whitney p-value against the best environment.
+    each median to rank 1's, and a Mann-Whitney p-value against rank 1 (`p_raw`), then the
+    verdicts of `judge` (Holm-corrected over every comparison of the frame).
 
     Only a group with at least MIN_SAMPLES trusted rows and MIN_SURVIVING of its rows trusted
     is ranked; the others are listed after them as "too few trusted rows", never as best."""
-    columns = ["test", "nodes", "problem_size", "environment", "rank", "count", "rows", "median", "ratio_to_best", "p_value", "verdict"]
-    rows = of_impl(rows, impl, STATS_COLUMNS)
+    rows = of_impl(rows, impl, STATS_COLUMNS + ["time_res_ms"])
     if rows.empty:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
     # Groups numbered as the summary numbers them, in (test, nodes, problem_size, environment)
     # order: every row counts in the totals, the trusted ones are the samples.
     keys = _key_codes(rows, pool_nodes)
@@ -218,7 +218,10 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
     values = rows[metric].to_numpy(float)
     chosen = included(rows, keep_warmup, keep_impossible, keep_untrusted) & np.isfinite(values)
     if not chosen.any():
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
+    resolution = np.zeros(len(index))  # per group, the coarsest time resolution of its samples
+    if metric == "time_ms" and "time_res_ms" in rows:
+        np.fmax.at(resolution, all_codes[chosen], rows["time_res_ms"].to_numpy(float)[chosen])
     # Sort once by (group, value): every environment's sample is then a slice.
     values, codes = sort_by_group(values[chosen], all_codes[chosen])
     counts = np.bincount(codes, minlength=len(index))
@@ -235,25 +238,94 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
         total = {g: int(totals[g]) for g in groups}
         trusted = {g: counts[g] >= MIN_SAMPLES and counts[g] >= MIN_SURVIVING * total[g] for g in groups}
         ranked = sorted(groups, key=lambda g: (not trusted[g], -medians[g] if higher else medians[g]))
-        best = ranked[0] if trusted[ranked[0]] else None
+        first = ranked[0] if trusted[ranked[0]] else None
         rank = 0
         for g in ranked:
-            ratio = medians[g] / medians[best] if best is not None and medians[best] else np.nan
-            p = np.nan
-            if not trusted[g]:
-                verdict = f"too few trusted rows ({counts[g]} of {total[g]})"
-            elif g == best:
-                verdict = "best" if sum(trusted.values()) > 1 else "only one"
-            else:
-                p = mann_whitney(sample[g], sample[best])  # type: ignore[index]
-                verdict = "beyond noise" if p < ALPHA else "within noise"
+            p = ratio = np.nan
+            if first is not None and trusted[g] and g != first:
+                p = rank_test(sample[g], sample[first])
+            if first is not None and not (below_resolution(medians[g], resolution[g]) or below_resolution(medians[first], resolution[first])):
+                ratio = medians[g] / medians[first] if medians[first] else np.nan
             rank += trusted[g]
             records.append({"test": test, "nodes": nodes, "problem_size": size, "environment": str(index[g][3]),
                             "rank": rank if trusted[g] else None, "count": int(counts[g]), "rows": total[g], "median": medians[g],
-                            "ratio_to_best": ratio, "p_value": p, "verdict": verdict})
-    out = pd.DataFrame.from_records(records, columns=columns)
+                            "resolution": resolution[g] if resolution[g] > 0 else np.nan, "ratio_to_best": ratio, "p_raw": p,
+                            "p_value": np.nan, "verdict": "" if trusted[g] else f"too few trusted rows ({counts[g]} of {total[g]})"})
+    out = pd.DataFrame.from_records(records, columns=COMPARE_COLUMNS)
     out["rank"] = out["rank"].astype("Int64")
+    return judge(out)
+
+
+COMPARE_COLUMNS = ["test", "nodes", "problem_size", "environment", "rank", "count", "rows", "median", "resolution", "ratio_to_best",
+                   "p_raw", "p_value", "verdict"]
+EXACT_MAX = 8
+"""Mann-Whitney p-values are exact when a sample has at most this many values and there are no
+ties (scipy's method="auto"); larger samples use the tie-corrected normal approximation."""
+
+
+def rank_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann-Whitney p of `a` against `b`: exact for small samples, where the normal
+    approximation is poor (and scipy is imported only then: it is slow to import)."""
+    if min(len(a), len(b)) <= EXACT_MAX:
+        from scipy.stats import mannwhitneyu
+
+        return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
+    return mann_whitney(a, b)
+
+
+def below_resolution(value: float, resolution: float) -> bool:
+    """A time printed as 0 (`0.00` s) only says it is under half the last printed digit."""
+    return bool(resolution > 0 and abs(value) < resolution)
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment of the finite p-values (NaN stays NaN): the k-th smallest of
+    m is multiplied by m - k + 1, and an adjusted value never falls below a smaller one's."""
+    p = np.asarray(p, float)
+    out = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    if not finite.size:
+        return out
+    order = finite[np.argsort(p[finite], kind="stable")]
+    m = order.size
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out[order] = adjusted
     return out
+
+
+def judge(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Verdicts over one table's comparisons, Holm-corrected over all of them (the family is
+    the table shown: one size of one test has few, a whole tree many). Rank 1 is "best" only
+    when it beats rank 2 beyond noise; otherwise it is "tied with #2" (p shown on rank 2)."""
+    if comparison.empty:
+        return comparison
+    out = comparison.copy()
+    out["p_value"] = holm(out["p_raw"].to_numpy(float))
+    ranked = out["rank"].notna().to_numpy()
+    rank = out["rank"].fillna(0).to_numpy(int)
+    p = out["p_value"].to_numpy(float)
+    size_key = list(zip(out["test"], out["nodes"], out["problem_size"]))
+    second = {k: p[i] for i, k in enumerate(size_key) if ranked[i] and rank[i] == 2}
+    verdicts = out["verdict"].astype(object).to_numpy(copy=True)
+    for i, k in enumerate(size_key):
+        if not ranked[i]:
+            continue
+        if rank[i] == 1:
+            if k not in second:
+                verdicts[i] = "only one"
+            elif second[k] < ALPHA:
+                verdicts[i] = "best"
+            else:
+                verdicts[i] = f"tied with #2 (p = {second[k]:.2g})" if np.isfinite(second[k]) else "tied with #2"
+        else:
+            verdicts[i] = "beyond noise" if p[i] < ALPHA else "within noise"
+    out["verdict"] = verdicts
+    return out
+
+
+def comparisons(comparison: pd.DataFrame) -> int:
+    """How many rank tests a comparison frame holds (the Holm family)."""
+    return int(np.isfinite(comparison["p_raw"].to_numpy(float)).sum()) if "p_raw" in comparison else 0
 
 
 def empty_last(summary: pd.DataFrame) -> pd.DataFrame:
@@ -297,17 +369,30 @@ def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = Fa
 
 
 def comparison_table(comparison: pd.DataFrame, metric: str = "gflops", impl: str = DEFAULT_IMPL) -> ResultTable:
+    """The comparison as a table model, with a note saying how p was computed and over how
+    many comparisons it was corrected."""
     unit = METRICS[metric]
     columns = [
         Column("test"), Column("nodes"), Column("problem_size", "size"), Column("rank"),
         Column("environment"), Column("count", "n"), Column("rows", "of"), Column("metric"), Column("median", f"median {unit}", ",.2f"),
-        Column("ratio_to_best", "vs best", ".3f"), Column("p_value", "p", ".2g"),
-        Column("verdict"),
+        Column("ratio_to_best", "vs #1", ".3f"), Column("p_value", "p", ".2g"), Column("verdict"),
+        Column("p_raw", "p uncorrected", ".2g"), Column("resolution", "resolution ms", ".3g"),
     ]
     comparison = comparison.assign(metric=metric)  # the unit of `median` in every CSV/JSON record
-    notes = (f"Per problem size, environments ranked by median {unit} ({'higher' if HIGHER_IS_BETTER[metric] else 'lower'} is better); "
-             f"p: Mann-Whitney U test against the best environment, 'beyond noise' when p < {ALPHA}. n = trusted rows, of = all rows; a group "
+    if comparison.empty:
+        comparison = comparison.assign(p_raw=pd.Series(dtype=float), resolution=pd.Series(dtype=float))
+    if metric == "time_ms":  # a median under the file's resolution is shown as such, never as 0
+        comparison["median"] = [f"< {r:.3g}" if below_resolution(m, r) else m
+                                for m, r in zip(comparison["median"].to_numpy(float), comparison["resolution"].to_numpy(float))]
+    n = comparisons(comparison)
+    notes = (f"Per problem size, environments ranked by median {unit} ({'higher' if HIGHER_IS_BETTER[metric] else 'lower'} is better). "
+             f"p: two-sided Mann-Whitney U test against rank 1 (exact for samples of {EXACT_MAX} or fewer without ties, else the normal "
+             f"approximation), Holm-corrected over the {n} comparison{'s' if n != 1 else ''} of this table; 'beyond noise' when p < {ALPHA}. "
+             f"Rank 1 is 'best' only when rank 2 is beyond noise, else 'tied with #2'. n = trusted rows, of = all rows; a group "
              f"with fewer than {MIN_SAMPLES} trusted rows or under {MIN_SURVIVING:.0%} of its rows trusted is not ranked.",)
+    if metric == "time_ms" and comparison["resolution"].notna().any():
+        notes += ("Times are as precise as the file prints them: a median under half the last printed digit is shown as '< resolution', "
+                  "and no ratio is given where either median is that small.",)
     return ResultTable.from_frame(comparison, f"Environments compared ({unit}, {impl})", columns, notes)
 
 

@@ -86,7 +86,8 @@ def test_comparison_ranks_and_noise(result: magma.MagmaResult) -> None:
     sub = rows[keep & (rows["problem_size"] == "256x256x255") & (rows["test"] == "dgemm_vbatched")]
     a = sub[sub["environment"] == "google/gke/gpu"]["gflops"]
     b = sub[sub["environment"] == best]["gflops"]
-    assert google["p_value"] == pytest.approx(mannwhitneyu(a, b, method="asymptotic").pvalue)
+    assert google["p_raw"] == pytest.approx(mannwhitneyu(a, b, method="asymptotic").pvalue)  # large samples: the normal approximation
+    assert google["p_value"] >= google["p_raw"]  # Holm-corrected over the table's comparisons
     by_time = magma_stats.compare(result.rows, pool_nodes=True, metric="time_ms")
     fastest = by_time[(by_time["problem_size"] == "256x256x255") & (by_time["rank"] == 1)]["environment"].iloc[0]
     assert size.loc[fastest, "rank"] <= 2  # lowest ms and highest Gflop/s agree (or nearly)

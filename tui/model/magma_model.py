@@ -113,7 +113,8 @@ class MagmaModel:
         return _selected(self._summary(sel.impl, sel.pooled), sel)
 
     def comparison(self, sel: Selection) -> pd.DataFrame:
-        return _selected(self._comparison(sel.impl, sel.pooled, sel.metric), sel)
+        """The comparison of the selection, its verdicts corrected over the comparisons shown."""
+        return magma_stats.judge(_selected(self._comparison(sel.impl, sel.pooled, sel.metric), sel))
 
     def summary_table(self, sel: Selection, full: bool = False) -> ResultTable:
         """`full`: every statistic of both metrics, as `gpuscope magma --format csv` writes."""
