@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.textfile import MAX_BYTES, MAX_LINES, _human, check_regular, display_name, read_text
+from gpuscope.parsers.parquet_read import read_budgeted
+from gpuscope.parsers.textfile import MAX_BYTES, _human, check_regular, display_name, read_text
 
 DELIMITERS = (",", "\t", ";", "|")
 
@@ -120,8 +121,9 @@ def parse_json(text: str, label: str) -> tuple[pd.DataFrame | None, list[Finding
 
 
 def read_parquet(path: Path, label: str) -> tuple[pd.DataFrame | None, list[Finding]]:
+    """The rows of a Parquet file, up to the row limit and the budget for decoded data (a small
+    file can decode to gigabytes: parsers/parquet_read); what is left unread is a finding."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     problem = check_regular(path, label)
     if problem is not None:
@@ -130,12 +132,11 @@ def read_parquet(path: Path, label: str) -> tuple[pd.DataFrame | None, list[Find
         size = path.stat().st_size
         if size > MAX_BYTES:
             return None, [Finding("error", "huge", f"file is {_human(size)}, over the {_human(MAX_BYTES)} limit for a result file (GPUSCOPE_MAX_FILE_MB raises it)", label)]
-        with pq.ParquetFile(path) as file:
-            rows = file.metadata.num_rows
-            if rows > MAX_LINES:
-                return None, [Finding("error", "huge", f"has {rows:,} rows, over the {MAX_LINES:,} limit for a result file (GPUSCOPE_MAX_LINES raises it)", label)]
-            return file.read().to_pandas(), []
-    except (OSError, pa.ArrowException, ValueError, MemoryError) as exc:
+        table, _, findings = read_budgeted(str(path), label)
+        return (table.to_pandas() if table is not None else None), findings
+    except MemoryError:  # pyarrow's ArrowMemoryError is one too
+        return None, [Finding("error", "huge", "not enough memory to read it", label)]
+    except (OSError, pa.ArrowException, ValueError) as exc:
         return None, [Finding("error", "bad-parquet", f"not a readable Parquet file: {str(exc)[:200]}", label)]
 
 

@@ -29,6 +29,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.kernel_table import KernelRead, canonical, empty
+from gpuscope.parsers.parquet_read import read_budgeted
 from gpuscope.parsers.textfile import MAX_LINES, SNIFF_BYTES, decode, display_name, looks_binary, read_raw, too_many_lines
 
 PARQUET_MAGIC = b"PAR1"
@@ -169,13 +170,13 @@ def _read_parquet(data: bytes, label: str) -> KernelRead:
     if len(data) < 12 or data[-4:] != PARQUET_MAGIC:
         return _error(label, "corrupt", "Parquet file is truncated or corrupt (no PAR1 footer)")
     try:
-        import pyarrow.parquet as pq
-
-        parquet = pq.ParquetFile(io.BytesIO(data))
-        if parquet.metadata.num_rows > MAX_LINES:  # checked before the rows are read
-            return KernelRead(table=empty(label), findings=[too_many_lines(parquet.metadata.num_rows, MAX_LINES, label, "rows")],
-                              unavailable=UNAVAILABLE, meta={})
-        frame = parquet.read().to_pandas()
+        # up to the row limit and the budget for decoded data: a small file can decode to gigabytes
+        table, total, findings = read_budgeted(io.BytesIO(data), label)
+        if table is None:
+            return KernelRead(table=empty(label), findings=findings, unavailable=UNAVAILABLE, meta={})
+        frame = table.to_pandas()
+    except MemoryError:  # pyarrow's ArrowMemoryError is one too
+        return _error(label, "huge", "not enough memory to read it")
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types on corrupt input
         return _error(label, "corrupt", f"Parquet file is corrupt or unreadable ({type(exc).__name__}: {str(exc)[:200]})")
     headers: list[str] = []
@@ -188,11 +189,10 @@ def _read_parquet(data: bytes, label: str) -> KernelRead:
     frame = frame.rename(columns=rename)
     frame = frame.loc[:, ~frame.columns.duplicated()]
     others = [c for c in frame.columns if c not in rename.values()]
-    findings = []
     if others:
         findings.append(Finding("info", "extra-columns",
                                 f"kept columns PyProf does not write: {', '.join(map(str, others))}", label))
-    return _finish(frame, headers, label, "Parquet", findings, {"rows_in_file": len(frame)})
+    return _finish(frame, headers, label, "Parquet", findings, {"rows_in_file": total})
 
 
 # --- text --------------------------------------------------------------------------------------

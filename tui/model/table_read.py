@@ -6,8 +6,9 @@ is what the registry reads (`parsers.registry.read`: CSV / TSV / JSON / Parquet 
 rows `gpuscope check` numbers when it marks a cell. The head is parsed by the same functions
 from the first `HEAD_BYTES` of a delimited file cut at its last whole line, or from the first
 batch of a Parquet file; JSON has no head (it is one document) and waits for the full read.
-A delimited file over the size limit keeps its first `MAX_BYTES` of rows (a partial result,
-said in a finding) instead of nothing. Problems are findings, never exceptions.
+A delimited file over the size limit keeps its first `MAX_BYTES` of rows, a Parquet file over the
+row limit or the budget for decoded data its first rows (a partial result, said in a finding)
+instead of nothing. Problems are findings, never exceptions.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers import generic_tables, registry, textfile
+from gpuscope.parsers import generic_tables, parquet_read, registry, textfile
 
 HEAD_BYTES = 64 * 1024
 """What the first screen is read from: a few hundred rows of a typical result CSV."""
@@ -76,14 +77,14 @@ def _delimited(path: Path, data: bytes, label: str, complete: bool, final: bool 
 
 
 def _parquet_head(path: Path) -> TableRead:
+    """The first `HEAD_ROWS`, read as the full read does (within the budget for decoded data)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
-        with pq.ParquetFile(path) as parquet:
-            total = parquet.metadata.num_rows
-            batch = next(parquet.iter_batches(batch_size=HEAD_ROWS), None)
-            frame = (pa.Table.from_batches([batch]) if batch is not None else parquet.schema_arrow.empty_table()).to_pandas()
+        table, total, _ = parquet_read.read_budgeted(str(path), textfile.display_name(path), max_rows=HEAD_ROWS)
+        if table is None:
+            return TableRead(pd.DataFrame(), False, final=False)  # the full read says why
+        frame = table.to_pandas()
     except (OSError, ValueError, pa.ArrowException, MemoryError):
         return TableRead(pd.DataFrame(), False, final=False)  # the full read says why
     return TableRead(frame, len(frame) >= total, total, final=len(frame) >= total)
@@ -95,8 +96,9 @@ def read_all(path: Path) -> TableRead:
     label = textfile.display_name(path)
     got = registry.read(path)
     findings = list(got.findings)
-    if got.table is not None:
-        return TableRead(got.table, True, len(got.table), 0, tuple(findings))
+    if got.table is not None:  # a file over the limits may give its first rows: a "partial" finding counts the rest
+        total = len(got.table) + sum(f.count or 0 for f in findings if f.kind == "partial")
+        return TableRead(got.table, total == len(got.table), total, 0, tuple(findings))
     if any(f.kind == "huge" for f in findings):
         data, _ = textfile.head(path, label, textfile.MAX_BYTES)
         if data and not textfile.looks_binary(data[: textfile.SNIFF_BYTES]) and _kind(path, data) == "delimited":
