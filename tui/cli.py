@@ -15,6 +15,7 @@ from typing import Sequence
 from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean_lines
+from gpuscope.tui.cli_checks import command_inputs, finite_float, overwritten_input, positive_int
 
 MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
 WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
@@ -34,6 +35,16 @@ def _version() -> str:
         return "unknown"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose --help lets a write error through (argparse drops it, and the
+    text with it): `gpuscope --help > /dev/full` then says so, as every other output does."""
+
+    def print_help(self, file: object = None) -> None:
+        out = file or sys.stdout
+        out.write(self.format_help())  # type: ignore[attr-defined]
+        out.flush()  # type: ignore[attr-defined]
+
+
 class _VersionAction(argparse.Action):
     """argparse's `version` action, with the version looked up only when it is asked for."""
 
@@ -46,7 +57,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpuscope",
         description="Watch GPU/HPC jobs and browse their results in the terminal.",
         epilog="Run 'gpuscope COMMAND --help' for a command's options.",
@@ -67,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     magma.add_argument("--keep-impossible", action="store_true", help="count values above the GPU's peak in the statistics")
     magma.add_argument("--keep-untrusted", action="store_true", help="count runs marked untrusted (implausible as a whole) in the statistics and comparison")
     magma.add_argument("--impl", default="magma", metavar="NAME", help="implementation whose numbers are summarised: magma (default), cublas, cpu, atomics, ...")
-    magma.add_argument("--peak-gflops", type=float, metavar="X", help="peak Gflop/s to check values against, instead of the GPU table")
+    magma.add_argument("--peak-gflops", type=finite_float, metavar="X", help="peak Gflop/s to check values against, instead of the GPU table")
     magma.add_argument("--pool-nodes", action="store_true", help="pool all cluster sizes into one distribution per environment")
     magma.add_argument("--nodes", type=int, metavar="N", help="only this cluster size")
     magma.add_argument("--test", metavar="NAME", help="only this tester, e.g. dgemm_vbatched")
@@ -86,8 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kernels.add_argument("paths", nargs="+", metavar="PATH", help="profiler exports or folders (markers_*.csv among them are marker files)")
     kernels.add_argument("--gpu", metavar="NAME", help="take peaks from the GPU table, e.g. K40m, V100, A100, H100")
-    kernels.add_argument("--peak-tflops", type=float, metavar="X", help="peak TFLOPS (overrides --gpu)")
-    kernels.add_argument("--peak-gbs", type=float, metavar="Y", help="peak memory bandwidth in GB/s (overrides --gpu)")
+    kernels.add_argument("--peak-tflops", type=finite_float, metavar="X", help="peak TFLOPS (overrides --gpu)")
+    kernels.add_argument("--peak-gbs", type=finite_float, metavar="Y", help="peak memory bandwidth in GB/s (overrides --gpu)")
     kernels.add_argument("--precision", choices=("fp64", "fp32", "fp16"), default="fp32", help="which peak to compare FLOP/s with (default fp32)")
     kernels.add_argument("--sort", choices=tuple(("time", "flops", "bandwidth")), default="flops", help="rank kernels by total time, FLOPS efficiency or bandwidth efficiency (default flops)")
     kernels.add_argument("--top", type=int, default=0, metavar="N", help="only the first N kernels")
@@ -126,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--expected", metavar="FILE", help="the expected-ranges file (default: DIR/expected.toml)")
     check.add_argument("--format", choices=export.FORMATS, help="output format (default: from -o's extension, else text)")
     check.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    check.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
+    check.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
     browse = sub.add_parser(
         "browse",
@@ -139,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     browse.add_argument("folder", nargs="?", default=".", metavar="DIR", help="the folder (default: the current one)")
     browse.add_argument("--format", choices=export.FORMATS, help="print the listing (or write it with -o) instead of opening the browser")
     browse.add_argument("-o", "--output", metavar="FILE", help="write the listing to FILE (format from --format or the extension)")
-    browse.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
+    browse.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
     from gpuscope.tui import cli_record
 
@@ -163,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         "allocation the job is picked up from SLURM_JOB_ID. Works without a GPU.",
     )
     cli_record.add_scope_options(watch)
-    watch.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between refreshes (0.5 to 10, default 1)")
+    watch.add_argument("--interval", type=finite_float, default=1.0, metavar="S", help="seconds between refreshes (0.5 to 10, default 1)")
     watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
     watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
     watch.add_argument("--record", metavar="FILE", help="also record every refresh to FILE (as gpuscope record does; never overwrites)")
@@ -179,7 +190,7 @@ def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str]) -
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from --format or the extension)")
     default = "kernels" if "kernels" in tables else tables[0]
     parser.add_argument("--table", choices=tables, help=f"which table to print (default: {default} for csv, all for the other formats)")
-    parser.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
+    parser.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
 def _say(message: object) -> None:
@@ -201,7 +212,11 @@ def _width(args: argparse.Namespace) -> int:
 def _emit(args: argparse.Namespace, fmt: str, text: str) -> int:
     """Write `text` to -o FILE (atomically) or stdout; 0, or 1 with a message when writing fails."""
     if not args.output:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        except OSError as exc:
+            return stdout_failed(exc)
         return 0
     try:
         export.write_text(args.output, text)
@@ -209,6 +224,25 @@ def _emit(args: argparse.Namespace, fmt: str, text: str) -> int:
         return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
     print(clean_lines(f"wrote {args.output} ({fmt})"), file=sys.stderr)
     return 0
+
+
+def stdout_failed(exc: OSError) -> int:
+    """Standard output cannot be written (`> /dev/full`, `| head` that has gone): one line, exit 1.
+
+    Standard output then points at /dev/null, as Python's documentation advises for a broken
+    pipe: the interpreter flushes it once more at exit, and that must not fail again with an
+    "Exception ignored" report."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no descriptor (closed, replaced): nothing to flush at exit
+        pass
+    try:
+        _say(f"cannot write to standard output: {exc.strerror or exc}")
+    except OSError:  # stderr went the same way (`2>&1 | head`)
+        pass
+    return 1
 
 
 def _print_findings(findings: Sequence[Finding]) -> None:
@@ -540,8 +574,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         argv = ["watch", *argv]  # `gpuscope` alone (or with watch options) is `gpuscope watch`
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
+    except SystemExit:  # --version or a usage error: its text must reach stdout, or say so
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            return stdout_failed(exc)
+        raise
+    except OSError as exc:  # --help could not be written
+        return stdout_failed(exc)
+    try:
+        output = getattr(args, "output", None)  # `record -o` too: its --demo scenario is an input
+        if output and (problem := overwritten_input(output, command_inputs(args))) is not None:
+            return _fail(problem, 2)
         if args.command == "magma":
             if args.path_pattern:
                 from gpuscope.parsers.path_context import PathPattern
@@ -569,9 +615,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return {"record": cli_record.run_record, "report": cli_record.run_report, "collect": cli_record.run_collect}[args.command](args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # `gpuscope ... | head`
-        sys.stderr.close()
-        return 0
+    except BrokenPipeError as exc:  # `gpuscope ... | head`, from a write that is not _emit's
+        return stdout_failed(exc)
     return 2  # pragma: no cover
 
 

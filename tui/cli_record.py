@@ -19,7 +19,8 @@ import time
 from typing import Any
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli import _say
+from gpuscope.tui.cli import _emit, _say, stdout_failed
+from gpuscope.tui.cli_checks import finite_float, positive_int
 
 GONE_SAMPLES = 3
 """A job or process tree whose processes were seen and are now gone for this many samples has ended."""
@@ -44,8 +45,8 @@ def add_parsers(sub: Any) -> None:
         "Stops on SIGTERM, Ctrl+C, after --duration, or when the job's processes are gone. Never overwrites a file.",
     )
     add_scope_options(record)
-    record.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
-    record.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until stopped or the job ends)")
+    record.add_argument("--interval", type=finite_float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
+    record.add_argument("--duration", type=finite_float, metavar="S", help="stop after S seconds (default: until stopped or the job ends)")
     record.add_argument("--all-nodes", action="store_true", help="with --job: sample every node of the job through srun, even when it has one "
                         "(the default for a job on several nodes)")
     record.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to create (e.g. job.gsrec)")
@@ -60,8 +61,8 @@ def add_parsers(sub: Any) -> None:
     )
     collect.add_argument("--stream", action="store_true", required=True, help="JSON lines on standard output (the only mode)")
     add_scope_options(collect)
-    collect.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
-    collect.add_argument("--count", type=int, metavar="N", help="stop after N samples")
+    collect.add_argument("--interval", type=finite_float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
+    collect.add_argument("--count", type=positive_int, metavar="N", help="stop after N samples")
 
     report = sub.add_parser(
         "report",
@@ -74,10 +75,10 @@ def add_parsers(sub: Any) -> None:
     )
     report.add_argument("--recording", metavar="FILE", help="a file written by gpuscope record")
     report.add_argument("--job", metavar="ID", help="a Slurm job: its accounting from sacct, or sstat + scontrol while it runs")
-    report.add_argument("--time-limit", type=float, metavar="S", help="the job's time limit in seconds, for the share used")
+    report.add_argument("--time-limit", type=finite_float, metavar="S", help="the job's time limit in seconds, for the share used")
     report.add_argument("--format", choices=("text", "markdown", "json"), help="output format (default: from -o's extension, else text)")
     report.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    report.add_argument("--width", type=int, metavar="COLS", help="text width (default: terminal width or 120)")
+    report.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
 def every_node(args: argparse.Namespace) -> bool:
@@ -182,6 +183,8 @@ def run_collect(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         except BrokenPipeError:  # the reader went away (srun stopped, `| head`)
             sys.stderr.close()
+        except OSError as exc:  # a full disk: said, unlike a reader that stopped reading
+            return stdout_failed(exc)
     return 0
 
 
@@ -330,8 +333,4 @@ def run_report(args: argparse.Namespace) -> int:
     width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
     text = export.render(tables, fmt, width, limit=args.width or (width if sys.stdout.isatty() else None))  # fits the terminal
     text += "" if text.endswith("\n") else "\n"
-    if args.output:
-        export.write_text(args.output, text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands
