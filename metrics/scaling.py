@@ -19,6 +19,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from gpuscope.metrics import scaling_checks as checks
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.scaling_fit import AmdahlFit, amdahl_fit, gustafson_serial, karp_flatt, karp_flatt_trend, speedup
 
@@ -50,10 +51,10 @@ SUMMARY_COLUMNS = [
     "series", "benchmark", "resource_kind", "resources", "runs", "runs_left_out", "left_out",
     "time_s_median", "time_s_min", "time_s_max", "speedup", "ideal_speedup", "efficiency", "karp_flatt",
     "scaled_speedup", "gustafson_serial", "throughput", "resource_seconds", "scaling", "scaling_from",
-    "baseline_resources", "differs",
+    "baseline_resources", "differs", "topology", "curve", "speedup_note",
 ]  # fmt: skip
 QUALITY_COLUMNS = [
-    "series", "resource_kind", "resources", "quality_name", "runs", "not_converged",
+    "series", "resource_kind", "resources", "quality_name", "runs", "not_converged", "convergence",
     "quality_median", "quality_min", "quality_max", "epochs_median", "epochs_min", "epochs_max",
     "baseline_resources", "quality_difference", "quality_p_value", "quality_verdict",
     "epochs_p_value", "epochs_verdict",
@@ -144,21 +145,33 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
         if group.empty:
             continue
         group = group.assign(resources=group["resources"].astype(int))
+        # one resource count run on several topologies (1 node x 8, 2 nodes x 4) is several points
+        group = group.assign(_topology=checks.topologies(group, kind))
         used = group[group["_reason"] == ""]
         usable = sorted(int(r) for r in used["resources"].unique())
         base = (baseline if baseline in usable else None) if baseline is not None else (usable[0] if usable else None)
         scaling, scaling_from = _work_kind(used, base) if base is not None else ("unknown", "no baseline")
-        times = {r: _numbers(g["time_s"]) for r, g in used.groupby("resources")}
-        t0 = float(np.median(times[base])) if base is not None else math.nan
+        times = {(int(r), str(topo)): _numbers(g["time_s"]) for (r, topo), g in used.groupby(["resources", "_topology"])}
+        base_key = min((k for k in times if k[0] == base), key=lambda k: checks.topology_nodes(k[1])) if base is not None else None
+        t0 = float(np.median(times[base_key])) if base_key is not None else math.nan
         benchmark = _first(_column(group, "benchmark", None))
         diffs = _differences(used, base, kind, scaling) if base is not None else {}
-        for r, g in group.groupby("resources", sort=True):
-            t = times.get(r, np.array([]))
+        on_curve = {}  # per resource count, the topology its curve point has: the fewest nodes
+        for r, topo in sorted({(int(r), str(t)) for r, t in zip(group["resources"], group["_topology"])}, key=lambda k: (k[0], checks.topology_nodes(k[1]))):
+            on_curve.setdefault(r, topo)
+        for (r, topo), g in group.groupby(["resources", "_topology"], sort=True):
+            t = times.get((int(r), str(topo)), np.array([]))
             left = Counter(g["_reason"][g["_reason"] != ""])
             median = float(np.median(t)) if t.size else math.nan
             p_rel = r / base if base is not None else math.nan
             s = float(speedup(t0, median))
             strong = scaling != "weak"
+            note = ""
+            measured = s / p_rel if strong else s
+            if checks.efficiency_verdict(measured) == "implausible":  # two machines, not a curve
+                pair = _differing(used[used["resources"].isin([base, r])])
+                note = checks.implausible_note(measured, pair, setting_label, base, int(r), lambda n, k=kind: unit(k, n))
+                s = math.nan
             samples = _numbers(_column(g[g["_reason"] == ""], "samples"))
             rate = samples / _numbers(g[g["_reason"] == ""]["time_s"]) if samples.size else samples
             rate = rate[np.isfinite(rate)]
@@ -177,11 +190,18 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
                 "scaling": scaling, "scaling_from": scaling_from,
                 "baseline_resources": base if base is not None else pd.NA,
                 "differs": diffs.get(int(r), ""),
+                "topology": topo, "curve": on_curve.get(int(r)) == topo, "speedup_note": note,
             })  # fmt: skip
     out = pd.DataFrame.from_records(records, columns=SUMMARY_COLUMNS)
     out["baseline_resources"] = out["baseline_resources"].astype("Int64")
     out.attrs["baseline"] = baseline
     return out
+
+
+def _on_curve(rows: pd.DataFrame) -> pd.DataFrame:
+    """The points of a series' curve: one per resource count (a second topology is its own
+    point in the table, not a step of the curve)."""
+    return rows[rows["curve"].fillna(True).astype(bool)] if "curve" in rows else rows
 
 
 def _first(values: pd.Series) -> object:
@@ -195,6 +215,7 @@ def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None
     records = []
     grouped = dict(iter(_groups(runs.assign(_reason=reasons)))) if len(runs) else {}
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
+        rows = _on_curve(rows)
         group = grouped.get((series, kind))
         times = None
         if group is not None:
@@ -406,10 +427,14 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
         converged_epochs = epochs[~converged.map(_is_false).astype(bool)]
         e_of = {r: converged_epochs[finished.loc[converged_epochs.index, "resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
         where = f"{base} {unit(kind, base)}" if base is not None else ""
+        every_converged = _column(group, "converged", pd.NA)
         for r in sorted(group["resources"].unique()):
             q, e = q_of[r], e_of[r]
             mine = finished["resources"] == r
-            not_conv = int(converged[mine].map(_is_false).sum())
+            # an aborted run is not among the finished ones, but it did not converge all the same
+            at_r = group[group["resources"] == r]
+            failed = at_r[every_converged[at_r.index].map(_is_false).astype(bool)]
+            not_conv = len(failed)
             if base is None:
                 q_p, q_verdict = math.nan, "n/a: no baseline with a quality"
                 e_p, e_verdict = math.nan, "n/a: no baseline"
@@ -420,7 +445,8 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
                 e_p, e_verdict = _compare(e, e_of[base], False, "epochs to converge", where)
             q0 = float(np.median(q_of[base])) if base is not None and q_of[base].size else math.nan
             records.append({
-                "series": series, "resource_kind": kind, "resources": int(r), "quality_name": name, "runs": int(mine.sum()), "not_converged": not_conv,
+                "series": series, "resource_kind": kind, "resources": int(r), "quality_name": name, "runs": int(mine.sum()),
+                "not_converged": not_conv, "convergence": _convergence(at_r, failed),
                 "quality_median": float(np.median(q)) if q.size else math.nan, "quality_min": float(q.min()) if q.size else math.nan,
                 "quality_max": float(q.max()) if q.size else math.nan,
                 "epochs_median": float(np.median(e)) if e.size else math.nan, "epochs_min": float(e.min()) if e.size else math.nan,
@@ -432,6 +458,26 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
     out = pd.DataFrame.from_records(records, columns=QUALITY_COLUMNS)
     out["baseline_resources"] = out["baseline_resources"].astype("Int64")
     return out
+
+
+def _convergence(at_r: pd.DataFrame, failed: pd.DataFrame) -> str:
+    """`4 converged, 1 stopped at 0.75794 (aborted)`; `convergence not logged` when no run says."""
+    converged = _column(at_r, "converged", pd.NA)
+    n_ok = int(converged.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).sum())
+    if n_ok == 0 and failed.empty:
+        return "convergence not logged"
+    parts = [f"{n_ok} converged"] if n_ok else []
+    quality = _numbers(_column(failed, "quality"))
+    status = _column(failed, "status", "ok").fillna("ok").astype(str)
+    stops = [f"{q:.5g}" if math.isfinite(q) else "an unknown quality" for q in quality]
+    for why in sorted(set(status)):
+        mine = [stop for stop, st in zip(stops, status) if st == why]
+        how = "finished unconverged" if why == "ok" else why
+        parts.append(f"{len(mine)} stopped at {', '.join(mine)} ({how})")
+    unknown = len(at_r) - n_ok - len(failed)
+    if unknown:
+        parts.append(f"{unknown} not said")
+    return ", ".join(parts)
 
 
 # --- several series -----------------------------------------------------------------------
@@ -465,7 +511,7 @@ def plot_series(summary: pd.DataFrame, y: str = "speedup") -> list[tuple[str, li
     `series (unit)`. Points whose value is NaN are left out of that series."""
     out = []
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
-        rows = rows.sort_values("resources")
+        rows = _on_curve(rows).sort_values("resources")
         values = rows[y].to_numpy(float)
         ok = np.isfinite(values)
         if ok.any():
@@ -479,6 +525,24 @@ def plot_series(summary: pd.DataFrame, y: str = "speedup") -> list[tuple[str, li
 def _sources(rows: pd.DataFrame) -> str:
     names = sorted({str(s) for s in _column(rows, "source", None).dropna()})
     return names[0] if len(names) == 1 else ""
+
+
+def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]:
+    """Per point: efficiency above 100 % (said), above 150 % (a grouping error, with what
+    differs), and a resource count measured on several topologies."""
+    out = []
+    for r, e, note in zip(rows["resources"], rows["efficiency"].to_numpy(float), _column(rows, "speedup_note", "").fillna("")):
+        at = f"{int(r)} {unit(kind, r)}"
+        if note:
+            out.append(Finding("error", "grouping", f"{series}: at {at}: {note} (--series-by splits the series further)"))
+        elif checks.efficiency_verdict(e) == "superlinear":
+            out.append(Finding("warning", "superlinear", f"{series}: efficiency {checks.percent(e, checks.SUPERLINEAR)} at {at}, above 100 %: superlinear: caches, or a slow baseline?"))
+    if "topology" in rows:
+        for r, points in rows[rows["topology"].fillna("") != ""].groupby("resources", sort=True):
+            shown = " and ".join(f"{t} ({n} run{'s' if n != 1 else ''})" for t, n in zip(points["topology"], points["runs"]))
+            out.append(Finding("warning", "topology", f"{series}: {int(r)} {unit(kind, r)} were run on {shown}: different machines, kept as separate points; "
+                                                      f"the curve, fit and plots use {points['topology'].iloc[0]}, the accuracy check and config diff pool them"))
+    return out
 
 
 def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = None) -> list[Finding]:
@@ -503,6 +567,8 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
     sentences = diff_sentences(runs, summary)
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
         rows = rows.sort_values("resources")
+        out.extend(_point_findings(series, kind, rows))
+        rows = _on_curve(rows)
         used = rows[rows["runs"] > 0]
         name = f"{series}"
         if baseline is not None and rows["baseline_resources"].isna().all():
@@ -522,9 +588,9 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
             out.append(Finding("warning", "speedup-falls", f"{name}: {'scaled ' if weak else ''}speedup falls from {s[i]:.3g} at {p[i]} to {s[i + 1]:.3g} at {p[i + 1]} {unit(kind)}"))
         low = curve[curve["efficiency"].to_numpy(float) < EFFICIENCY_THRESHOLD]
         if len(low):
-            shown = ", ".join(f"{e:.0%} at {int(r)}" for e, r in zip(low["efficiency"], low["resources"]))
+            shown = ", ".join(f"{checks.percent(e, EFFICIENCY_THRESHOLD)} at {int(r)}" for e, r in zip(low["efficiency"], low["resources"]))
             how = "" if not (rows["scaling"] == "unknown").all() else " (read as strong scaling: the kind is unknown)"
-            out.append(Finding("warning", "low-efficiency", f"{name}: efficiency under {EFFICIENCY_THRESHOLD:.0%}: {shown} {unit(kind)}{how}", count=len(low)))
+            out.append(Finding("warning", "low-efficiency", f"{name}: efficiency under {checks.percent(EFFICIENCY_THRESHOLD)}: {shown} {unit(kind)}{how}", count=len(low)))
         if len(used) > 1 and (rows["scaling"] == "unknown").all():
             out.append(Finding("info", "scaling-kind", f"{name}: strong or weak scaling cannot be told ({rows['scaling_from'].iloc[0]}); speedup read as strong scaling"))
         sentence = sentences.get(series, "")

@@ -16,7 +16,8 @@ Resources, per kind (nodes, gpus, processes, threads), come from the first of: `
 it echoes, the `#SBATCH` lines of the job script beside it, an MLPerf `systems/NAME.json`,
 sacct output (given among the paths) by job id, the file or folder name. `resources_from`
 says which. The kind a series scales over is the first of gpus, nodes, processes, threads
-that differs between the runs of one benchmark (else the first known).
+that differs between the runs of one benchmark (else the first known). A series is one
+machine: its benchmark, accelerator and framework (`metrics.scaling_series`).
 
 A log printed by every rank counts once (the slowest copy's time is taken); a time the log
 does not give is NaN, never 0; nothing raises on file content.
@@ -37,6 +38,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from gpuscope.metrics import scaling_series
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import registry
 from gpuscope.parsers import runlog_formats as fmt
@@ -1320,7 +1322,9 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
     else:
         runs_frame = _typed(pd.DataFrame(out_rows))
         ordered = list(RUN_COLUMNS) + sorted(c for c in runs_frame.columns if c.startswith("set_"))
-        runs_frame = runs_frame[ordered]
+        runs_frame = scaling_series.assign(runs_frame[ordered])  # one machine per series
+        for row, name in zip(out_rows, runs_frame["series"]):
+            row["series"] = name
     source_to_row = {r["source"]: r for r in out_rows}
     curve_records: list[tuple[str, str, Any, int, str, float]] = []
     for run in curve_runs:  # series and resources looked up once per run, not per epoch

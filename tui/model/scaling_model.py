@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics import scaling
+from gpuscope.metrics import scaling, scaling_series
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.magma_stats import findings_table
 from gpuscope.metrics.table import Column, ResultTable
@@ -32,13 +32,13 @@ RUN_COLUMNS = [
     Column("resources_from", "resources from"), Column("source", "file"),
 ]
 SPEEDUP_COLUMNS = [
-    Column("series"), Column("resource_kind", "kind"), Column("resources"), Column("runs"),
+    Column("series"), Column("resource_kind", "kind"), Column("resources"), Column("topology"), Column("runs"),
     Column("time_s_median", "time (s) median", ".2f", NA), Column("time_s_min", "min", ".2f", NA), Column("time_s_max", "max", ".2f", NA),
     Column("speedup", "speedup", ".2f", NA), Column("ideal_speedup", "ideal", ".3g", NA), Column("efficiency", "efficiency", ".1%", NA),
     Column("karp_flatt", "Karp-Flatt", ".3f", NA), Column("scaled_speedup", "scaled speedup", ".2f", NA),
     Column("gustafson_serial", "Gustafson serial", ".3f", NA), Column("throughput", "samples/s", ".4g", NA),
     Column("runs_left_out", "left out"), Column("left_out", "left out because"), Column("resources_from", "resources from"),
-    Column("differs", "other settings that differ"),
+    Column("differs", "other settings that differ"), Column("speedup_note", "speedup n/a because"),
 ]
 OVERVIEW_COLUMNS = [
     Column("series"), Column("benchmark"), Column("resource_kind", "kind"), Column("configs"), Column("baseline_resources", "baseline", "", NA),
@@ -49,7 +49,7 @@ OVERVIEW_COLUMNS = [
     Column("vs_fastest", "time vs fastest series", ".2f", NA),
 ]
 QUALITY_COLUMNS = [
-    Column("series"), Column("resources"), Column("quality_name", "quality"), Column("runs"), Column("not_converged", "not converged"),
+    Column("series"), Column("resources"), Column("quality_name", "quality"), Column("runs"), Column("not_converged", "not converged"), Column("convergence", "converged?"),
     Column("quality_median", "median", ".4g", NA), Column("quality_min", "min", ".4g", NA), Column("quality_max", "max", ".4g", NA),
     Column("quality_difference", "vs baseline", "+.4g", NA), Column("quality_verdict", "quality held?"),
     Column("epochs_median", "epochs", ".3g", NA), Column("epochs_verdict", "epochs held?"), Column("quality_p_value", "p", ".2g", NA),
@@ -80,6 +80,9 @@ class ScalingModel:
     overview: pd.DataFrame
     findings: list[Finding] = field(default_factory=list)
     """The readers' findings and the analysis's, errors first."""
+    split: list[str] = field(default_factory=list)
+    """How runs were split into series (`series split by benchmark, ...`), then per series the
+    key values its name leaves out."""
 
     @property
     def empty(self) -> bool:
@@ -116,12 +119,14 @@ class ScalingModel:
         `full`: every column (CSV, JSON), else COMPACT_LEAVES_OUT left out."""
         rows = self._pick(self.summary, series)
         rows = _drop_empty(rows, ("scaled_speedup", "gustafson_serial", "throughput"))
+        rows = rows.drop(columns=[c for c in ("topology", "speedup_note") if c in rows and not rows[c].fillna("").astype(str).str.len().any()])
         notes = [f"{s}: {self.sentences[s]}" for s in dict.fromkeys(rows["series"]) if s in self.sentences]
         return ResultTable.from_frame(rows, "Speedup analysis", _columns(SPEEDUP_COLUMNS, full), notes)
 
     def overview_table(self, series: str = ALL, full: bool = True) -> ResultTable:
         """One row per series: baseline, best time, Amdahl fit, Karp-Flatt trend, settings sentence."""
-        return ResultTable.from_frame(self._pick(self.overview, series), "Series overview", _columns(OVERVIEW_COLUMNS, full))
+        notes = self.split[:1] + [line for line in self.split[1:] if series == ALL or line.startswith(f"{series}: ")]
+        return ResultTable.from_frame(self._pick(self.overview, series), "Series overview", _columns(OVERVIEW_COLUMNS, full), notes)
 
     def diff_table(self, series: str = ALL) -> ResultTable:
         rows = self._pick(self.diff, series)
@@ -191,9 +196,19 @@ def _resources_from(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def build_model(result: RunsResult, baseline: int | None = None, series: str | None = None) -> ScalingModel:
-    """Every table of the study. `series`: keep that series only (all by default)."""
-    runs = result.runs
+def series_names(runs: pd.DataFrame, series_by: Sequence[str] | None = None) -> list[str]:
+    """The series the runs make when split by `series_by` (the readers' default keys)."""
+    if runs.empty:
+        return []
+    return list(dict.fromkeys(scaling_series.assign(runs, tuple(series_by or scaling_series.DEFAULT_KEYS))["series"].astype(str)))
+
+
+def build_model(result: RunsResult, baseline: int | None = None, series: str | None = None, series_by: Sequence[str] | None = None) -> ScalingModel:
+    """Every table of the study. `series`: keep that series only (all by default);
+    `series_by`: the keys that split runs into series (default: benchmark, accelerator, framework)."""
+    keys = tuple(series_by or scaling_series.DEFAULT_KEYS)
+    runs = scaling_series.assign(result.runs, keys) if not result.runs.empty else result.runs
+    regrouped = keys != scaling_series.DEFAULT_KEYS
     if series is not None and not runs.empty:
         runs = runs[runs["series"].astype(str) == series]
     runs = runs.sort_values(["series", "resources", "source"], kind="stable", na_position="last").reset_index(drop=True)
@@ -211,12 +226,15 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
         overview["scaling_from"] = overview["series"].map(summary.drop_duplicates("series").set_index("series")["scaling_from"])
         overview["settings"] = overview["series"].map(lambda s: sentences.get(s, ""))
         overview["benchmark"] = overview["benchmark"].astype(object).where(overview["benchmark"].notna(), "")  # text, not NaN
-    reader = [f for f in result.findings if series is None or series in f.message or not f.message.startswith("series ")]
+    # the readers' per-series findings name the default series; regrouped, the analysis's own say it
+    reader = [f for f in result.findings if not f.message.startswith("series ") or (not regrouped and (series is None or series in f.message))]
     findings = sort_findings(reader + scaling.findings(runs, summary, baseline))
     return ScalingModel(result=result, baseline=baseline, runs=runs, summary=summary, fits=fits, quality=scaling.quality_check(runs, baseline),
-                        diff=scaling.config_diff(runs), sentences=sentences, overview=overview, findings=findings)
+                        diff=scaling.config_diff(runs), sentences=sentences, overview=overview, findings=findings,
+                        split=scaling_series.describe(runs, keys))
 
 
-def load(paths: Sequence[str], baseline: int | None = None, resources: str | None = None, series: str | None = None) -> ScalingModel:
+def load(paths: Sequence[str], baseline: int | None = None, resources: str | None = None, series: str | None = None,
+         series_by: Sequence[str] | None = None) -> ScalingModel:
     """Read `paths` and build the model (the worker's and the command line's one call)."""
-    return build_model(read_runs(list(paths), resources_pattern=resources), baseline, series)
+    return build_model(read_runs(list(paths), resources_pattern=resources), baseline, series, series_by)

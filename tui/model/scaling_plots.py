@@ -41,15 +41,27 @@ def _pow2_ticks(low: float, high: float) -> list[int]:
     return [2**k for k in range(lo, hi + 1, step)]
 
 
+def _lines(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(label, rows) per series, in the summary's order; a point run on a second topology
+    (2 nodes x 4 beside 1 node x 8) is drawn apart, labelled with its topology."""
+    out = []
+    for (series, _kind), rows in summary.groupby(KEYS, sort=True):
+        curve = rows["curve"].fillna(True).astype(bool) if "curve" in rows else pd.Series(True, index=rows.index)
+        out.append((clean(series), rows[curve]))
+        for topology, other in rows[~curve].groupby("topology", sort=True):
+            out.append((f"{clean(series)} · {clean(topology)}", other))
+    return out
+
+
 def _series(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """(label, rows with a speedup) per series, in the summary's order."""
     out = []
-    for (series, _kind), rows in summary.groupby(KEYS, sort=True):
+    for label, rows in _lines(summary):
         weak = (rows["scaling"] == "weak").all()
         rows = rows.sort_values("resources").assign(y=rows["scaled_speedup" if weak else "speedup"].astype(float))
         rows = rows[np.isfinite(rows["y"].to_numpy(float)) & (rows["y"] > 0)]
         if len(rows):
-            out.append((f"{clean(series)}{' scaled' if weak else ''}", rows))
+            out.append((f"{label}{' scaled' if weak else ''}", rows))
     return out
 
 
@@ -74,7 +86,8 @@ def draw_speedup(plt: Any, summary: pd.DataFrame, fits: pd.DataFrame, title: str
         base = float(rows["baseline_resources"].iloc[0])
         ideal = [p / base for p in (base, x_hi)]
         plt.plot(_log2([base, x_hi]), _log2(ideal), color="white", marker="braille", label="ideal" if i == 0 else None)
-        fit = fits[fits["series"] == rows["series"].iloc[0]] if len(fits) else fits
+        on_curve = "curve" not in rows or bool(rows["curve"].fillna(True).all())  # a second topology has no fit of its own
+        fit = fits[fits["series"] == rows["series"].iloc[0]] if len(fits) and on_curve else fits.iloc[0:0]
         f = float(fit["serial_fraction"].iloc[0]) if len(fit) else math.nan
         if math.isfinite(f):
             points = grid[grid >= base]
@@ -106,17 +119,17 @@ def draw_efficiency(plt: Any, summary: pd.DataFrame, title: str = "Parallel effi
     if rows.empty:
         plt.xlabel("no configuration has an efficiency")
         return "no efficiency to draw (see findings)"
-    groups = list(rows.groupby(KEYS, sort=True))
+    groups = [(label, g) for label, g in _lines(rows) if len(g)]
     xs = sorted({int(r) for r in rows["resources"]})
     width = 0.8 / len(groups)
     top = max(110.0, float(rows["efficiency"].max()) * 100 + 10)
-    for i, ((series, _kind), g) in enumerate(groups):
+    for i, (series, g) in enumerate(groups):
         offset = (i - (len(groups) - 1) / 2) * width
         positions = [math.log2(r) + offset for r in g["resources"]] if len(xs) > 1 else [i + 1.0]
         # plotext scales a bar's width by the gap between the positions of one call: undo that
         gap = min(np.diff(positions)) if len(positions) > 1 else 1.0
         plt.bar(positions, (g["efficiency"].astype(float) * 100).tolist(), color=COLORS[i % len(COLORS)], width=width / gap,
-                label=clean(series), marker="hd")
+                label=series, marker="hd")
     plt.hline(EFFICIENCY_THRESHOLD * 100, color="red")
     if len(xs) > 1:
         plt.xlim(math.log2(xs[0]) - 0.6, math.log2(xs[-1]) + 0.6)

@@ -24,7 +24,7 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.model.scaling_compare import curve_metrics, curves_for, metric_label, settings_table
-from gpuscope.tui.model.scaling_model import ALL, ScalingModel, load
+from gpuscope.tui.model.scaling_model import ALL, ScalingModel, load, series_names
 from gpuscope.tui.model.scaling_report import tab_tables
 from gpuscope.tui.screens.export import ExportModal
 from gpuscope.tui.screens.loading import LoadingScreen
@@ -65,12 +65,14 @@ class ScalingScreen(LoadingScreen):
     """Command palette wording for this screen's export (it writes the tab shown)."""
 
     def __init__(self, paths: Sequence[str | Path], *, baseline: int | None = None, resources: str | None = None,
-                 series: str | None = None, tab: str | None = None, loader: Callable[[], ScalingModel] | None = None) -> None:
-        """`baseline`, `resources`, `series`: as the command line's flags; `tab`: the table to open on."""
+                 series: str | None = None, tab: str | None = None, loader: Callable[[], ScalingModel] | None = None,
+                 series_by: Sequence[str] | None = None) -> None:
+        """`baseline`, `resources`, `series`, `series_by`: as the command line's flags; `tab`: the table to open on."""
         super().__init__()
         self.paths = [str(p) for p in paths]
         self.baseline, self.resources, self.only_series, self.tab = baseline, resources, series, tab
         self._loader = loader
+        self.series_by = series_by
         self.model: ScalingModel | None = None
         """Everything read and derived; None until the worker is done."""
         self.series = ALL
@@ -119,14 +121,14 @@ class ScalingScreen(LoadingScreen):
     def read_model(self) -> ScalingModel:
         if self._loader is not None:
             return self._loader()
-        return load(self.paths, baseline=self.baseline, resources=self.resources, series=self.only_series)
+        return load(self.paths, baseline=self.baseline, resources=self.resources, series=self.only_series, series_by=self.series_by)
 
     def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
         model: ScalingModel = message.model
         self.model = model
         self.refresh_bindings()
         if model.empty and not model.result.runs.empty:  # runs were read, --series matched none of them
-            present = ", ".join(dict.fromkeys(model.result.runs["series"].astype(str)))
+            present = ", ".join(series_names(model.result.runs, self.series_by))
             self.show_empty(f"--series {self.only_series!r} matches nothing; present: {present}", ())
             return
         if model.empty:
