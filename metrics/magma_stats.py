@@ -180,9 +180,9 @@ def summarize(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, pool_nodes
     # One thread: the two metrics' sorts are many short numpy calls (one per group), and
     # on two threads they spend more time handing the interpreter lock over than they gain.
     boxes = {metric: box(metric) for metric in METRICS}
+    # Rows with either metric count (time-only testers print no Gflop/s).
+    columns["count"] = np.maximum(boxes["gflops"]["count"], boxes["time_ms"]["count"]).astype(np.int64)
     for metric, stats in boxes.items():
-        if metric == "gflops":
-            columns["count"] = stats["count"].astype(np.int64)
         for stat in STATS[1:]:
             columns[f"{metric}_{stat}"] = stats[stat]
     dropped = ~keep

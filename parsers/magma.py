@@ -153,7 +153,7 @@ def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | No
 
 
 def _result(rows: pd.DataFrame, runs: list[RunInfo], findings: list[Finding]) -> MagmaResult:
-    stats = magma_trust.file_stats(rows)
+    stats = magma_trust.file_stats(rows, runs)
     for r in runs:
         findings.extend(r.findings)
     findings += magma_trust.findings(rows, runs, stats)
@@ -277,12 +277,25 @@ def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines: Lines) 
     layout = fmt.fit_layout(layout, big[lines.row_start[typical] : lines.row_end[typical]].decode("utf-8", "replace"))
     width = layout.width
     with_status = count == width + 1
-    ok = (count == width) | with_status
+    # A row may end after its implementations' columns: a tester run without its check
+    # (no --lapack) prints no error and no status; those errors are NaN.
+    checks = len(layout.errors)
+    unchecked = (count == width - checks) & (checks > 0)
+    if unchecked.any():  # but a file's cut last line is no unchecked row: it lost its end
+        cut = np.array([run.last_line_cut for run in lines.runs] + [False])
+        last = np.zeros(len(lines.runs) + 1, np.int64)
+        np.maximum.at(last, lines.row_file, lines.row_line)
+        files = lines.row_file[rows]
+        unchecked &= ~(cut[files] & (lines.row_line[rows] == last[files]))
+    ok = (count == width) | with_status | unchecked
     first = lines.row_token[rows]
     index = first[:, None] + np.arange(width)[None, :]
     index[~ok] = 0
+    index[unchecked, width - checks :] = 0
     kinds = tokens.kind[index]
     values = tokens.value[index]
+    kinds[unchecked, width - checks :] = fmt.DASHES
+    values[unchecked, width - checks :] = np.nan
     ok &= (kinds <= fmt.DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
     n_sizes = len(layout.sizes)
     ok &= (kinds[:, :n_sizes] == fmt.NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
@@ -291,26 +304,33 @@ def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines: Lines) 
     ok &= (status == fmt.NO_STATUS) | (status == fmt.OK) | (status == fmt.FAILED)
     lines.reject(rows[~ok])
     rows, values, status = rows[ok], values[ok], status[ok]
+    decimals = tokens.decimals[index[ok]]
     shared = {name: values[:, i] for i, name in enumerate(layout.sizes)}
     at = n_sizes
     impl_cols = []
     for impl, timed, to_ms in layout.impls:
-        gflops = values[:, at]
-        time = values[:, at + 1] * to_ms if timed else np.full(rows.size, np.nan)
-        impl_cols.append((impl, gflops, time))
-        at += 2 if timed else 1
+        # A time is as precise as printed: `0.00` s says under 5 ms (half the last digit).
+        if layout.time_only:  # eigen and singular value testers print a time and no Gflop/s
+            gflops, time, column = np.full(rows.size, np.nan), values[:, at] * to_ms, at
+            at += 1
+        else:
+            gflops, column = values[:, at], at + 1
+            time = values[:, column] * to_ms if timed else np.full(rows.size, np.nan)
+            at += 2 if timed else 1
+        resolution = 0.5 * to_ms * 10.0 ** -decimals[:, column].astype(np.float64) if timed else np.full(rows.size, np.nan)
+        impl_cols.append((impl, gflops, time, resolution))
     for name in layout.errors:
         shared[name] = values[:, at]
         at += 1
     shared["status"] = status
     pieces: list[tuple[dict, np.ndarray]] = []
-    for impl, gflops, time in impl_cols:
+    for impl, gflops, time, resolution in impl_cols:
         ran = ~(np.isnan(gflops) & np.isnan(time))
         if not ran.any():
             continue
         chosen = np.flatnonzero(ran)
         cols = {name: v[chosen] for name, v in shared.items()}
-        cols.update(gflops=gflops[chosen], time_ms=time[chosen])
+        cols.update(gflops=gflops[chosen], time_ms=time[chosen], time_res_ms=np.where(np.isnan(time[chosen]), np.nan, resolution[chosen]))
         cols["impl"] = np.full(chosen.size, lines.impl_code(impl), np.int16)
         pieces.append((cols, rows[chosen]))
     return pieces
@@ -350,7 +370,7 @@ def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarra
         "impl": pd.Categorical.from_codes(cols.get("impl", np.zeros(n, np.int16)), categories=pd.Index(impls or ["magma"], dtype=object)),
         "batch_count": integers("batch_count"), "m": integers("m"), "n": integers("n"), "k": integers("k"),
         "problem_size": pd.Categorical.from_codes(size_codes.reshape(-1), categories=pd.Index(size_labels, dtype=object)),
-        "gflops": cols.get("gflops", empty), "time_ms": cols.get("time_ms", empty),
+        "gflops": cols.get("gflops", empty), "time_ms": cols.get("time_ms", empty), "time_res_ms": cols.get("time_res_ms", empty),
     }
     for name in sorted(set(cols) - set(frame) - {"status", "impl"}):  # the error columns, by the names their headers give
         frame[name] = cols[name]

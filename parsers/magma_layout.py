@@ -35,6 +35,10 @@ GFLOPS = re.compile(r"(\S+)\s+G[Ff]lop/s(?:\s*\(\s*(ms|sec|s)\s*\))?")
 """One implementation's column(s): `MAGMA Gflop/s (ms)` (a pair), `CPU GFlop/s (sec)`, or a
 lone `Atomics Gflop/s` (testing_dsymv: Gflop/s only, no time)."""
 
+TIME = re.compile(r"(\S+)\s+[Tt]ime\s*\(\s*(ms|sec|s)\s*\)")
+"""One implementation's time column of a time-only tester (eigen and singular value solvers
+print no Gflop/s): `CPU Time (sec)   GPU Time (sec)`."""
+
 STATUS_WORDS = ("ok", "failed")
 """The status word at the end of a row (MAGMA prints nothing else: `okay ? "ok" : "failed"`)."""
 STATUS_NAMES = ["ok", "failed", ""]
@@ -68,11 +72,18 @@ class Layout:
     errors: tuple[str, ...]
     """Error column names in row order: 'magma_error', 'cublas_error', or 'check_error' for a
     formula such as `|PA-LU|/(N*|A|)` (LAPACK-style testers check MAGMA's result with it)."""
+    time_only: bool = False
+    """Each implementation prints a time and no Gflop/s (testing_dsyevd, testing_dgeev)."""
 
     @property
     def width(self) -> int:
         """Tokens in a row without its status word (`(` and `)` are separators)."""
-        return len(self.sizes) + sum(2 if timed else 1 for _, timed, _ in self.impls) + len(self.errors)
+        return len(self.sizes) + impl_tokens(self.impls, self.time_only) + len(self.errors)
+
+
+def impl_tokens(impls: tuple[tuple[str, bool, float], ...], time_only: bool) -> int:
+    """Tokens the implementations' columns take in a row: a time only, or Gflop/s and a time."""
+    return len(impls) if time_only else sum(2 if timed else 1 for _, timed, _ in impls)
 
 
 def fit_layout(layout: Layout, row: str) -> Layout:
@@ -86,10 +97,10 @@ def fit_layout(layout: Layout, row: str) -> Layout:
     if not tokens:
         return layout
     impls = layout.impls
-    if row.count("(") == len(impls) and not all(timed for _, timed, _ in impls):
+    if not layout.time_only and row.count("(") == len(impls) and not all(timed for _, timed, _ in impls):
         impls = tuple((impl, True, to_ms if timed else 1.0) for impl, timed, to_ms in impls)
     status = tokens[-1] in STATUS_WORDS
-    n_errors = len(tokens) - status - len(layout.sizes) - sum(2 if timed else 1 for _, timed, _ in impls)
+    n_errors = len(tokens) - status - len(layout.sizes) - impl_tokens(impls, layout.time_only)
     errors = layout.errors
     names = [impl for impl, _, _ in impls]
     if "atomics" in names and n_errors == 3:  # testing_?symv / ?hemv print MAGMA's, the vendor BLAS's, then the atomics error
@@ -97,7 +108,7 @@ def fit_layout(layout: Layout, row: str) -> Layout:
         errors = ("magma_error", f"{vendor}_error", "atomics_error")
     elif n_errors >= 0 and n_errors != len(errors):
         errors = errors[:n_errors] + tuple(f"error_{i + 1}" for i in range(len(errors), n_errors))
-    return Layout(layout.header, layout.sizes, impls, errors)
+    return Layout(layout.header, layout.sizes, impls, errors, layout.time_only)
 
 
 def _error_name(label: str) -> str:
@@ -111,6 +122,9 @@ def parse_header(line: str) -> Layout | None:
     """The layout of a column header line (with or without its `%`), or None if it is not one."""
     body = line.strip().lstrip("%#").strip()
     found = list(GFLOPS.finditer(body))
+    time_only = not found
+    if time_only:  # an eigen or singular value tester: times only
+        found = list(TIME.finditer(body))
     if not found:
         return None
     words = body[: found[0].start()].split()
@@ -119,7 +133,7 @@ def parse_header(line: str) -> Layout | None:
     impls = []
     for match in found:
         unit = match.group(2)
-        impls.append((IMPLS.get(match.group(1).lower(), match.group(1).lower()), unit is not None, 1.0 if unit == "ms" else 1000.0))
+        impls.append((IMPLS.get(match.group(1).lower(), match.group(1).lower()), time_only or unit is not None, 1.0 if unit == "ms" else 1000.0))
     for previous, match in zip(found, found[1:]):  # nothing but spaces between two implementations
         if body[previous.end() : match.start()].strip():
             return None
@@ -132,7 +146,30 @@ def parse_header(line: str) -> Layout | None:
         if name in errors:
             name = f"{name}_{len(errors)}"
         errors.append(name)
-    return Layout(line.strip(), tuple(SIZE_WORDS[w.lower()] for w in words), tuple(impls), tuple(errors))
+    return Layout(line.strip(), tuple(SIZE_WORDS[w.lower()] for w in words), tuple(impls), tuple(errors), time_only)
+
+
+SIZE_OPTION = re.compile(r"(?:^|\s)(?:-N\s*|--range[\s=]+)(\S+)")
+
+
+def asked_sizes(line: str) -> tuple[int, ...]:
+    """The sizes a tester's command line asks for, in the order it runs them: the first number
+    of each `-N m[,n[,k]]` and every size of each `--range start:stop:step` (MAGMA runs them
+    in command-line order, repeats included). Empty when the line names none."""
+    sizes: list[int] = []
+    for found in SIZE_OPTION.finditer(line):
+        text = found.group(1)
+        try:
+            if ":" in text:
+                start, stop, step = (int(x) for x in text.split(":")[:3])
+                if step <= 0 or (stop - start) // step > 100_000:  # not a sweep MAGMA would run
+                    return ()
+                sizes.extend(range(start, stop + 1, step))
+            else:
+                sizes.append(int(text.split(",")[0]))
+        except ValueError:
+            return ()
+    return tuple(sizes)
 
 
 def tester_from(line: str) -> str | None:
@@ -144,8 +181,10 @@ def tester_from(line: str) -> str | None:
 
 
 def options_from(line: str) -> dict[str, str]:
-    """Options a line before the header shows (`uplo = Lower` -> {'uplo': 'Lower'})."""
+    """Options a line before the header shows (`uplo = Lower` -> {'uplo': 'Lower'}; MAGMA 1.x
+    eigensolvers print `using: jobz = No vectors, uplo = Lower`)."""
     body = line.strip().lstrip("%").strip()
+    body = body[len("using:"):] if body.startswith("using:") else body
     pairs = OPTION.findall(body) + OPTION_NUMBER.findall(body)
     return {name: value.strip() for name, value in pairs if name not in IGNORED_OPTIONS}
 

@@ -29,7 +29,7 @@ FLUX_EVENTS = re.compile(r'"(?:shell\.start|done|shell\.task-exit|exception)"|\\
 """The Flux eventlog names `_flux_event` reads (a backslash may escape one: such a line is read)."""
 NODES = re.compile(r"\bSLURM_(?:JOB_)?NNODES=(\d+)|\bSLURM_JOB_NUM_NODES=(\d+)")
 HOST = re.compile(r"\bSLURMD_NODENAME=(\S+)|\bhost(?:name)?[:=]\s*(\S+)", re.IGNORECASE)
-OPTION_LINE = re.compile(r"^%?\s*(?:\w+\s*=\s*\S|ngpu\s+\d|version\s+\d)")
+OPTION_LINE = re.compile(r"^%?\s*(?:using:\s*)?(?:\w+\s*=\s*\S|ngpu\s+\d|version\s+\d)")
 KNOWN_OTHER = re.compile(
     r"^(?:Compiled (?:with|for) |summary$|routines with failures|flux-job:|singularity in matrix|M != N|WARNING: MAGMA|"
     r"device \d+ has only|=+$|\*+$|\[enter to continue|Loading |CUDA runtime |Usage:|"
@@ -96,6 +96,8 @@ class RunInfo:
     """Processes ran at the same time: a process started before the others' tables were done."""
     processes: dict[str, int] = field(default_factory=dict)
     """Processes (headers printed) per test label."""
+    commands: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)
+    """Echoed command lines that name sizes: (line, tester, the sizes asked, in run order)."""
     # Set by magma_trust: the evidence behind its flags.
     peaks: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
     warm: dict[str, Any] | None = None
@@ -115,6 +117,8 @@ class Tokens:
     """Per token: fmt.NUMBER, DASHES, OK, FAILED or WORD."""
     value: np.ndarray
     """Per token: its number, NaN for anything else."""
+    decimals: np.ndarray
+    """Per token: digits printed after its `.` (0 without one): how precise a time is."""
 
 
 def _kinds() -> np.ndarray:
@@ -135,7 +139,7 @@ KIND = _kinds()
 def tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
     """Tokens of the lines big[start[i]:end[i]] (`end` is the line's newline)."""
     if not start.size:
-        return Tokens(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0))
+        return Tokens(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0), np.zeros(0, np.int8))
     # Consecutive rows are copied as one slice: a run of rows ends where the next row does
     # not start right after this one's newline.
     cut = np.flatnonzero(start[1:] != end[:-1] + 1) + 1
@@ -158,7 +162,21 @@ def tokenize(big: bytes, start: np.ndarray, end: np.ndarray) -> Tokens:
     length, wanted = tok_end[words] - tok_start[words], kind[words]
     kind[words[np.where(wanted == fmt.DASHES, length < 2, length != np.where(wanted == fmt.OK, 2, 6))]] = fmt.WORD
     value = _numbers(text, edges, kind)
-    return Tokens(first, count, kind, value)
+    return Tokens(first, count, kind, value, _decimals(r, tok_start, tok_end))
+
+
+def _decimals(r: np.ndarray, tok_start: np.ndarray, tok_end: np.ndarray) -> np.ndarray:
+    """Per token, the digits after its first `.`: `0.00` has 2, `0.0087` 4, `12` none."""
+    out = np.zeros(tok_start.size, np.int8)
+    dots = np.flatnonzero(r == 46)
+    if not dots.size or not tok_start.size:
+        return out
+    token = np.searchsorted(tok_start, dots, "right") - 1
+    inside = (token >= 0) & (dots < tok_end[np.maximum(token, 0)])
+    dots, token = dots[inside], token[inside]
+    first = np.flatnonzero(np.diff(token, prepend=-1) != 0)  # a token's first `.` only
+    out[token[first]] = np.minimum(tok_end[token[first]] - dots[first] - 1, 127)
+    return out
 
 
 CHUNK = 1 << 16
@@ -372,9 +390,13 @@ def _read_other_lines(big: bytes, lines: np.ndarray, line_file: np.ndarray, star
             state.same[raw] = block
             continue
         if kind == "test":
-            if value != state.test:
-                state.test, state.options, state.options_key, state.same = value, {}, (), {}
-            state.same[raw] = -1
+            test, asked = value
+            if asked:  # a command line: where its sizes start (never skipped as seen: each starts a run)
+                run.commands.append((i - int(file_first_line[f]) + 1, test, asked))
+            if test != state.test:
+                state.test, state.options, state.options_key, state.same = test, {}, (), {}
+            if not asked:
+                state.same[raw] = -1
             continue
         if kind == "options":
             if not value.items() <= state.options.items():
@@ -396,18 +418,23 @@ def _meaning(raw: bytes) -> tuple[str, Any]:
     """What a usage, options or header line means, whatever file it is in; ("other", None) for
     a line that must be read in its file's context."""
     text = raw.decode("utf-8", "replace").strip()
-    if "lop/s" in text and (layout := fmt.parse_header(text)) is not None:
+    if _header_like(text) and (layout := fmt.parse_header(text)) is not None:
         return "header", layout
     if "testing_" in text and not text.startswith("{") and not ERROR.match(text) and (test := fmt.tester_from(text)) is not None:
-        return "test", test
-    if OPTION_LINE.match(text) and (text.startswith("%") or ":" not in text):  # MAGMA 1.x prints options without `%`
+        return "test", (test, () if "Usage:" in text else fmt.asked_sizes(text))
+    if OPTION_LINE.match(text) and (text.startswith(("%", "using:")) or ":" not in text):  # MAGMA 1.x prints options without `%`
         return "options", fmt.options_from(text)
     return "other", None
 
 
+def _header_like(text: str) -> bool:
+    """A column header names Gflop/s, or (eigen and singular value testers) times only."""
+    return "lop/s" in text or "ime (" in text
+
+
 def _read_line(text: str, line_no: int, run: RunInfo, state: _State) -> None:
     """What one non-row, non-header line says."""
-    if "lop/s" in text and not text.startswith("{"):  # a column header, but not one magma_layout knows
+    if _header_like(text) and not text.startswith("{"):  # a column header, but not one magma_layout knows
         run.unknown_headers.append((line_no, text))
         return
     if state.in_log and text.startswith("{"):

@@ -187,7 +187,8 @@ def flag(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -
     with np.errstate(invalid="ignore"):
         impossible = np.isfinite(peak) & (gflops > peak)
     warm, warm_evidence = _warmup(rows, runs, gflops, time)
-    not_number = ~np.isfinite(gflops) | np.isinf(time)
+    # Not a number: no finite value at all (time-only testers print no Gflop/s), or an infinite one.
+    not_number = (~np.isfinite(gflops) & ~np.isfinite(time)) | np.isinf(gflops) | np.isinf(time)
     f = _codes(rows, "file") if n else np.zeros(0, np.int64)
     usable = ~failed & ~warm & ~not_number
     flat = _flat_runs(rows, gflops, time, usable, peak) if n else {}
@@ -278,10 +279,10 @@ def findings(rows: pd.DataFrame, runs: list[RunInfo], stats: dict[str, dict[str,
     return out
 
 
-def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
+def file_stats(rows: pd.DataFrame, runs: list[RunInfo] | None = None) -> dict[str, dict[str, Any]]:
     """Per file label (MAGMA's own rows): rows, failed rows (where, sizes, largest value),
-    impossible rows, the rows per size (a table that ends early has fewer at its last sizes),
-    and its tests. One numpy pass per figure over all files."""
+    impossible rows, whether its table stops before the sizes it was asked for (`stopped`,
+    the evidence; see `_stopped_early`), and its tests. One numpy pass per figure over all files."""
     if not len(rows):
         return {}
     impls = list(rows["impl"].cat.categories)
@@ -306,7 +307,7 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     count, n_failed, n_bad = (np.bincount(f[m], minlength=nf) for m in (np.ones(f.size, bool), failed, bad))
     failed_line, bad_line, failed_max, bad_max = first_line(failed), first_line(bad), largest(failed), largest(bad)
     per_size = np.bincount(f * ns + s, minlength=nf * ns).reshape(nf, ns)
-    smallest = np.where(per_size > 0, per_size, np.iinfo(np.int64).max).min(axis=1)
+    stopped = _stopped_early(f, t, s, line, runs, labels, sizes, tests)
     last_row = np.full(nf, -1, np.int64)
     np.maximum.at(last_row, f, np.arange(f.size))
     failed_sizes: dict[int, list[str]] = {}
@@ -320,7 +321,7 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for fc in np.flatnonzero(count).tolist():
         record: dict[str, Any] = {"rows": int(count[fc]), "failed": int(n_failed[fc]), "impossible": int(n_bad[fc]),
-                                  "smallest": int(smallest[fc]), "largest": int(per_size[fc].max()),
+                                  "stopped": stopped.get(fc, ""), "largest": int(per_size[fc].max()),
                                   "last_size": str(sizes[s[last_row[fc]]]), "test": ",".join(names.get(fc, []))}
         if n_failed[fc]:
             record.update(failed_line=int(failed_line[fc]), failed_max=float(failed_max[fc]), failed_sizes=failed_sizes.get(fc, []))
@@ -330,12 +331,65 @@ def file_stats(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _first_number(label: str) -> int:
+    """The first size of a problem size label (`1024x1024` -> 1024): what `-N` names first."""
+    head = label.split("x")[0]
+    return int(head) if head.isdigit() else -1
+
+
+def _stopped_early(f: np.ndarray, t: np.ndarray, s: np.ndarray, line: np.ndarray, runs: list[RunInfo] | None,
+                   labels: list[str], sizes: list[str], tests: list[str]) -> dict[int, str]:
+    """Per file code, why its table stops before the sizes it was asked for ("" or absent: it
+    does not). A run asked for the sizes its echoed command line names (`-N`, `--range`, in
+    order, repeats included: MAGMA 1.x scripts repeat sizes, so uneven row counts alone prove
+    nothing); each command's rows, up to the next command, must reach its last size. Without
+    a command line, every process of a tester (each printed its header) ran the same sweep:
+    a size with a row count that is not a multiple of the processes was not reached by all."""
+    out: dict[int, str] = {}
+    if runs is None or not f.size:
+        return out
+    first_dim = np.array([_first_number(x) for x in sizes], np.int64)
+    order = np.argsort(f, kind="stable")
+    bounds = np.searchsorted(f[order], np.arange(len(labels) + 1))
+    by_label = {}
+    for run in runs:
+        by_label.setdefault(run.label, run)
+    for fc, label in enumerate(labels):
+        run = by_label.get(label)
+        if run is None or bounds[fc] == bounds[fc + 1]:
+            continue
+        mine = order[bounds[fc] : bounds[fc + 1]]
+        lines, dims = line[mine], first_dim[s[mine]]
+        commands = run.commands
+        for k, (at, _test, asked) in enumerate(commands):
+            end = commands[k + 1][0] if k + 1 < len(commands) else np.iinfo(np.int64).max
+            part = (lines > at) & (lines < end)
+            want = asked[-1]
+            if np.count_nonzero(part & (dims == want)) < asked.count(want):
+                seen = dims[part]
+                where = f"stops at size {int(seen[np.argmax(lines[part])])}" if seen.size else "prints no row"
+                out[fc] = f"{where} while its command line (line {at}) asks for sizes up to {want}"
+                break
+        if fc in out or commands:
+            continue
+        codes = t[mine] * len(sizes) + s[mine]
+        found, counts = np.unique(codes, return_counts=True)
+        for code, n in zip(found.tolist(), counts.tolist()):
+            name = tests[code // len(sizes)]
+            processes = max(1, run.processes.get(name, 1))
+            if n % processes:
+                out[fc] = (f"{name} at size {sizes[code % len(sizes)]} has {n} rows from {processes} processes "
+                           "(each process runs the same sizes)")
+                break
+    return out
+
+
 def outcome(run: RunInfo, c: dict[str, Any]) -> str:
     if not c.get("rows"):
         return "assert-only" if run.asserts else ("error" if run.errors else "no data")
     if run.cancelled:
         return "cancelled"
-    if c["smallest"] < c["largest"] or run.last_line_cut or (run.start is not None and run.end is None):
+    if c.get("stopped") or run.last_line_cut or (run.start is not None and run.end is None):
         return "truncated"
     if c.get("failed"):
         return "failed checks"
@@ -360,8 +414,7 @@ def _run_findings(run: RunInfo, c: dict[str, Any]) -> list[Finding]:
     elif ended == "cancelled":
         out.append(Finding("warning", "cancelled", f"{where}run was cancelled (exit {run.exit_code}){took}: partial table of {c['rows']} rows, last size {c['last_size']}", label))
     elif ended == "truncated":
-        why = (f"some sizes have {c['smallest']} rows, others {c['largest']}" if c["smallest"] < c["largest"]
-               else "its last line is cut short" if run.last_line_cut else "a Start time but no End time")
+        why = c["stopped"] or ("its last line is cut short" if run.last_line_cut else "a Start time but no End time")
         out.append(Finding("warning", "truncated", f"{where}table ends early: {why} (killed, timed out, or still running?)", label))
     elif run.exit_code:
         out.append(Finding("warning", "exit-code", f"{where}processes exited with code {run.exit_code} (a MAGMA tester returns its number of failed checks)", label))
