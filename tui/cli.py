@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("--baseline", type=int, metavar="N", help="the configuration speedups are relative to (default: the smallest measured one)")
     scaling.add_argument("--resources", metavar="PATTERN", help="how paths give the resource count, e.g. 'run-{gpus}gpu' or '{nodes}n/{threads}t' (default: the logs, job scripts, file and folder names)")
     scaling.add_argument("--series", metavar="NAME", help="only this series, e.g. 'resnet (gpus)' (default: every series, kept apart)")
+    scaling.add_argument("--series-by", metavar="KEYS", help="what splits runs into series, a comma list of benchmark, accelerator, framework, org (default: benchmark,accelerator,framework: one machine per series)")
     add_output_options(scaling, tables=SCALING_TABLES)
 
     check = sub.add_parser(
@@ -449,19 +450,25 @@ def run_scaling(args: argparse.Namespace) -> int:
         compile_resources_pattern(args.resources) if args.resources else None
     except (ValueError, re.error) as exc:  # the parser's messages name the option already
         return _fail(str(exc) if str(exc).startswith("--resources") else f"--resources {args.resources!r}: {exc}", 2)
+    from gpuscope.metrics.scaling_series import parse_keys
+
+    try:
+        args.series_by = parse_keys(args.series_by)
+    except ValueError as exc:
+        return _fail(str(exc), 2)
     if args.format is None and args.output is None:
         code = _open_scaling_screen(args)
         if code is not None:
             return code
     from gpuscope.parsers.runlogs import read_runs
-    from gpuscope.tui.model.scaling_model import build_model
+    from gpuscope.tui.model.scaling_model import build_model, series_names
     from gpuscope.tui.model.scaling_report import report
 
     result = read_runs(args.paths, resources_pattern=args.resources)
-    present = list(dict.fromkeys(result.runs["series"].astype(str)))
+    present = series_names(result.runs, args.series_by)
     if args.series is not None and present and args.series not in present:
         return _fail(f"--series {args.series!r} matches nothing; present: {', '.join(present)}", 2)
-    model = build_model(result, args.baseline, args.series)
+    model = build_model(result, args.baseline, args.series, args.series_by)
     if model.empty:  # never an empty table that looks like a result
         _fail(f"no runs found in {', '.join(args.paths)}: no seed, MLPerf, ReFrame, sacct or (resources, time) table log")
         _print_findings([f for f in model.findings if f.severity != "info"] or model.findings[:5])
@@ -485,7 +492,7 @@ def _open_scaling_screen(args: argparse.Namespace) -> int | None:
     for path in args.paths:
         if not os.path.exists(path):
             return _fail(f"no such file or folder: {path}", 2)
-    return _run_screen(lambda: ScalingScreen(args.paths, baseline=args.baseline, resources=args.resources, series=args.series, tab=args.table),
+    return _run_screen(lambda: ScalingScreen(args.paths, baseline=args.baseline, resources=args.resources, series=args.series, tab=args.table, series_by=args.series_by),
                        "use --format text (or -o FILE) to print instead")
 
 
