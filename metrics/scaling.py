@@ -536,7 +536,7 @@ def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]
         if note:
             out.append(Finding("error", "grouping", f"{series}: at {at}: {note} (--series-by splits the series further)"))
         elif checks.efficiency_verdict(e) == "superlinear":
-            out.append(Finding("warning", "superlinear", f"{series}: efficiency {checks.percent(e, checks.SUPERLINEAR)} at {at}, above 100 %: superlinear: caches, or a slow baseline?"))
+            out.append(Finding("warning", "superlinear", f"{series}: efficiency {checks.percent(e, checks.SUPERLINEAR)} at {at}, above {checks.percent(checks.SUPERLINEAR)}: superlinear: caches, or a slow baseline?"))
     if "topology" in rows:
         for r, points in rows[rows["topology"].fillna("") != ""].groupby("resources", sort=True):
             shown = " and ".join(f"{t} ({n} run{'s' if n != 1 else ''})" for t, n in zip(points["topology"], points["runs"]))
