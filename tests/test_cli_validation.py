@@ -1,9 +1,12 @@
 """Command-line values that name nothing: each subcommand's --table takes only its own tables,
 and --test / --nodes / --impl (magma) or --group-by / --gpu / --table (kernels) values that
-match nothing say what exists and exit 2, without a traceback."""
+match nothing say what exists and exit 2, without a traceback; option values that are no
+number of their kind (a non-finite time, a width below 1) are usage errors before any work."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,58 @@ def test_kernels_choices_that_match_nothing_list_what_exists(args: list[str], li
     assert main(["kernels", KERNELS, "--format", "text", *args]) == 2
     err = capsys.readouterr().err
     assert listed in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "Infinity"])
+@pytest.mark.parametrize("argv", [
+    ["record", "--demo", "-o", "never.gsrec", "--duration"],
+    ["record", "--demo", "-o", "never.gsrec", "--interval"],
+    ["watch", "--demo", "--once", "--interval"],
+    ["collect", "--stream", "--demo", "--interval"],
+    ["report", "--recording", "x.gsrec", "--time-limit"],
+    ["magma", MAGMA, "--format", "text", "--peak-gflops"],
+    ["kernels", KERNELS, "--format", "text", "--peak-tflops"],
+    ["kernels", KERNELS, "--format", "text", "--peak-gbs"],
+])
+def test_non_finite_numbers_are_usage_errors(argv: list[str], value: str, capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    err = _usage_error([*argv, value] if not value.startswith("-") else [*argv[:-1], f"{argv[-1]}={value}"], capsys)
+    assert f"argument {argv[-1]}: must be a finite number, not {value!r}" in err
+    assert not (tmp_path / "never.gsrec").exists()  # refused before the recording was made
+
+
+def test_record_with_a_nan_duration_stops_at_once(tmp_path: Path) -> None:
+    """`--duration nan` once recorded forever: no time is ever past NaN. The timeout only keeps a
+    regression from hanging the suite; the exit status and the message are what is checked."""
+    out = tmp_path / "nan.gsrec"
+    done = subprocess.run([sys.executable, "-m", "gpuscope.tui.cli", "record", "--demo", "--duration", "nan", "-o", str(out)],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "--duration: must be a finite number, not 'nan'" in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("width", ["-1", "0", "wide"])
+@pytest.mark.parametrize("argv", [
+    ["magma", MAGMA, "--format", "text"],
+    ["kernels", KERNELS, "--format", "text"],
+    ["scaling", str(ROOT / "examples" / "scaling"), "--format", "text"],
+    ["watch", "--demo", "--once"],
+    ["check", str(ROOT / "examples")],
+    ["browse", str(ROOT / "examples"), "--format", "text"],
+    ["report", "--recording", str(ROOT / "examples" / "recording" / "demo.gsrec")],
+])
+def test_a_width_below_one_is_a_usage_error(argv: list[str], width: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _usage_error([*argv, f"--width={width}"], capsys)
+    assert "argument --width: " in err
+    assert ("must be 1 or more" if width != "wide" else "is not a whole number") in err
+
+
+def test_the_narrowest_width_still_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["magma", MAGMA, "--format", "text", "--width", "1"]) == 0
+    assert "MAGMA summary" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("count", ["0", "-3"])
+def test_collect_count_below_one_is_a_usage_error(count: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "must be 1 or more" in _usage_error(["collect", "--stream", "--demo", f"--count={count}"], capsys)
