@@ -27,7 +27,8 @@ POOLED = "all"
 EXCLUSIONS = ["failed", "warmup", "impossible", "not_a_number", "untrusted"]
 EXCLUDED_NAMES = ["", "failed", "warm-up", "impossible", "not a number", "untrusted"]
 """The rows' `excluded` values: kept, then the reasons counted in EXCLUSIONS, in that order."""
-SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS if s != "count"] + EXCLUSIONS
+SUMMARY_COLUMNS = KEYS + ["count"] + [f"{m}_{s}" for m in METRICS for s in STATS if s != "count"] + ["time_ms_resolution"] + EXCLUSIONS
+"""`time_ms_resolution`: half the last digit the group's times are printed with (`0.00` s: 5 ms)."""
 
 
 def included(rows: pd.DataFrame, keep_warmup: bool = False, keep_impossible: bool = False, keep_untrusted: bool = False) -> np.ndarray:
@@ -52,7 +53,7 @@ def of_impl(rows: pd.DataFrame, impl: str | None, columns: list[str] | None = No
     return rows if chosen.all() else rows[chosen]
 
 
-STATS_COLUMNS = ["test", "environment", "nodes", "problem_size", "impl", "gflops", "time_ms", "excluded"]
+STATS_COLUMNS = ["test", "environment", "nodes", "problem_size", "impl", "gflops", "time_ms", "time_res_ms", "excluded"]
 """The columns the summary and the comparison read."""
 
 
@@ -185,6 +186,11 @@ def summarize(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, pool_nodes
     for metric, stats in boxes.items():
         for stat in STATS[1:]:
             columns[f"{metric}_{stat}"] = stats[stat]
+    resolution = np.zeros(n_groups)
+    if "time_res_ms" in rows:
+        timed = finite["time_ms"]
+        np.fmax.at(resolution, group_of_row[timed], rows["time_res_ms"].to_numpy(np.float64)[timed])
+    columns["time_ms_resolution"] = np.where(resolution > 0, resolution, np.nan)
     dropped = ~keep
     slots = len(EXCLUDED_NAMES) + 1
     per_reason = np.bincount(group_of_row[dropped] * slots + reason[dropped], minlength=n_groups * slots).reshape(n_groups, slots)
@@ -201,7 +207,7 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
 
     Only a group with at least MIN_SAMPLES trusted rows and MIN_SURVIVING of its rows trusted
     is ranked; the others are listed after them as "too few trusted rows", never as best."""
-    rows = of_impl(rows, impl, STATS_COLUMNS + ["time_res_ms"])
+    rows = of_impl(rows, impl, STATS_COLUMNS)
     if rows.empty:
         return pd.DataFrame(columns=COMPARE_COLUMNS)
     # Groups numbered as the summary numbers them, in (test, nodes, problem_size, environment)
@@ -353,6 +359,10 @@ def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = Fa
         return ResultTable.from_frame(summary, f"MAGMA summary ({impl})", columns)
     other = "time_ms" if metric == "gflops" else "gflops"
     fmt = ",.2f"
+    resolution = summary["time_ms_resolution"].to_numpy(float) if "time_ms_resolution" in summary else np.full(len(summary), np.nan)
+    # A median time under the printed resolution is shown as such ("< 5"), never as 0.
+    summary = summary.assign(time_ms_median=[f"< {r:.3g}" if below_resolution(m, r) else m
+                                             for m, r in zip(summary["time_ms_median"].to_numpy(float), resolution)])
     columns = [
         Column("test"), Column("environment"), Column("nodes"), Column("problem_size", "size"),
         Column("count", "n"),
@@ -364,7 +374,8 @@ def summary_table(summary: pd.DataFrame, metric: str = "gflops", full: bool = Fa
     ]
     notes = ("Excluded: failed (MAGMA's own check), warm-up (slow first call), impossible (above the GPU's peak), "
              "untrusted (implausible run: see findings). cv = standard deviation / mean. Groups with no row left "
-             "come last, with why.",)
+             "come last, with why. A median time under half the last digit the file prints is shown as '< that'; "
+             "testers that print times only (eigen and singular value solvers) have no Gflop/s.",)
     return ResultTable.from_frame(summary, f"MAGMA summary ({unit}, {impl})", columns, notes)
 
 

@@ -56,6 +56,8 @@ class MagmaModel:
     """Per test, the implementations it timed (MAGMA's own first)."""
     keep: dict[str, bool] = field(default_factory=dict)
     """keep_warmup, keep_impossible, keep_untrusted: as the command line asked."""
+    time_only: frozenset[str] = frozenset()
+    """Tests that print times and no Gflop/s (eigen and singular value solvers): shown in ms."""
     _cache: dict[tuple, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
@@ -74,7 +76,11 @@ class MagmaModel:
         impls = self.impls_of.get(test, self.impls)
         chosen = impl if impl in impls else (impls[0] if impls else magma_stats.DEFAULT_IMPL)
         cluster = str(nodes) if nodes is not None and str(nodes) in self.node_counts else POOLED
-        return Selection(test=test, nodes=cluster, metric="time_ms" if metric in ("ms", "time_ms") else "gflops", impl=chosen)
+        return self.fit_metric(Selection(test=test, nodes=cluster, metric="time_ms" if metric in ("ms", "time_ms") else "gflops", impl=chosen))
+
+    def fit_metric(self, sel: Selection) -> Selection:
+        """The selection in ms when its test printed no Gflop/s."""
+        return replace(sel, metric="time_ms") if sel.test in self.time_only else sel
 
     def _opening_test(self, test: str | None, impl: str | None) -> str:
         """`test` if present; else the first test that timed `impl`; else the first test."""
@@ -135,7 +141,7 @@ class MagmaModel:
         index = self.tests.index(sel.test) if sel.test in self.tests else -1
         test = self.tests[(index + 1) % len(self.tests)]
         impls = self.impls_of.get(test, self.impls)
-        return replace(sel, test=test, impl=sel.impl if sel.impl in impls or not impls else impls[0])
+        return self.fit_metric(replace(sel, test=test, impl=sel.impl if sel.impl in impls or not impls else impls[0]))
 
     def test_impls(self, sel: Selection) -> tuple[str, ...]:
         """The implementations the selected test timed."""
@@ -176,7 +182,9 @@ def build_model(result: MagmaResult, *, keep_warmup: bool = False, keep_impossib
     nodes = sorted({str(int(n)) for n in rows["nodes"].dropna().unique()} | ({"?"} if rows["nodes"].isna().any() else set()), key=_numeric)
     pairs = rows[["test", "impl"]].drop_duplicates()
     impls_of = {test: tuple(i for i in impls if i in set(pairs.loc[pairs["test"] == test, "impl"].astype(str))) for test in tests}
-    model = MagmaModel(result, tests, tuple(nodes), tuple(impls), impls_of, keep)
+    timed = rows.groupby("test", observed=True)["gflops"].count()  # finite Gflop/s per test
+    time_only = frozenset(str(t) for t in tests if timed.get(t, 0) == 0)
+    model = MagmaModel(result, tests, tuple(nodes), tuple(impls), impls_of, keep, time_only)
     for impl in impls:  # every table here, in the worker: a key press only picks one
         for pooled in (False, True):
             model._summary(impl, pooled)

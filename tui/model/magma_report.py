@@ -50,6 +50,8 @@ def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[lis
     """Tables (and, for text/markdown, box plots) for the chosen format."""
     metric = metric_key(args.metric)
     rows = select(result.rows, test=args.test, nodes=args.nodes)
+    if metric == "gflops" and len(rows) and not rows["gflops"].notna().any():  # time-only testers: ms is all there is
+        metric = "time_ms"
     options = dict(impl=args.impl, pool_nodes=args.pool_nodes, keep_warmup=args.keep_warmup, keep_impossible=args.keep_impossible,
                    keep_untrusted=args.keep_untrusted)
     summary = magma_stats.summarize(rows, **options)

@@ -203,7 +203,10 @@ class MagmaScreen(LoadingScreen):
         return True
 
     async def action_switch_metric(self) -> None:
-        if self.selection is not None:
+        if self.model is not None and self.selection is not None:
+            if self.selection.test in self.model.time_only:
+                self.notify(f"{self.selection.test} printed times only: no Gflop/s to show", markup=False)
+                return
             await self.select(toggle_metric(self.selection))
 
     async def action_next_cluster(self) -> None:
