@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from typing import Any, Sequence
 
@@ -77,11 +78,15 @@ class FakeSource:
         as `SnapshotSource` does."""
         self.polls = 0
         """How many times `poll` ran: the pause test counts these."""
+        self.gate: threading.Event | None = None
+        """When set to an Event, each poll waits for it (a poll held in flight for as long as a test needs)."""
         self.job_gpus = tuple(range(min(4, self.n_gpus)))
 
     def poll(self) -> Snapshot:
         if self.delay:
             time.sleep(self.delay)
+        if self.gate is not None:
+            self.gate.wait(60)
         n = self.polls
         self.polls += 1
         t = T0 + n

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from os_cpu import mark, percent_bounds
 from gpuscope.collectors import procfs
 from gpuscope.collectors.processes import ProcessCollector
 
@@ -271,11 +272,16 @@ def test_real_proc_this_process_and_a_busy_child() -> None:
     try:
         time.sleep(0.1)
         assert procs.descendants(os.getpid()) >= {child.pid}
+        m0 = mark(child.pid)
         first = procs.sample([child.pid])
+        m1 = mark(child.pid)
         assert len(first) == 1 and first[0].cpu_percent is None and first[0].ppid == os.getpid()
         time.sleep(0.5)
+        m2 = mark(child.pid)
         second = procs.sample([child.pid])
-        assert second[0].cpu_percent is not None and second[0].cpu_percent > 50, second
+        m3 = mark(child.pid)
+        low, high = percent_bounds(m0, m1, m2, m3)  # what the kernel recorded around the pair
+        assert second[0].cpu_percent is not None and low <= second[0].cpu_percent <= high, (low, second, high)
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
@@ -390,11 +396,14 @@ def test_real_proc_a_process_busy_in_a_thread_while_its_main_thread_sleeps() -> 
         procs = ProcessCollector()
         assert procs._schedstat is True
         time.sleep(0.3)
-        rows = []
+        rows, marks = [], []
         for _ in range(4):  # the sleeper's row comes from the schedstat check by the third
+            before = mark(child.pid)
             rows.append(by_pid(procs.sample([child.pid, sleeper.pid])))
+            marks.append((before, mark(child.pid)))
             time.sleep(0.3)
-        assert rows[-1][child.pid].cpu_percent > 50, rows[-1]
+        low, high = percent_bounds(*marks[-2], *marks[-1])  # what the kernel recorded around the last pair
+        assert low <= rows[-1][child.pid].cpu_percent <= high, (low, rows[-1][child.pid], high)
         assert rows[-1][sleeper.pid].cpu_percent == 0.0 and rows[-1][sleeper.pid] is rows[-2][sleeper.pid]
     finally:
         for proc in (child, sleeper):

