@@ -167,7 +167,8 @@ class MagmaScreen(LoadingScreen):
         # Test and nodes are the same on every row of a selection and stated in the bar above.
         self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED, squeeze=("environment", "why"),
                                                          fit_through=f"{selection.metric}_whisker_hi")
-        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=(*STATED, "metric"),
+        # The uncorrected p and the time resolution stay in the export; the screen keeps its width for the verdict.
+        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=(*STATED, "metric", "p_raw", "resolution"),
                                                             squeeze=("environment", "verdict"))
         empty = f"No {selection.test} results at {selection.nodes_label}. Press n for another cluster size."
         await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, empty)
