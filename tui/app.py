@@ -28,6 +28,7 @@ import os
 import select
 import sys
 import threading
+from datetime import datetime
 from typing import Any, Callable, TextIO
 
 from textual.app import App
@@ -211,8 +212,14 @@ class GpuscopeApp(App[None]):
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
         """ctrl+s and the palette's Screenshot: into the current folder, not `~/Downloads`
-        (which compute nodes do not have: Textual's default then failed)."""
-        return super().deliver_screenshot(filename, path or os.getcwd(), time_format)
+        (which compute nodes do not have: Textual's default then failed), and never over a file
+        that is there: a name already taken gets -2, -3, ... and the new name is said."""
+        folder = path or os.getcwd()
+        wanted = filename or f"gpuscope_{datetime.now().strftime(time_format or '%Y-%m-%dT%H_%M_%S_%f')}.svg"
+        name = free_name(folder, wanted)
+        if name != wanted:
+            self.notify(f"{wanted} exists: screenshot saved as {name}", title="Screenshot", markup=False)
+        return super().deliver_screenshot(name, folder)
 
     def action_toggle_theme(self) -> None:
         """ctrl+t: flip between the dark and the light theme."""
@@ -254,6 +261,16 @@ class GpuscopeApp(App[None]):
         ):
             return 0
         return 1 if active.node is self else 2
+
+
+def free_name(folder: str, name: str) -> str:
+    """`name`, or `stem-2.ext`, `stem-3.ext`, ... : the first that is not a file in `folder`."""
+    stem, ext = os.path.splitext(name)
+    candidate, n = name, 1
+    while os.path.lexists(os.path.join(folder, candidate)):
+        n += 1
+        candidate = f"{stem}-{n}{ext}"
+    return candidate
 
 
 def _binding_action(binding: BindingType) -> str:

@@ -1,7 +1,9 @@
 """Provides `ExportModal`: asks where to write an export; the caller does the writing.
 
 The format follows the file extension (`.csv`, `.md`, `.json`, anything else is text), so the
-dialog only needs a path. Dismisses with the path, or `None` when cancelled.
+dialog only needs a path. Dismisses with the path, or `None` when cancelled. A file that is
+there already is never replaced without asking: the first Export asks (the button becomes
+Replace), a second one on the same path confirms, and any edit of the path asks again.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class ExportModal(ModalScreen[str | None]):
     def _path_changed(self, event: Input.Changed) -> None:
         self._overwrite_ok = None
         self.query_one("#export-format", Static).update(self._format_hint(event.value))
+        button = self.query_one("#export-ok", Button)
+        button.label, button.variant = "Export", "primary"
 
     @on(Input.Submitted, "#export-path")
     @on(Button.Pressed, "#export-ok")
@@ -57,7 +61,9 @@ class ExportModal(ModalScreen[str | None]):
         # Nothing is lost by accident: an existing file is only replaced on a second Export.
         if path and Path(path).expanduser().exists() and self._overwrite_ok != path:
             self._overwrite_ok = path
-            self.query_one("#export-format", Static).update(f"{path} exists: Export again to replace it, Escape to cancel")
+            self.query_one("#export-format", Static).update(f"{path} exists: replace it? Enter or Replace replaces it, Escape cancels")
+            button = self.query_one("#export-ok", Button)
+            button.label, button.variant = "Replace", "error"
             return
         self.dismiss(path or None)
 
