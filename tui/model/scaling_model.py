@@ -57,10 +57,11 @@ QUALITY_COLUMNS = [
 ]
 P_VALUES = ("quality_p_value", "epochs_p_value")
 """Said inside the verdicts already; their own columns only where numbers are read (CSV, JSON)."""
-COMPACT_LEAVES_OUT = {"resource_kind", "throughput", "runs_left_out", "benchmark", "serial_fraction", "low", "high"}
+COMPACT_LEAVES_OUT = {"resource_kind", "throughput", "runs_left_out", "benchmark", "serial_fraction", "low", "high", "resources_from"}
 """Columns only CSV and JSON carry: the kind is in the series name, the count of runs left out
-in the reasons, the Amdahl fraction and its interval in the fit's sentence; printed text and the
-screen keep to what fits a terminal."""
+in the reasons, the Amdahl fraction and its interval in the fit's sentence, where each count
+came from in the runs table (one per run); printed text and the screen keep to what fits a
+terminal, series names whole."""
 DIFF_COLUMNS = [Column("series"), Column("setting"), Column("resources"), Column("value")]
 
 
