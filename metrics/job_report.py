@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -209,11 +209,31 @@ def usage_from_batches(batches: Iterable[pa.RecordBatch]) -> Usage:
     return usages[0] if usages else _Reduce().usage("n/a")
 
 
+COALESCE_ROWS = 4096
+COALESCE_BYTES = 64 * 1024**2
+
+
+def _coalesced(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Consecutive batches joined up to COALESCE_ROWS rows or COALESCE_BYTES: the reduction
+    costs a fixed overhead per batch, so a recording written a sample per batch (10,000 of
+    them) would take minutes where the same samples in big batches take a second."""
+    pending: list[pa.RecordBatch] = []
+    rows = size = 0
+    for batch in batches:
+        pending.append(batch)
+        rows, size = rows + batch.num_rows, size + batch.nbytes
+        if rows >= COALESCE_ROWS or size >= COALESCE_BYTES:
+            yield pa.concat_batches(pending)
+            pending, rows, size = [], 0, 0
+    if pending:
+        yield pa.concat_batches(pending)
+
+
 def usage_per_node(batches: Iterable[pa.RecordBatch]) -> list[Usage]:
     """A `Usage` per node (hostname) of a recording, in the order the nodes first appear: a
     multi-node recording (`record --job` over srun) holds every node's samples interleaved."""
     nodes: dict[str, _Reduce] = {}
-    for batch in batches:
+    for batch in _coalesced(batches):
         hosts = pc.fill_null(batch.column("hostname"), "n/a")
         for host in pc.unique(hosts).to_pylist():
             part = batch.filter(pc.equal(hosts, host))

@@ -19,11 +19,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import operator
+import re
 from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import (AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow,
                                       Snapshot, Verdict)
 
@@ -123,19 +125,65 @@ def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
 
 
 def scope_of(text: str | None) -> JobScope:
-    """A row's `scope` text back as a JobScope (a node view when it was not recorded)."""
-    return _scope_from(json.loads(text) if text else {"kind": "node", "label": "unknown (not recorded)"})
+    """A row's `scope` text back as a JobScope (a node view when it was not recorded), its
+    strings cleaned as the live ones are (collectors/scope.py). ValueError, saying why, when
+    the text is not a scope's JSON (a crafted or damaged recording)."""
+    if not text:
+        return _scope_from({"kind": "node", "label": "unknown (not recorded)"})
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("a sample's scope is JSON nested too deep to be a scope") from None
+    except ValueError as exc:
+        raise ValueError(f"a sample's scope is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"a sample's scope is JSON {type(data).__name__}, not an object")
+    try:
+        return _scope_from(data)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"a sample's scope is not one gpuscope writes ({clean(exc)})") from None
+
+
+_SCOPE_NUMBERS = frozenset({"cpus_allocated", "memory_limit", "memory_used", "memory_peak"})
+_SCOPE_LISTS = {"pids": int, "cpu_ids": int, "evidence": str, "problems": str}
+
+
+def _is(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
+def _items(value: Any, kind: type, name: str) -> list[Any]:
+    """A JSON list whose items are all `kind` (strings cleaned); TypeError otherwise."""
+    if not isinstance(value or [], (list, tuple)) or not all(_is(v, kind) for v in value or ()):
+        raise TypeError(f"its {name} are not a list of {kind.__name__}")
+    return [clean(v) if kind is str else v for v in value or ()]
+
+
+def _gpu(data: Any) -> AllocatedGpu:
+    if not isinstance(data, dict) or not all(v is None or _is(v, int if k == "index" else str) for k, v in data.items()):
+        raise TypeError("its gpus are not GPUs")
+    uuid = data.get("uuid")
+    return AllocatedGpu(data.get("index"), None if uuid is None else clean(uuid), clean(data.get("evidence") or ""))
 
 
 def _scope_from(data: dict[str, Any]) -> JobScope:
-    data = dict(data)
-    data["pids"] = frozenset(data.get("pids") or ())
-    data["cpu_ids"] = tuple(data.get("cpu_ids") or ())
-    data["gpus"] = tuple(AllocatedGpu(**g) for g in data.get("gpus") or ())
-    data["evidence"] = tuple(data.get("evidence") or ())
-    data["problems"] = tuple(data.get("problems") or ())
-    known = {f.name for f in dataclasses.fields(JobScope)}
-    return JobScope(**{k: v for k, v in data.items() if k in known})
+    """A JobScope from its JSON dict, strings cleaned; TypeError when a field is not of its
+    type (what reads a scope trusts a number to be a number)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(JobScope):
+        value = data.get(f.name)
+        if f.name == "gpus":
+            out[f.name] = tuple(_gpu(g) for g in _items(value, dict, f.name))
+        elif f.name in _SCOPE_LISTS:
+            items = _items(value, _SCOPE_LISTS[f.name], f.name)
+            out[f.name] = frozenset(items) if f.name == "pids" else tuple(items)
+        elif value is None and f.name in ("kind", "label"):
+            raise TypeError(f"it has no {f.name}")
+        elif value is not None:
+            if not _is(value, int if f.name in _SCOPE_NUMBERS else str):
+                raise TypeError(f"its {f.name} is {type(value).__name__}")
+            out[f.name] = clean(value) if isinstance(value, str) else value
+    return JobScope(**out)
 
 
 def _snapshot_v1(row: dict[str, Any]) -> Snapshot:
@@ -165,15 +213,41 @@ def from_json_dict(data: dict[str, Any]) -> Snapshot:
 
 READERS = {1: _snapshot_v1}
 """Row reader per schema version: a new version adds its reader and keeps the old ones."""
+SCHEMAS = {1: SCHEMA}
+"""The schema of each version (a new version adds its own and keeps the old ones)."""
 
 
 def version_of(schema: pa.Schema) -> int | None:
-    """The recording version a schema declares, or None when it is not a gpuscope recording."""
+    """The recording version a schema declares, or None when it declares none or not a whole
+    number (then `schema_problem` says which)."""
     raw = (schema.metadata or {}).get(VERSION_KEY)
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
+    return int(raw) if raw is not None and re.fullmatch(rb"-?[0-9]{1,9}", raw) else None
+
+
+def schema_problem(schema: pa.Schema) -> tuple[str, str] | None:
+    """(finding kind, message) when a stream's schema cannot be read as a recording: no
+    version (not a recording), a version that is no version, a newer one, or columns that
+    are not that version's. None when it can be read."""
+    raw = (schema.metadata or {}).get(VERSION_KEY)
+    if raw is None:
+        return "not-recording", "an Arrow stream, but not a gpuscope recording (no version in its schema)"
+    version = version_of(schema)
+    if version is None or version < 1:
+        shown = clean(raw[:40].decode("utf-8", "replace"))
+        return "version", f"recording version {shown!r} is not one gpuscope writes (a whole number from 1): a damaged or foreign file"
+    if version > VERSION:
+        return "newer-version", f"written by a newer gpuscope (recording version {version}; this one reads versions 1 to {VERSION}): update gpuscope"
+    expected = SCHEMAS[version]
+    missing = [n for n in expected.names if n not in schema.names]
+    other = [f"{n} is {schema.field(n).type}, not {expected.field(n).type}" for n in expected.names
+             if n in schema.names and schema.field(n).type != expected.field(n).type]
+    extra = [n for n in schema.names if n not in expected.names]
+    if missing or other or extra or len(set(schema.names)) != len(schema.names):
+        said = [*([f"no column {', '.join(missing)}"] if missing else []), *other, *([f"unknown column {', '.join(extra)}"] if extra else [])]
+        more = f" and {len(said) - 3} more" if len(said) > 3 else ""
+        return "damaged", (f"not the columns of a version {version} recording ({clean('; '.join(said[:3]))[:300]}{more}): "
+                           "a damaged or foreign file" if said else "a column appears twice: a damaged or foreign file")
+    return None
 
 
 def snapshot_at(table: pa.Table, i: int, version: int = VERSION) -> Snapshot:

@@ -564,7 +564,7 @@ def run_replay(args: argparse.Namespace) -> int:
     replay = open_replay(args.file)
     if replay.problem is not None:
         replay.close()
-        return _fail(f"{args.file}: {replay.problem}", 2)
+        return _fail(f"{args.file}: {replay.problem}", replay.exit_status)  # 1: a recording that cannot be read
     from gpuscope.tui.screens.replay import ReplayScreen
 
     try:

@@ -318,7 +318,7 @@ def run_report(args: argparse.Namespace) -> int:
         if stream.samples == 0:
             if not stream.findings:
                 _say(f"{args.recording}: no samples")
-            return 2  # as replay: nothing to report on
+            return recording.exit_status(stream.findings)  # as replay: 1 unreadable, 2 not a recording
     if args.job is not None:
         use, said = slurm_use(args.job)
         for line in said:

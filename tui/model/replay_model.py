@@ -6,8 +6,8 @@ Opening is fast (issue 17: a day at 1 Hz, 86,400 samples, opens in under 2 s) be
 is done a sample at a time: the recording is read without its process lists
 (`recording.read(processes=False)`: most of the bytes, never decompressed), the history and
 the events are computed column-wise from the Arrow arrays, and the sample under the cursor is
-decoded from its own batch only (`Batches`: the file memory-mapped, its messages indexed still
-compressed, one batch decoded when the cursor reaches it).
+decoded from its own batch only (`recording.Batches`: the file memory-mapped, its messages
+indexed still compressed, one batch decoded when the cursor reaches it).
 
 Times: samples are replayed in file order. A clock that jumped back (NTP, a suspended node)
 would make the timestamps go down; the cursor moves on their running maximum (`clock`), so
@@ -225,66 +225,6 @@ def _pid_set(text: str | None) -> set[int]:
     return {v for v in values if isinstance(v, int)} if isinstance(values, list) else set()
 
 
-class Batches:
-    """A recording's record batches still compressed (zero-copy messages of a memory map),
-    decoded one at a time when a sample of theirs is asked for; the last two are kept."""
-
-    KEEP = 2
-
-    def __init__(self, path: str, lengths: Sequence[int], version: int) -> None:
-        self.version = version
-        self.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
-        self._map: pa.MemoryMappedFile | None = None
-        self._messages: list[pa.ipc.Message] = []
-        self._schema: pa.Schema | None = None
-        self._cache: dict[int, pa.Table] = {}
-        self.problem: str | None = None
-        try:
-            self._map = pa.memory_map(path)
-            reader = pa.ipc.MessageReader.open_stream(self._map)
-            while True:
-                message = reader.read_next_message()
-                if message.type == "schema":
-                    self._schema = pa.ipc.read_schema(message)
-                elif message.type == "record batch":
-                    self._messages.append(message)
-        except StopIteration:
-            pass
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError) as exc:  # a cut file: the whole ones are kept
-            if not self._messages:
-                self.problem = f"the process lists could not be read ({exc})"
-
-    def table(self, k: int) -> pa.Table | None:
-        """Batch `k` decoded, every column; None when it cannot be."""
-        if k in self._cache:
-            return self._cache[k]
-        if self._schema is None or not 0 <= k < len(self._messages):
-            return None
-        try:
-            batch = pa.ipc.read_record_batch(self._messages[k], self._schema)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError):
-            return None
-        if batch.num_rows != self.starts[k + 1] - self.starts[k]:
-            return None  # not the batch the light read counted: trust neither
-        while len(self._cache) >= self.KEEP:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[k] = pa.Table.from_batches([batch])
-        return self._cache[k]
-
-    def snapshot(self, row: int) -> Snapshot | None:
-        """Row `row` of the file (all nodes counted) with its processes; None when its batch
-        cannot be decoded."""
-        k = int(np.searchsorted(self.starts, row, side="right")) - 1
-        table = self.table(k)
-        return None if table is None else recording_schema.snapshot_at(table, row - int(self.starts[k]), self.version)
-
-    def close(self) -> None:
-        self._messages, self._cache = [], {}
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-
-
 @dataclass
 class Replay:
     """A recording opened for replay, one node of it: samples in file order (`rows`: their
@@ -300,7 +240,10 @@ class Replay:
     clock: np.ndarray = field(default_factory=lambda: np.zeros(0))
     series: dict[str, np.ndarray] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
-    batches: Batches | None = None
+    batches: recording.Batches | None = None
+    """The file's batches, decoded one at a time for the sample under the cursor."""
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    """The first row of each batch, and the end: for the batch that holds a row."""
     _running_peaks: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
@@ -320,9 +263,15 @@ class Replay:
         return errors[0] if errors else "the recording holds no samples"
 
     @property
+    def exit_status(self) -> int:
+        """When there is nothing to replay: 1 for a recording that cannot be read (damaged,
+        crafted, another version), 2 for a file that is no recording (a usage error)."""
+        return recording.exit_status(self.findings)
+
+    @property
     def cut_short(self) -> str | None:
         """What the reader said about a recording that did not end cleanly, else None."""
-        cut = [f.message for f in self.findings if f.kind == "cut"]
+        cut = [f.message for f in self.findings if f.kind == "cut" or f.kind in recording.UNREADABLE]
         if cut:
             return cut[0]
         if not self.recording.complete and self.samples:
@@ -360,8 +309,10 @@ class Replay:
         """Sample `i` with its processes (decoded from its batch only); without them when its
         batch cannot be decoded."""
         row = int(self.rows[i])
-        if self.batches is not None and (snap := self.batches.snapshot(row)) is not None:
-            return snap
+        k = int(np.searchsorted(self.starts, row, side="right")) - 1
+        batch = self.batches.batch(k) if self.batches is not None else None
+        if batch is not None and batch.num_rows == self.starts[k + 1] - self.starts[k]:  # else not the batch the light read counted
+            return recording_schema.snapshot_at(pa.Table.from_batches([batch]), row - int(self.starts[k]), self.recording.version or recording_schema.VERSION)
         return self.recording.snapshot(row)
 
     def index_at(self, t: float) -> int:
@@ -397,7 +348,8 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     events = gpu_events(gpus, replay.times) + process_events(scope["pids"], replay.times)
     replay.events = sorted(events, key=lambda e: (e.index, KINDS.index(e.kind)))
     lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
-    replay.batches = Batches(replay.path, lengths, rec.version or recording_schema.VERSION)
+    replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
+    replay.batches = recording.Batches(replay.path)
     return replay
 
 
