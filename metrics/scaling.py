@@ -468,8 +468,10 @@ def _convergence(at_r: pd.DataFrame, failed: pd.DataFrame) -> str:
         return "convergence not logged"
     parts = [f"{n_ok} converged"] if n_ok else []
     quality = _numbers(_column(failed, "quality"))
+    targets = _numbers(_column(failed, "quality_target"))
+    higher = _column(failed, "quality_higher_is_better", pd.NA)
     status = _column(failed, "status", "ok").fillna("ok").astype(str)
-    stops = [f"{q:.5g}" if math.isfinite(q) else "an unknown quality" for q in quality]
+    stops = [_stop(q, t, h) for q, t, h in zip(quality, targets, higher)]
     for why in sorted(set(status)):
         mine = [stop for stop, st in zip(stops, status) if st == why]
         how = "finished unconverged" if why == "ok" else why
@@ -478,6 +480,14 @@ def _convergence(at_r: pd.DataFrame, failed: pd.DataFrame) -> str:
     if unknown:
         parts.append(f"{unknown} not said")
     return ", ".join(parts)
+
+
+def _stop(quality: float, target: float, higher: object) -> str:
+    """`0.75794 < 0.759 target` where the target is known and missed, else the quality alone."""
+    if not math.isfinite(quality):
+        return "an unknown quality"
+    missed = isinstance(higher, (bool, np.bool_)) and math.isfinite(target) and (quality < target if higher else quality > target)
+    return f"{quality:.5g} {'<' if higher else '>'} {target:g} target" if missed else f"{quality:.5g}"
 
 
 # --- several series -----------------------------------------------------------------------

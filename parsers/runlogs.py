@@ -48,7 +48,7 @@ from gpuscope.parsers.textfile import read_text
 RUN_COLUMNS = (
     "source", "format", "series", "benchmark", "resource_kind", "resources", "resources_from",
     "nodes", "gpus", "threads", "processes", "time_s", "time_from", "status", "converged",
-    "quality_name", "quality", "quality_higher_is_better", "epochs", "samples", "label", "epoch_time_s",
+    "quality_name", "quality", "quality_higher_is_better", "quality_target", "epochs", "samples", "label", "epoch_time_s",
 )
 CURVE_COLUMNS = ("source", "series", "resources", "epoch", "metric", "value")
 STATUSES = ("ok", "aborted", "failed", "cancelled", "timeout", "no-timing")
@@ -84,6 +84,7 @@ class _Run:
     quality_name: str | None = None
     quality: float = math.nan
     quality_higher_is_better: Any = pd.NA
+    quality_target: float = math.nan
     epochs: int | None = None
     samples: float = math.nan
     label: str | None = None
@@ -561,6 +562,9 @@ def _read_mlperf(text: str, label: str, path: Path | None, findings: list[Findin
                 run.curve.append((ep, key, value))
         _t, _ep, key, value = max(quality)
         run.quality_name, run.quality, run.quality_higher_is_better = key, value, key == "eval_accuracy"
+        target = fmt.MLPERF_QUALITY_TARGETS.get(str(run.benchmark).lower()) if key == "eval_accuracy" else None
+        if target is not None:
+            run.quality_target, run.quality_higher_is_better = target
     if epoch_stop:
         run.epochs = len(epoch_stop)
     if math.isfinite(train_samples) and run.epochs:
@@ -1308,7 +1312,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
                 **{k: counts[k][0] if counts[k] else pd.NA for k in fmt.RESOURCE_FIELDS},
                 "time_s": run.time_s, "time_from": run.time_from, "status": run.status, "converged": run.converged,
                 "quality_name": run.quality_name, "quality": run.quality, "quality_higher_is_better": run.quality_higher_is_better,
-                "epochs": run.epochs if run.epochs is not None else pd.NA, "samples": run.samples,
+                "quality_target": run.quality_target, "epochs": run.epochs if run.epochs is not None else pd.NA, "samples": run.samples,
                 "label": run.label, "epoch_time_s": run.epoch_time_s,
             }
             for key, value in run.settings.items():
