@@ -27,13 +27,13 @@ import math
 import os
 import re
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers import sqlite_bounded as db
 from gpuscope.parsers.kernel_table import KernelRead, canonical, empty
 from gpuscope.parsers.textfile import check_regular, decode, display_name, head, read_bytes
 
@@ -225,46 +225,9 @@ def read(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
 # SQLite export
 
 
-def _columns(con: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in con.execute(f"PRAGMA table_info({table})")]
-
-
-def _tables(con: sqlite3.Connection) -> tuple[set[str], list[str]]:
-    """(the plain tables, the names that are views or virtual tables). nsys writes only plain
-    tables; a view or a virtual table can compute without end, so it is never queried."""
-    tables, refused = set(), []
-    for name, kind, sql in _sql(con, "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table','view')", "sqlite_master", rows=True):
-        if kind == "table" and not str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
-            tables.add(name)
-        else:
-            refused.append(name)
-    return tables, refused
-
-
-QUERY_SECONDS = 20.0
-"""One query of an export may run this long: a crafted file cannot hang `kernels`."""
-
-
-class _Refused(Exception):
-    """A query of table `args[0]` ran over QUERY_SECONDS."""
-
-
-def _sql(con: sqlite3.Connection, sql: str, table: str, rows: bool = False) -> Any:
-    """The result of one query (a DataFrame, or the rows), interrupted by SQLite's progress
-    handler once it runs over QUERY_SECONDS (raises _Refused naming the table)."""
-    deadline = time.monotonic() + QUERY_SECONDS
-    con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
-    try:
-        return con.execute(sql).fetchall() if rows else pd.read_sql_query(sql, con)
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:  # pandas wraps the sqlite3 error
-        cause = exc.__cause__ or exc
-        if time.monotonic() > deadline and "interrupt" in str(cause):
-            raise _Refused(table) from exc
-        raise cause if isinstance(cause, sqlite3.Error) else sqlite3.DatabaseError(str(cause)) from exc
-
-
 def read_sqlite(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
-    """An nsys SQLite export, opened read-only (regular files only), each query bounded in time."""
+    """An nsys SQLite export, opened read-only (regular files only), each query bounded in time
+    and the rows read bounded in number (parsers/sqlite_bounded)."""
     label = label if label is not None else display_name(path)
     problem = check_regular(path, label)
     if problem is not None:
@@ -276,8 +239,10 @@ def read_sqlite(path: str | os.PathLike[str], label: str | None = None) -> Kerne
         return failed_read(label, [Finding("error", "corrupt", f"cannot open the SQLite export: {exc}", label)])
     try:
         return _read_sqlite(con, label)
-    except _Refused as exc:
-        return failed_read(label, [Finding("error", "refused", f"table {exc.args[0]} refused: its query ran over {QUERY_SECONDS:g} s", label)])
+    except MemoryError:
+        return failed_read(label, [Finding("error", "huge", "not enough memory to read it", label)])
+    except db.Refused as exc:
+        return failed_read(label, [Finding("error", "refused", f"table {exc.args[0]} refused: its query ran over {db.QUERY_SECONDS:g} s", label)])
     except sqlite3.DatabaseError as exc:
         return failed_read(label, [Finding("error", "corrupt", f"SQLite export is corrupt or not an nsys export: {exc}", label)])
     finally:
@@ -288,7 +253,7 @@ _KERNEL_REQUIRED = ("start", "end", "deviceId", "streamId")
 
 
 def _read_sqlite(con: sqlite3.Connection, label: str) -> KernelRead:
-    tables, refused = _tables(con)
+    tables, refused = db.tables(con)
     findings: list[Finding] = [Finding("warning", "refused", f"{name} is a view or virtual table, not a table an nsys export has: not read", label)
                                for name in refused]
     meta: dict[str, Any] = {"format": "nsys-sqlite"}
@@ -303,23 +268,23 @@ def _read_sqlite(con: sqlite3.Connection, label: str) -> KernelRead:
     strings = "StringIds" in tables
     if not strings:
         findings.append(Finding("warning", "missing-table", "no StringIds table: kernel names are shown as string ids (expected an nsys SQLite export with StringIds(id, value))", label))
-    frames = []
+    frames, budget = [], db.RowBudget(label, findings)  # kernels, copies and sets share one budget
     if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables:
         findings.append(Finding("warning", "no-kernels", "no CUDA kernel data: table CUPTI_ACTIVITY_KIND_KERNEL is absent (profile with --trace=cuda)", label))
     else:
-        cols = _columns(con, "CUPTI_ACTIVITY_KIND_KERNEL")
+        cols = db.columns(con, "CUPTI_ACTIVITY_KIND_KERNEL")
         missing = [c for c in _KERNEL_REQUIRED if c not in cols]
         name_cols = [c for c in ("demangledName", "shortName", "mangledName") if c in cols]
         if missing or not name_cols:
             miss = missing + ([] if name_cols else ["demangledName"])
             findings.append(Finding("error", "missing-column", f"CUPTI_ACTIVITY_KIND_KERNEL lacks column(s) {', '.join(miss)} (expected the nsys export schema: start, end, deviceId, streamId, demangledName/shortName -> StringIds)", label))
         else:
-            frames.append(_kernels(con, cols, name_cols, strings))
+            frames.append(_kernels(con, cols, name_cols, strings, budget))
     for table, op in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
         if table in tables:
-            cols = _columns(con, table)
+            cols = db.columns(con, table)
             if all(c in cols for c in _KERNEL_REQUIRED):
-                frames.append(_copies(con, table, op, cols))
+                frames.append(_copies(con, table, op, cols, budget))
     frame = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else pd.DataFrame()
     if len(frame):
         frame = frame.sort_values("start_ns", kind="stable", na_position="last")
@@ -329,14 +294,14 @@ def _read_sqlite(con: sqlite3.Connection, label: str) -> KernelRead:
             findings.append(Finding("warning", "impossible", f"{int(bad.sum())} activity row(s) have no end or end < start; duration left unknown", label, None, int(bad.sum())))
             frame.loc[bad, "duration_ns"] = pd.NA
         frame = frame.drop(columns=["device_id"])
-    nvtx = _nvtx_sqlite(con, tables, strings)
+    nvtx = _nvtx_sqlite(con, tables, strings, db.RowBudget(label, findings))
     if nvtx is not None:
         meta["nvtx"] = nvtx
     table = canonical(frame, SOURCE) if len(frame) else empty(SOURCE)
     return KernelRead(table, findings, ("flops", "bytes"), meta)
 
 
-def _kernels(con: sqlite3.Connection, cols: list[str], name_cols: list[str], strings: bool) -> pd.DataFrame:
+def _kernels(con: sqlite3.Connection, cols: list[str], name_cols: list[str], strings: bool, budget: db.RowBudget) -> pd.DataFrame:
     if strings:
         joins = " ".join(f"LEFT JOIN StringIds s_{c} ON s_{c}.id = k.{c}" for c in name_cols)
         name = "coalesce(" + ", ".join(f"s_{c}.value" for c in name_cols) + ", " + ", ".join(f"CAST(k.{c} AS TEXT)" for c in name_cols) + ")"
@@ -349,7 +314,7 @@ def _kernels(con: sqlite3.Connection, cols: list[str], name_cols: list[str], str
     sql = (f"SELECT k.start AS start_ns, k.\"end\" - k.start AS duration_ns, k.deviceId AS device_id, "
            f"k.streamId AS stream, {name} AS kernel, {short} AS short_name, {corr} AS correlation_id "
            f"FROM CUPTI_ACTIVITY_KIND_KERNEL k {joins}")
-    frame = _sql(con, sql, "CUPTI_ACTIVITY_KIND_KERNEL")
+    frame = budget.read(con, sql, "CUPTI_ACTIVITY_KIND_KERNEL")
     frame["op"] = "kernel"
     return frame
 
@@ -357,13 +322,13 @@ def _kernels(con: sqlite3.Connection, cols: list[str], name_cols: list[str], str
 _COPY_KINDS = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP"}
 
 
-def _copies(con: sqlite3.Connection, table: str, op: str, cols: list[str]) -> pd.DataFrame:
+def _copies(con: sqlite3.Connection, table: str, op: str, cols: list[str], budget: db.RowBudget) -> pd.DataFrame:
     nbytes = "bytes" if "bytes" in cols else "NULL"
     kind = "copyKind" if "copyKind" in cols else "NULL"
     corr = "correlationId" if "correlationId" in cols else "NULL"
     sql = (f"SELECT start AS start_ns, \"end\" - start AS duration_ns, deviceId AS device_id, streamId AS stream, "
            f"{nbytes} AS bytes, {kind} AS copy_kind, {corr} AS correlation_id FROM {table}")
-    frame = _sql(con, sql, table)
+    frame = budget.read(con, sql, table)
     frame["op"] = op
     if op == "memcpy":
         frame["direction"] = [_COPY_KINDS.get(int(k)) if k is not None and not pd.isna(k) else None for k in frame["copy_kind"]]
@@ -378,11 +343,11 @@ def _gpu_info(con: sqlite3.Connection, tables: set[str], findings: list[Finding]
     if table is None:
         findings.append(Finding("info", "no-gpu-info", "no TARGET_INFO_GPU table: GPU name and peak bandwidth come from elsewhere", label))
         return []
-    cols = _columns(con, table)
+    cols = db.columns(con, table)
     wanted = [c for c in ("id", "deviceId", "name", "memoryBandwidth", "clockRate", "smCount", "computeMajor", "computeMinor", "totalMemory", "chipName") if c in cols]
     if not wanted:
         return []
-    rows = _sql(con, f"SELECT {', '.join(wanted)} FROM {table}", table, rows=True)
+    rows = db.query(con, f"SELECT {', '.join(wanted)} FROM {table} LIMIT 64", table, rows=True)  # one row per GPU
     out = []
     for row in rows:
         info = dict(zip(wanted, row))
@@ -406,10 +371,10 @@ def _device_names(gpus: list[dict[str, Any]]) -> dict[Any, str]:
     return {g["device_id"]: f"{g['gpu_name']} ({g['device_id']})" if g.get("gpu_name") else str(g["device_id"]) for g in gpus if g.get("device_id") is not None}
 
 
-def _nvtx_sqlite(con: sqlite3.Connection, tables: set[str], strings: bool) -> pd.DataFrame | None:
+def _nvtx_sqlite(con: sqlite3.Connection, tables: set[str], strings: bool, budget: db.RowBudget) -> pd.DataFrame | None:
     if "NVTX_EVENTS" not in tables:
         return None
-    cols = _columns(con, "NVTX_EVENTS")
+    cols = db.columns(con, "NVTX_EVENTS")
     if not all(c in cols for c in ("start", "end", "eventType")):
         return None
     text = "n.text" if "text" in cols else "NULL"
@@ -421,7 +386,7 @@ def _nvtx_sqlite(con: sqlite3.Connection, tables: set[str], strings: bool) -> pd
     sql = (f"SELECT n.start AS start_ns, n.\"end\" AS end_ns, n.\"end\" - n.start AS duration_ns, {name} AS name, "
            f"n.eventType AS event_type, {tid} AS global_tid FROM NVTX_EVENTS n {join} "
            f"WHERE n.eventType IN (59, 60, 70) ORDER BY n.start")
-    frame = _sql(con, sql, "NVTX_EVENTS")
+    frame = budget.read(con, sql, "NVTX_EVENTS")
     frame["style"] = frame["event_type"].map({59: "PushPop", 70: "PushPop", 60: "StartEnd"})
     gtid = pd.to_numeric(frame["global_tid"], errors="coerce").astype("Int64")
     frame["pid"] = (gtid // (1 << 24)) % (1 << 24)

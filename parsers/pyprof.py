@@ -341,4 +341,7 @@ def read(path: str | Path, label: str | None = None) -> KernelRead:
     if lines > MAX_LINES:
         return KernelRead(table=empty(label), findings=[too_many_lines(lines, MAX_LINES, label)], unavailable=UNAVAILABLE, meta={})
     text, findings = decode(data, label)
-    return _read_text(text, label, list(findings))
+    try:
+        return _read_text(text, label, list(findings))
+    except MemoryError:
+        return _error(label, "huge", "not enough memory to read it")

@@ -43,10 +43,12 @@ MAX_LINES = _env_limit("GPUSCOPE_MAX_LINES", 1_000_000)
 """Text results with more lines than this are refused before they are parsed: parsing costs
 memory per line (a line of a few bytes becomes a row of a few hundred), so this, not the size in
 bytes, is what keeps a read under 1 GB. A MAGMA tree gets the same budget for all its files."""
-MAX_DECODED = _env_limit("GPUSCOPE_MAX_DECODED_MB", 256) * MB
+MAX_DECODED = _env_limit("GPUSCOPE_MAX_DECODED_MB", 64) * MB
 """Columnar files (Parquet, Arrow) are read up to this many bytes of decoded data, whatever their
 size on disk: a dictionary page or a compressed run stores a repeated value once, so a file of a
-few KB can decode to gigabytes. What is over it is left unread, and a finding says so."""
+few KB can decode to gigabytes. What is over it is left unread, and a finding says so. The same
+size as MAX_BYTES, for the same reason: what reads the table (the table view's text and numbers,
+the kernel tables) costs several times the decoded size."""
 SNIFF_BYTES = 64 * 1024
 CHUNK = 1 * MB
 GZIP_MAGIC = b"\x1f\x8b"

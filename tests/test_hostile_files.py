@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.parsers import kernels, magma, markers, nsys, pyprof, textfile, torch_trace
+from gpuscope.parsers import kernels, magma, markers, nsys, pyprof, sqlite_bounded, textfile, torch_trace
 from gpuscope.parsers.profile_runs import read_runs
 
 ROOT = Path(__file__).resolve().parent
@@ -373,7 +373,7 @@ def test_slow_query_is_interrupted_and_named(tmp_path: Path, monkeypatch: pytest
     )
     con.commit()
     con.close()
-    monkeypatch.setattr(nsys, "QUERY_SECONDS", 0.05)
+    monkeypatch.setattr(sqlite_bounded, "QUERY_SECONDS", 0.05)
     start = time.monotonic()
     result = nsys.read(path)
     assert time.monotonic() - start < 10
