@@ -143,8 +143,9 @@ def _samples(args: argparse.Namespace, stop: _Stop, count: int | None = None, du
             n += 1
             yield snapshot
             if snapshot.scope.kind in ("job", "pid"):
-                alive = any(p.state != "Z" for p in scope_processes(snapshot))
-                seen = seen or alive
+                rows = scope_processes(snapshot)
+                alive = any(p.state != "Z" for p in rows)
+                seen = seen or bool(rows)  # a zombie was there too: a tree already ended when first seen has ended
                 gone = 0 if alive else gone + 1
                 if seen and gone >= GONE_SAMPLES:
                     stop.why = f"the {snapshot.scope.kind}'s processes are gone: it has ended"
