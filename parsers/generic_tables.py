@@ -20,7 +20,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.parquet_read import read_budgeted
-from gpuscope.parsers.textfile import MAX_BYTES, _human, check_regular, display_name, read_text
+from gpuscope.parsers.textfile import check_regular, display_name, read_text
 
 DELIMITERS = (",", "\t", ";", "|")
 
@@ -129,9 +129,6 @@ def read_parquet(path: Path, label: str) -> tuple[pd.DataFrame | None, list[Find
     if problem is not None:
         return None, [problem]
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return None, [Finding("error", "huge", f"file is {_human(size)}, over the {_human(MAX_BYTES)} limit for a result file (GPUSCOPE_MAX_FILE_MB raises it)", label)]
         table, _, findings = read_budgeted(str(path), label)
         return (table.to_pandas() if table is not None else None), findings
     except MemoryError:  # pyarrow's ArrowMemoryError is one too

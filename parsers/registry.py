@@ -65,6 +65,9 @@ class Reader:
     read: Callable[[Path], FileRead]
     describe: Callable[[Head, int], str] | None = None
     """(head, file size) -> the kind-specific part of the one-line summary."""
+    bounded: bool = False
+    """Read within row and decoded-size budgets (Parquet row groups, SQLite rows, Arrow batches,
+    an image's pixels), never whole: a large file of this kind is no problem."""
 
 
 @dataclass(frozen=True)
@@ -552,12 +555,12 @@ def _read_expected(path: Path) -> FileRead:
 
 READERS: tuple[Reader, ...] = (
     # magic bytes first: they cannot be mistaken
-    Reader("pyprof", "PyProf kernel table", "kernels", match_pyprof_parquet, _read_kernels, _fixed("PyProf Parquet")),
-    Reader("parquet", "Parquet table", "table", match_parquet, _read_table, _fixed("Parquet")),
-    Reader("nsys", "Nsight Systems export", "kernels", match_nsys_sqlite, _read_kernels, _fixed("nsys SQLite")),
-    Reader("recording", "gpuscope recording", "replay", match_recording, _read_recording, _fixed("")),  # the kind says it; its samples need more than the head
-    Reader("image", "Image", "image", match_image, _read_image, describe_image),
-    Reader("pdf", "PDF document", "pdf", match_pdf, _read_pdf, describe_pdf),
+    Reader("pyprof", "PyProf kernel table", "kernels", match_pyprof_parquet, _read_kernels, _fixed("PyProf Parquet"), bounded=True),
+    Reader("parquet", "Parquet table", "table", match_parquet, _read_table, _fixed("Parquet"), bounded=True),
+    Reader("nsys", "Nsight Systems export", "kernels", match_nsys_sqlite, _read_kernels, _fixed("nsys SQLite"), bounded=True),
+    Reader("recording", "gpuscope recording", "replay", match_recording, _read_recording, _fixed(""), bounded=True),  # the kind says it; its samples need more than the head
+    Reader("image", "Image", "image", match_image, _read_image, describe_image, bounded=True),
+    Reader("pdf", "PDF document", "pdf", match_pdf, _read_pdf, describe_pdf, bounded=True),
     # then names that say what a file is
     Reader("expected", "Expected result ranges", "table", match_expected, _read_expected, _fixed("expected ranges")),
     Reader("markdown", "Markdown", "markdown", match_markdown, _read_markdown, describe_lines),
@@ -699,7 +702,7 @@ def _recognised(path: Path, entry: Reader, reason: str, head: bytes, size: int, 
     if gzipped:
         reason += " (gzip)"
     problem = None
-    if size > MAX_BYTES and entry.kind not in ("image", "pdf"):
+    if size > MAX_BYTES and not entry.bounded:
         problem = _problem("huge", f"{_human(size)}: over the {_human(MAX_BYTES)} limit for a full read (GPUSCOPE_MAX_FILE_MB raises it); only its head and tail can be shown", label, "warning")
     return Recognition(path, entry.kind, reason, summary, entry.screen, problem)
 
