@@ -30,7 +30,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -41,15 +41,17 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.metrics.units import human_bytes
-from gpuscope.parsers.textfile import display_name, open_regular
+from gpuscope.parsers.textfile import MAX_DECODED, display_name, open_regular
 
 MAGIC = b"\xff\xff\xff\xff"
 """An Arrow IPC stream starts with a continuation marker (then the schema message)."""
-BATCH_BYTES = 256 * 1024**2
-"""What one batch may take decoded. The recorder's batches (60 samples of a node with a
-thousand processes) take a few MB; a crafted one is refused before it is decompressed."""
-HELD_BYTES = 512 * 1024**2
-"""What `read` may hold decoded in all (a day at 1 Hz without process lists is ~100 MB)."""
+BATCH_BYTES = MAX_DECODED
+"""What one batch may take decoded: the one budget for columnar data (GPUSCOPE_MAX_DECODED_MB).
+The recorder's batches (60 samples of a node with a thousand processes) take a few MB; a
+crafted one is refused before it is decompressed."""
+HELD_BYTES = 8 * MAX_DECODED
+"""What `read` may hold decoded in all: a day at 1 Hz without process lists is ~100 MB, so a
+multiple of the batch budget, raised with it."""
 ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, MemoryError)
 """What pyarrow raises on bytes that are not what they claim (ArrowInvalid, ArrowMemoryError...)."""
 UNREADABLE = frozenset({"damaged", "version", "newer-version", "too-large"})
@@ -101,12 +103,6 @@ def looks_like_recording(head: bytes) -> bool:
     """Whether a file's first bytes can be a recording (an Arrow IPC stream's start); the
     schema's version key decides for sure."""
     return head.startswith(MAGIC) and recording_schema.VERSION_KEY in head
-
-
-def exit_status(findings: Sequence[Finding]) -> int:
-    """For a recording with no sample to show: 1 when it is a recording that cannot be read
-    (damaged, crafted, another version, over budget), 2 when it is no recording at all."""
-    return 1 if any(f.kind in UNREADABLE for f in findings) else 2
 
 
 # --- the checks every batch goes through ------------------------------------------------------
@@ -162,7 +158,7 @@ def _budget(message: pa.ipc.Message) -> None:
         raise Unreadable("damaged", f"a batch claims {rows:,} rows of {size:,} bytes")
     if size > BATCH_BYTES or rows * 8 > BATCH_BYTES:  # each row takes at least its 8-byte timestamp
         raise Unreadable("too-large", f"a batch claims {rows:,} rows and {human_bytes(size)} decoded, over the {human_bytes(BATCH_BYTES)} "
-                                      "a batch may take (a crafted or damaged file?): not read")
+                                      "a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
 
 
 def clean_strings(array: pa.Array) -> pa.Array | None:

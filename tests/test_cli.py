@@ -130,10 +130,10 @@ def test_replay_errors_are_clear_messages_with_exit_2(tmp_path: Path, capsys: py
     (tmp_path / "notes.txt").write_text("not a recording\n")
     with Recorder(tmp_path / "empty.gsrec"):
         pass
-    cases = [(tmp_path / "missing.gsrec", "no such file"), (tmp_path, "is a folder"), (tmp_path / "notes.txt", "not a gpuscope recording"),
-             (tmp_path / "empty.gsrec", "holds no samples"),
-             (Path(__file__).parent / "data" / "recordings" / "v1.gsrec", "stdout is not a terminal")]  # opens, then wants a screen
-    for path, message in cases:
-        assert main(["replay", str(path)]) == 2
+    cases = [(tmp_path / "missing.gsrec", "no such file", 2), (tmp_path, "is a folder", 2),  # usage errors
+             (tmp_path / "notes.txt", "not a gpuscope recording", 1), (tmp_path / "empty.gsrec", "holds no samples", 1),  # nothing to replay
+             (Path(__file__).parent / "data" / "recordings" / "v1.gsrec", "stdout is not a terminal", 2)]  # opens, then wants a screen
+    for path, message, code in cases:
+        assert main(["replay", str(path)]) == code
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (path, err)

@@ -83,7 +83,7 @@ def test_bad_arguments_and_existing_files(tmp_path: Path) -> None:
     assert run("record", "--interval", "0.1", "-o", str(tmp_path / "x")).returncode == 2
     assert run("record", "--pid", "99999999", "-o", str(tmp_path / "y")).returncode == 2
     bad = run("report", "--recording", str(out))
-    assert bad.returncode == 2 and "not a gpuscope recording" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 1 and "not a gpuscope recording" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "x").exists()
 
 

@@ -554,7 +554,9 @@ def _open_browse_screen(args: argparse.Namespace) -> int | None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    """The replay screen over a recording; a missing, unreadable or foreign file is a usage error (2)."""
+    """The replay screen over a recording. A missing path or a folder is a usage error (2); a file
+    with nothing to replay (damaged, crafted, foreign, empty) exits 1, as other commands do for a
+    file they cannot read."""
     if not os.path.lexists(args.file):
         return _fail(f"no such file: {args.file}", 2)
     if os.path.isdir(args.file):
@@ -564,7 +566,7 @@ def run_replay(args: argparse.Namespace) -> int:
     replay = open_replay(args.file)
     if replay.problem is not None:
         replay.close()
-        return _fail(f"{args.file}: {replay.problem}", replay.exit_status)  # 1: a recording that cannot be read
+        return _fail(f"{args.file}: {replay.problem}", 1)
     from gpuscope.tui.screens.replay import ReplayScreen
 
     try:

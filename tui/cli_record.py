@@ -319,7 +319,7 @@ def run_report(args: argparse.Namespace) -> int:
         if stream.samples == 0:
             if not stream.findings:
                 _say(f"{args.recording}: no samples")
-            return recording.exit_status(stream.findings)  # as replay: 1 unreadable, 2 not a recording
+            return 1  # as replay: nothing to report from this file
     if args.job is not None:
         use, said = slurm_use(args.job)
         for line in said:

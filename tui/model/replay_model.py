@@ -263,12 +263,6 @@ class Replay:
         return errors[0] if errors else "the recording holds no samples"
 
     @property
-    def exit_status(self) -> int:
-        """When there is nothing to replay: 1 for a recording that cannot be read (damaged,
-        crafted, another version), 2 for a file that is no recording (a usage error)."""
-        return recording.exit_status(self.findings)
-
-    @property
     def cut_short(self) -> str | None:
         """What the reader said about a recording that did not end cleanly, else None."""
         cut = [f.message for f in self.findings if f.kind == "cut" or f.kind in recording.UNREADABLE]
