@@ -42,6 +42,17 @@ def _child_row(child: subprocess.Popen[bytes]) -> ProcessRow:
     return ProcessRow(child.pid, os.getpid(), "alice", os.getuid(), "S", 0.0, 1024, 1, started, "sleep 60 (test child)")
 
 
+async def _ended(pilot, child: subprocess.Popen[bytes]) -> int | None:  # noqa: ANN001 - textual's Pilot
+    """The child's exit status once it has ended. The app keeps running meanwhile (a blocking
+    wait would stop the event loop before the confirmation's message is handled); 30 s is a
+    liveness bound, not a timing claim."""
+    for _ in range(600):
+        if child.poll() is not None:
+            break
+        await pilot.pause(0.05)
+    return child.poll()
+
+
 def _alive(child: subprocess.Popen[bytes]) -> bool:
     time.sleep(0.1)
     return child.poll() is None
@@ -61,8 +72,7 @@ async def test_signal_own_process_only_after_confirming(keys: tuple[str, ...], e
             assert isinstance(modal, SignalModal) and modal.row.pid == child.pid and not modal.typed
             assert _alive(child)  # nothing sent before confirming
             await pilot.press(*keys, "enter")
-            await pilot.pause()
-            assert child.wait(timeout=5) == expected
+            assert await _ended(pilot, child) == expected
             assert any(f"to PID {child.pid}" in n for n in notes(app))
     finally:
         if child.poll() is None:
@@ -149,8 +159,7 @@ async def test_root_in_node_scope_must_type_the_pid() -> None:
             await pilot.pause()
             assert app.screen is modal and _alive(child)
             await pilot.press(*["backspace"] * 12, *str(child.pid), "enter")
-            await pilot.pause()
-            assert child.wait(timeout=5) == -signal.SIGTERM
+            assert await _ended(pilot, child) == -signal.SIGTERM
             assert app.screen is screen
     finally:
         if child.poll() is None:
