@@ -194,16 +194,13 @@ from pathlib import Path
 from gpuscope.parsers import registry
 path = Path(sys.argv[1])
 kind = registry.recognise(path).kind
-if sys.argv[2] == "table":  # the browser's table view: the head at once, then every row, then its model
-    from gpuscope.tui.model.table_model import TableModel
-    from gpuscope.tui.model.table_read import read_all, read_head
-    head = len(read_head(path).frame)
-    full = read_all(path)
-    TableModel(full)
-    rows, total, complete, findings = len(full.frame), full.total_rows, full.complete, full.findings
-else:  # the registry's read, as `gpuscope browse` and `check` call it
-    head, got = 0, registry.read(path)
-    rows, total, complete, findings = len(got.table), None, None, got.findings
+# the browser's table view: the head at once, then every row, then its model
+from gpuscope.tui.model.table_model import TableModel
+from gpuscope.tui.model.table_read import read_all, read_head
+head = len(read_head(path).frame)
+full = read_all(path)
+TableModel(full)
+rows, total, complete, findings = len(full.frame), full.total_rows, full.complete, full.findings
 print(json.dumps({"kind": kind, "head": head, "rows": rows, "total": total, "complete": complete, "findings": [f.message for f in findings]}))
 """
 
@@ -233,7 +230,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_table_view_and_registry_stay_under_1_gb(hostile: Path, tmp_path: Path, name: str, kind: str) -> None:
     path = hostile / name
     assert path.stat().st_size < 160 * 1024  # 1.3 GB or 8 GB once decoded
-    code, out, err, peak_kb = _run([sys.executable, "-c", CHILD, str(path), "table"], tmp_path)
+    code, out, err, peak_kb = _run([sys.executable, "-c", CHILD, str(path)], tmp_path)
     print(f"{name}: peak RSS {peak_kb / 1024:.0f} MB")
     assert code == 0 and "Traceback" not in err, err[-3000:]
     assert peak_kb < RSS_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
@@ -261,9 +258,3 @@ def test_ten_million_kernel_rows_stay_under_1_gb(tmp_path: Path) -> None:
     assert code == 0 and "Traceback" not in out + err, err[-3000:]
     assert peak_kb < RSS_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
     assert said in out and "gemm_kernel" in out
-    code, out, err, peak_kb = _run([sys.executable, "-c", CHILD, str(path), "registry"], tmp_path)  # Enter opens the kernels screen
-    print(f"registry: exit {code}, peak RSS {peak_kb / 1024:.0f} MB")
-    assert code == 0 and "Traceback" not in err, err[-3000:]
-    assert peak_kb < RSS_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
-    got = json.loads(out)
-    assert (got["kind"], got["rows"]) == ("nsys", 1_000_000) and said in got["findings"][0]

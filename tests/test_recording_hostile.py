@@ -191,12 +191,12 @@ def test_crafted_recordings_are_one_message_and_exit_1(tmp_path: Path, case: str
 
 
 def test_one_row_batches_report_as_big_batches_do(tmp_path: Path) -> None:
-    """2,000 one-sample batches (the report joins them before reducing: linear, seconds for
-    10,000) give the report of the same samples in 60-sample batches."""
-    small = hostile.one_row_batches(tmp_path / "small.gsrec", 2000)
+    """500 one-sample batches (the report joins them before reducing; bench/record_bench.py
+    times 10,000) give the report of the same samples in 60-sample batches."""
+    small = hostile.one_row_batches(tmp_path / "small.gsrec", 500)
     stream = recording.Stream(small)
     usages = usage_per_node(stream.batches())
-    assert stream.samples == 2000 and stream.complete
+    assert stream.samples == 500 and stream.complete
     big = tmp_path / "big.gsrec"
     taken = recording.read(small)
     with Recorder(big, batch_samples=60) as rec:
