@@ -24,6 +24,7 @@ finding, never a traceback.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import re
@@ -161,13 +162,48 @@ def _budget(message: pa.ipc.Message) -> None:
                                       "a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
 
 
+@functools.lru_cache(maxsize=64)
+def _string_paths(kind: pa.DataType) -> tuple[tuple[int | str, ...], ...]:
+    """Where the strings are in an array of type `kind`: steps through lists ("values") and
+    struct fields (their index). Worked out once per type, not per batch."""
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return ((),)
+    if pa.types.is_list(kind):
+        return tuple(("values", *path) for path in _string_paths(kind.value_type))
+    if pa.types.is_struct(kind):
+        return tuple((i, *path) for i in range(kind.num_fields) for path in _string_paths(kind.field(i).type))
+    return ()
+
+
+def _strings(array: pa.Array) -> Iterator[pa.Array]:
+    """Every string array in `array`, nested in lists and structs too."""
+    for path in _string_paths(array.type):
+        leaf = array
+        for step in path:
+            leaf = leaf.values if step == "values" else leaf.field(step)
+        yield leaf
+
+
+def _has_controls(arrays: list[pa.Array]) -> bool:
+    """Whether any string of `arrays` holds a character safe_text.clean changes. A recording
+    repeats its strings every sample (the scope, GPU names, the hostname), so each distinct
+    string is looked at once, all of a batch's in one pass."""
+    by_type: dict[pa.DataType, list[pa.Array]] = {}
+    for array in arrays:
+        by_type.setdefault(array.type, []).append(array)
+    for same in by_type.values():
+        data = pc.unique(pa.chunked_array(same)).buffers()[2]
+        if data is not None and _CONTROLS.search(memoryview(data)):
+            return True
+    return False
+
+
 def clean_strings(array: pa.Array) -> pa.Array | None:
     """`array` with every string in it (nested in lists and structs too) through safe_text.clean,
-    or None when none needed it (the usual case: one regex pass per string column)."""
+    or None when none needed it."""
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        data = array.buffers()[2]
-        if data is None or not _CONTROLS.search(memoryview(data)):
+        if not _has_controls([array]):
             return None
         return pa.array([None if v is None else clean(v) for v in array.to_pylist()], kind)
     if pa.types.is_list(kind):
@@ -193,11 +229,11 @@ class _Checked:
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         try:
             batch.validate(full=True)  # offsets inside their buffers, UTF-8: what compute kernels trust
-            columns = [clean_strings(column) for column in batch.columns]
+            if _has_controls([s for column in batch.columns for s in _strings(column)]):  # rare: most batches are clean
+                columns = [clean_strings(column) for column in batch.columns]
+                batch = pa.RecordBatch.from_arrays([c if c is not None else old for c, old in zip(columns, batch.columns)], schema=batch.schema)
         except ARROW_ERRORS as exc:
             raise Unreadable("damaged", f"a batch is damaged ({exc})") from None
-        if any(c is not None for c in columns):
-            batch = pa.RecordBatch.from_arrays([c if c is not None else old for c, old in zip(columns, batch.columns)], schema=batch.schema)
         if "scope" in batch.schema.names:
             for text in pc.unique(batch.column("scope")).to_pylist():
                 if text in self._scopes:
