@@ -24,8 +24,10 @@ GPUSCOPE = [sys.executable, "-m", "gpuscope.tui.cli"]
 needs_examples = pytest.mark.skipif(MAGMA_FILE is None, reason="examples/magma has no MAGMA output")
 
 
-def run(*args: str, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+def run(*args: str, stdout: object = subprocess.PIPE, unbuffered: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PYTHONUNBUFFERED")}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
     return subprocess.run([*GPUSCOPE, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
                           stdin=subprocess.DEVNULL, env=env)
 
@@ -180,3 +182,17 @@ def test_a_closed_pipe_is_one_line_and_exit_1(argv: list[str]) -> None:
         _one_stdout_line(run(*argv, stdout=write_end))
     finally:
         os.close(write_end)
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED"])
+def test_a_reader_that_goes_mid_output_is_said(unbuffered: bool) -> None:
+    """A real `| head -c 100`: the reader goes while gpuscope is blocked writing 1.2 MB into a
+    64 KB pipe. Unbuffered, the write then takes only part of the bytes without an error: the
+    rest must still be tried, so the loss is said, never an exit 0 with the output cut."""
+    argv = [*GPUSCOPE, "magma", str(EXAMPLES / "magma"), "--table", "rows"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | ({"PYTHONUNBUFFERED": "1"} if unbuffered else {})
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+    assert child.stdout is not None and child.stdout.read(100)
+    child.stdout.close()
+    _, err = child.communicate(timeout=120)
+    _one_stdout_line(subprocess.CompletedProcess(argv, child.returncode, "", err.decode()))

@@ -210,12 +210,26 @@ def _width(args: argparse.Namespace) -> int:
     return args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
 
 
+def _write_stdout(text: str) -> None:
+    """All of `text` on standard output, or OSError. Unbuffered (`python -u`, PYTHONUNBUFFERED)
+    stdout is a raw file whose write may take only part of the bytes (a pipe whose reader has
+    gone) without an error: the rest is written again until it goes or fails, so a closed pipe
+    is said instead of losing the output silently. A full disk or a closed pipe shows here,
+    not at exit."""
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    while data:
+        written = out.write(data)
+        data = data[written if written is not None else 0:]
+    out.flush()
+
+
 def _emit(args: argparse.Namespace, fmt: str, text: str) -> int:
     """Write `text` to -o FILE (atomically) or stdout; 0, or 1 with a message when writing fails."""
     if not args.output:
         try:
-            sys.stdout.write(text)
-            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+            _write_stdout(text)
         except OSError as exc:
             return stdout_failed(exc)
         return 0
