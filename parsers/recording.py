@@ -158,7 +158,7 @@ def _budget(message: pa.ipc.Message) -> None:
     if rows < 0 or size < 0:
         raise Unreadable("damaged", f"a batch claims {rows:,} rows of {size:,} bytes")
     if size > BATCH_BYTES or rows * 8 > BATCH_BYTES:  # each row takes at least its 8-byte timestamp
-        raise Unreadable("too-large", f"a batch claims {rows:,} rows and {human_bytes(size)} decoded, over the {human_bytes(BATCH_BYTES)} "
+        raise Unreadable("too-large", f"a batch claims {rows:,} row{'' if rows == 1 else 's'} and {human_bytes(size)} decoded, over the {human_bytes(BATCH_BYTES)} "
                                       "a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
 
 
