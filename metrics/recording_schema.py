@@ -236,7 +236,7 @@ def schema_problem(schema: pa.Schema) -> tuple[str, str] | None:
         shown = clean(raw[:40].decode("utf-8", "replace"))
         return "version", f"recording version {shown!r} is not one gpuscope writes (a whole number from 1): a damaged or foreign file"
     if version > VERSION:
-        return "newer-version", f"written by a newer gpuscope (recording version {version}; this one reads versions 1 to {VERSION}): update gpuscope"
+        return "newer-version", f"written by a newer gpuscope (recording version {version}; this one reads {'version 1' if VERSION == 1 else f'versions 1 to {VERSION}'}): update gpuscope"
     expected = SCHEMAS[version]
     missing = [n for n in expected.names if n not in schema.names]
     other = [f"{n} is {schema.field(n).type}, not {expected.field(n).type}" for n in expected.names
