@@ -6,6 +6,8 @@ The logs are read once per module (injected loader), so each test drives the scr
 from __future__ import annotations
 
 import csv
+import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ from loading_helpers import settled
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "scaling"
-MLPERF = ROOT.parent / "shared" / "data" / "scaling" / "mlperf-training-v3.1"
+SCALING = ROOT.parent / "shared" / "data" / "scaling"
+MLPERF = SCALING / "mlperf-training-v3.1"
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +188,28 @@ async def test_unknown_series_says_what_exists(examples: ScalingModel) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await settled(app, pilot, ScalingScreen)
         assert "matches nothing; present: seed004 (processes)" in text_of(screen, "#scaling-empty-message")
+
+
+def screen_lines(app: GpuscopeApp) -> list[str]:
+    """The screen as its lines of text, as a user sees it (from the SVG screenshot)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for x, y, text in re.findall(r'<text[^>]* x="([0-9.]+)" y="([0-9.]+)"[^>]*>(.*?)</text>', app.export_screenshot()):
+        rows.setdefault(float(y), []).append((float(x), html.unescape(text).replace("\xa0", " ")))
+    return ["".join(t for _, t in sorted(parts)) for _, parts in sorted(rows.items())]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_the_screen_says_how_the_series_were_split(size: tuple[int, int]) -> None:
+    if not SCALING.is_dir():
+        pytest.skip("../shared/data/scaling is absent")
+    model = build_model(read_runs([SCALING]))
+    app = GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model))
+    async with app.run_test(size=size) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        assert len(model.series) == 4  # bert on two machines, resnet, ssd
+        for tab in ("tab-speedup", "tab-table"):  # under the tabs: on every tab
+            screen.action_show_tab(tab)
+            await pilot.pause()
+            lines = screen_lines(app)
+            assert any("Series split by benchmark, accelerator, framework" in line for line in lines), lines
+            assert any("Resources from" in line for line in lines), lines

@@ -3,7 +3,8 @@
 Logs are read and analysed once, in a thread worker (`scaling_model.load`); keys then only
 change what is shown: the series (`n`: all together, then each alone), the runs marked for the
 compare view (space in the Runs tab), the compared curve (`m`). Every tab says where the
-resource counts came from (the line under the tabs, and a column in the tables). File names
+resource counts came from (the lines under the tabs, which first say how the runs were split
+into series, and a column in the tables). File names
 and settings come from files: they are shown as plain text, never as markup.
 """
 
@@ -42,7 +43,8 @@ EXPORT_NAMES = {"tab-speedup": "speedup.txt", "tab-efficiency": "efficiency.txt"
 NEEDS_DATA = {"toggle_mark", "compare", "next_series", "next_metric", "export", "show_tab"}
 MARK = "✓"
 ORIGIN_LINES = 2
-"""Lines for "where the resource counts came from" under the tabs; more series: see Runs."""
+"""Lines for "where the resource counts came from" under the tabs (after the line saying how
+the series were split); more series: see Runs."""
 
 
 class ScalingScreen(LoadingScreen):
@@ -174,10 +176,18 @@ class ScalingScreen(LoadingScreen):
         self.query_one("#scaling-accuracy", ResultTableView).show(model.quality_table(series), squeeze=("series", "quality_verdict", "epochs_verdict"),
                                                                     fit_through="quality_verdict")
         origins = model.origins(series)
-        shown = origins[:ORIGIN_LINES] + ([f"... {len(origins) - ORIGIN_LINES} more series: see the Runs tab"] if len(origins) > ORIGIN_LINES else [])
+        if len(origins) > ORIGIN_LINES:  # the last line says how many more there are
+            shown, more = origins[:ORIGIN_LINES - 1], f"... {len(origins) - ORIGIN_LINES + 1} more series: see the Runs tab"
+        else:
+            shown, more = origins, ""
         origin = Text(no_wrap=True, overflow="ellipsis")
-        for i, line in enumerate(shown):
-            origin.append("\n" if i else "").append("Resources from ", style="dim").append(clean(line))
+        if model.split:  # how runs became series, on every tab: a series is one machine only if the keys say so
+            head, _, regroup = model.split[0].partition(" (")
+            origin.append(clean(head[:1].upper() + head[1:])).append(f" ({regroup}" if regroup else "", style="dim")
+        for line in shown:
+            origin.append("\n" if origin.plain else "").append("Resources from ", style="dim").append(clean(line))
+        if more:
+            origin.append("\n").append(more, style="dim")
         self.query_one("#scaling-origin", Static).update(origin)
         self.show_compare()
 
