@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -303,3 +304,62 @@ async def test_i_switches_to_the_implementations_the_test_timed() -> None:
         await pilot.press("t")
         await pilot.pause()
         assert (screen.selection.test, screen.selection.impl) == ("dgemm_vbatched", "magma")  # vbatched timed no cuBLAS
+
+
+def screen_text(app: GpuscopeApp) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def tied_folder(magma_data: Path, tmp_path: Path) -> Path:
+    """The two Google environments of the examples alone: their medians differ by noise only."""
+    google = magma_data / "google"
+    if not google.is_dir():
+        pytest.skip("no google environments in the MAGMA data")
+    shutil.copytree(google, tmp_path / "google")
+    return tmp_path
+
+
+async def test_tied_verdict_and_p_note_readable_at_80x24(magma_data: Path, tmp_path: Path) -> None:
+    """At 80x24 'tied with #2' and 'within noise' are whole (rank 2's p beside them), and the
+    line under the table says how p was computed and corrected."""
+    app = magma_app(tied_folder(magma_data, tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        text = screen_text(app)
+        assert re.search(r"1\.000 +tied with #2 ", text)
+        assert re.search(r"0\.67 +within noise ", text)  # rank 2's p, on the next row, beside its verdict
+        table = screen.query_one("#comparison", ResultTableView)
+        keys = [str(column.key.value) for column in table.columns.values()]
+        assert keys[-1] == "verdict" and "p_value" in keys and "rows" not in keys  # 'of' gave its room
+        assert {cell.plain for cell in table.get_column("verdict")} == {"tied with #2", "within noise"}
+        note = next(line for line in text.splitlines() if "Mann-Whitney" in line)
+        assert "Holm-corrected over" in note and note.rstrip().endswith("comparisons")
+        # The export keeps the p in the verdict and the 'of' column.
+        assert any("tied with #2 (p = " in str(record["verdict"]) for record in screen.model.comparison_table(screen.selection).records())
+
+
+async def test_verdicts_whole_at_80x24_with_three_environments(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        text = screen_text(app)
+        assert re.search(r"e-07 +beyond noise ", text)
+        assert "Holm-corrected" in text
+        verdicts = [cell.plain for cell in screen.query_one("#comparison", ResultTableView).get_column("verdict")]
+        assert "best" in verdicts and not any("…" in v for v in verdicts)
+
+
+async def test_wide_comparison_keeps_the_full_verdict(magma_data: Path, tmp_path: Path) -> None:
+    """Where the whole table fits, rank 1's verdict says the p of rank 2 too, and 'of' is shown."""
+    app = magma_app(tied_folder(magma_data, tmp_path))
+    async with app.run_test(size=(220, 30)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        table = screen.query_one("#comparison", ResultTableView)
+        assert "rows" in [str(column.key.value) for column in table.columns.values()]
+        assert any(cell.plain.startswith("tied with #2 (p = ") for cell in table.get_column("verdict"))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import re
+
 import pandas as pd
 
 from gpuscope.metrics import magma_stats
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 METRICS = ("gflops", "time_ms")
 METRIC_LABELS = {"gflops": "Gflop/s", "time_ms": "ms"}
 POOLED = "all"
+TIED_P = re.compile(r" \(p = [^)]*\)$")
+"""The p that "tied with #2 (p = 0.67)" repeats from rank 2's own p cell."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +130,19 @@ class MagmaModel:
         """`full`: every statistic of both metrics, as `gpuscope magma --format csv` writes."""
         return magma_stats.summary_table(self.summary(sel), sel.metric, full=full, impl=sel.impl)
 
-    def comparison_table(self, sel: Selection) -> ResultTable:
-        return magma_stats.comparison_table(self.comparison(sel), sel.metric, impl=sel.impl)
+    def comparison_table(self, sel: Selection, compact: bool = False) -> ResultTable:
+        """`compact`: for a narrow screen, "tied with #2" without its "(p = ...)", which rank 2's
+        row (the next one) shows in its p column; the export keeps the full verdict."""
+        frame = self.comparison(sel)
+        if compact and not frame.empty:
+            frame = frame.assign(verdict=[TIED_P.sub("", v) if isinstance(v, str) else v for v in frame["verdict"]])
+        return magma_stats.comparison_table(frame, sel.metric, impl=sel.impl)
+
+    def comparison_caption(self, sel: Selection) -> str:
+        """One line on how p was computed and corrected, for the screen (the export has the full note)."""
+        n = magma_stats.comparisons(self.comparison(sel))
+        return (f"p: Mann-Whitney U vs #1 (exact if n ≤ {magma_stats.EXACT_MAX}), Holm-corrected over "
+                f"{n} comparison{'s' if n != 1 else ''}")
 
     def cycle_cluster(self, sel: Selection, step: int = 1) -> Selection:
         choices = self.cluster_choices

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,6 +18,7 @@ from textual.containers import Horizontal
 from textual.widgets import ContentSwitcher, Header, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export, magma_stats
+from gpuscope.metrics.table import ResultTable
 from gpuscope.parsers.magma import read_tree
 from gpuscope.tui.model.boxplot import boxplots_text
 from gpuscope.tui.model.magma_model import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
@@ -36,6 +38,12 @@ EXPORT_NAMES = {"tab-summary": ("magma-summary.csv", "summary"), "tab-comparison
 STATED = ("test", "nodes")
 TABS = ("summary", "comparison", "findings")
 """Tables `--table` can open the screen on."""
+COMPARISON_HIDDEN = (*STATED, "metric", "p_raw", "resolution")
+"""Comparison columns the screen leaves to the export: the uncorrected p, the time resolution."""
+NARROW_HIDDEN = ("rows",)
+"""Also left out when the verdict would be cut: 'of' (all rows; the summary tab has the exclusions)."""
+VERDICT_LEAST = 12
+"""'tied with #2', 'within noise' and 'beyond noise' are never cut."""
 NEEDS_DATA = {"switch_metric", "next_cluster", "previous_cluster", "next_test", "next_impl", "export", "show_tab", "zoom"}
 
 
@@ -44,6 +52,12 @@ class MagmaScreen(LoadingScreen):
 
     INJECTED = "(injected result)"
     SWITCH_ID, VIEW_ID = "magma-switch", "selection"
+
+    DEFAULT_CSS = """
+    #comparison-note {
+        color: $text-muted;
+    }
+    """
 
     HELP_TITLE = "Keys: MAGMA results"
     BINDINGS = [
@@ -108,7 +122,8 @@ class MagmaScreen(LoadingScreen):
                     with TabPane("Summary", id="tab-summary"):
                         yield ResultTableView(id="summary")
                     with TabPane("Comparison", id="tab-comparison"):
-                        yield ResultTableView(id="comparison")
+                        yield ComparisonView(id="comparison")
+                        yield Static(id="comparison-note", markup=False)
                     with TabPane("Findings", id="tab-findings"):
                         yield FindingsPane(id="findings-pane", table_id="findings")
         yield KeysFooter()
@@ -167,9 +182,11 @@ class MagmaScreen(LoadingScreen):
         # Test and nodes are the same on every row of a selection and stated in the bar above.
         self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED, squeeze=("environment", "why"),
                                                          fit_through=f"{selection.metric}_whisker_hi")
-        # The uncorrected p and the time resolution stay in the export; the screen keeps its width for the verdict.
-        self.query_one("#comparison", ResultTableView).show(model.comparison_table(selection), hide=(*STATED, "metric", "p_raw", "resolution"),
-                                                            squeeze=("environment", "verdict"))
+        self.query_one("#comparison", ComparisonView).show_both(model.comparison_table(selection),
+                                                                model.comparison_table(selection, compact=True))
+        note = self.query_one("#comparison-note", Static)
+        note.update(model.comparison_caption(selection))
+        note.tooltip = " ".join(model.comparison_table(selection).notes)
         empty = f"No {selection.test} results at {selection.nodes_label}. Press n for another cluster size."
         await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, empty)
 
@@ -277,3 +294,44 @@ class MagmaScreen(LoadingScreen):
             return
         self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
 
+
+
+class ComparisonView(ResultTableView):
+    """The comparison table, its verdicts kept whole: where the full table does not fit the
+    width, 'tied with #2' drops its '(p = ...)' (rank 2's p cell, on the next row, has it) and
+    the 'of' column is left out, before an environment name is cut any further."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._pair: tuple[ResultTable, ResultTable] | None = None
+
+    def show_both(self, full: ResultTable, compact: ResultTable) -> None:
+        """Show `full` where it fits the width, else `compact` (see `comparison_table`)."""
+        self._pair = (full, compact)
+        self._pick()
+
+    def on_resize(self) -> None:
+        if self._pair is not None and self.size.width != self._fitted_width:
+            self._pick()
+
+    def _pick(self) -> None:
+        assert self._pair is not None
+        full, compact = self._pair
+        room = self._room()
+        if not room or needed_width(full, COMPARISON_HIDDEN, self.cell_padding) <= room:
+            self.show(full, hide=COMPARISON_HIDDEN, squeeze={"environment": export.MIN_SQUEEZED, "verdict": VERDICT_LEAST})
+        else:
+            self.show(compact, hide=(*COMPARISON_HIDDEN, *NARROW_HIDDEN), squeeze={"environment": export.MIN_SQUEEZED, "verdict": VERDICT_LEAST})
+
+
+def needed_width(model: ResultTable, hide: Sequence[str], padding: int) -> int:
+    """Cells `model` needs with every value whole but the environment names (cut to where they
+    still differ) and headers wrapped to their longest word."""
+    width = 0
+    for i, column in enumerate(model.columns):
+        if column.key in hide:
+            continue
+        texts = [model.cell_text(r, i) for r in range(len(model.rows))]
+        values = export.distinct_width(texts) if column.key == "environment" else max(map(cell_len, texts), default=0)
+        width += max(values, export.header_floor(column.header)) + 2 * padding
+    return width
