@@ -213,3 +213,17 @@ async def test_the_screen_says_how_the_series_were_split(size: tuple[int, int]) 
             lines = screen_lines(app)
             assert any("Series split by benchmark, accelerator, framework" in line for line in lines), lines
             assert any("Resources from" in line for line in lines), lines
+
+
+async def test_one_configuration_series_have_no_efficiency_bar() -> None:
+    if not SCALING.is_dir():
+        pytest.skip("../shared/data/scaling is absent")
+    model = build_model(read_runs([SCALING]))
+    app = GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled(app, pilot, ScalingScreen)
+        screen.action_show_tab("tab-efficiency")
+        await pilot.pause()
+        note = "one configuration, no efficiency: bert · A5000 (gpus), bert · H100 (gpus)"
+        assert text_of(screen, "#efficiency-note") == note
+        assert any(note[:60] in line for line in screen_lines(app))

@@ -53,6 +53,15 @@ def _lines(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
+def _compared(summary: pd.DataFrame) -> pd.Series:
+    """Per row: whether its series has two or more configurations with a speedup. A series
+    measured at one configuration only is compared with itself (speedup 1, efficiency 100 %
+    by definition): it gets no ideal line and no efficiency bar."""
+    measured = summary[np.isfinite(summary["speedup"].to_numpy(float))] if len(summary) else summary
+    counts = measured.groupby("series")["resources"].nunique()
+    return summary["series"].map(counts).fillna(0) >= 2
+
+
 def _series(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """(label, rows with a speedup) per series, in the summary's order."""
     out = []
@@ -75,17 +84,24 @@ def draw_speedup(plt: Any, summary: pd.DataFrame, fits: pd.DataFrame, title: str
     if not drawn:
         plt.xlabel("no configuration has a speedup")
         return "no series has a speedup to draw (see findings)"
+    compared = _compared(summary)
     xs = [float(r) for _, rows in drawn for r in rows["resources"]]
     bases = {float(rows["baseline_resources"].iloc[0]) for _, rows in drawn}
+    ideal_bases = [float(rows["baseline_resources"].iloc[0]) for _, rows in drawn if compared[rows.index].all()]
     x_lo, x_hi = min(xs + list(bases)), max(xs)
-    ys = [float(v) for _, rows in drawn for v in rows["y"]] + [x_hi / min(bases)]
+    ys = [float(v) for _, rows in drawn for v in rows["y"]] + ([x_hi / min(ideal_bases)] if ideal_bases else [])
     notes = []
+    ideal_drawn = False
     grid = np.geomspace(x_lo, x_hi, 40) if x_hi > x_lo else np.array([x_lo])
     for i, (label, rows) in enumerate(drawn):
         color = COLORS[i % len(COLORS)]
         base = float(rows["baseline_resources"].iloc[0])
-        ideal = [p / base for p in (base, x_hi)]
-        plt.plot(_log2([base, x_hi]), _log2(ideal), color="white", marker="braille", label="ideal" if i == 0 else None)
+        if not compared[rows.index].all():
+            notes.append(f"{label}: one configuration, nothing to scale against (no ideal line)")
+        else:
+            ideal = [p / base for p in (base, x_hi)]
+            plt.plot(_log2([base, x_hi]), _log2(ideal), color="white", marker="braille", label=None if ideal_drawn else "ideal")
+            ideal_drawn = True
         on_curve = "curve" not in rows or bool(rows["curve"].fillna(True).all())  # a second topology has no fit of its own
         fit = fits[fits["series"] == rows["series"].iloc[0]] if len(fits) and on_curve else fits.iloc[0:0]
         f = float(fit["serial_fraction"].iloc[0]) if len(fit) else math.nan
@@ -111,14 +127,18 @@ def _tick(value: float) -> str:
 
 
 def draw_efficiency(plt: Any, summary: pd.DataFrame, title: str = "Parallel efficiency (%)") -> str:
-    """Efficiency bars per configuration (several series side by side) and the 75 % line."""
+    """Efficiency bars per configuration (several series side by side) and the 75 % line;
+    a series with one configuration has no bar (its 100 % is itself against itself)."""
     plt.clear_data()
     plt.clear_figure()
     plt.title(title)
     rows = summary[np.isfinite(summary["efficiency"].to_numpy(float))] if len(summary) else summary
+    single = sorted({clean(s) for s in rows["series"][~_compared(rows)]}) if len(rows) else []
+    note = f"one configuration, no efficiency: {', '.join(single)}" if single else ""
+    rows = rows[_compared(rows)] if len(rows) else rows
     if rows.empty:
-        plt.xlabel("no configuration has an efficiency")
-        return "no efficiency to draw (see findings)"
+        plt.xlabel("no series has two configurations" if single else "no configuration has an efficiency")
+        return "; ".join(filter(None, ["no efficiency to draw (see findings)", note]))
     groups = [(label, g) for label, g in _lines(rows) if len(g)]
     xs = sorted({int(r) for r in rows["resources"]})
     width = 0.8 / len(groups)
@@ -142,7 +162,7 @@ def draw_efficiency(plt: Any, summary: pd.DataFrame, title: str = "Parallel effi
     plt.yticks(list(range(0, int(top) + 1, step)))
     kinds = {unit(k) for k in summary["resource_kind"]}
     plt.xlabel(f"{' / '.join(sorted(kinds))} (log2); the line across: {EFFICIENCY_THRESHOLD:.0%}")
-    return ""
+    return note
 
 
 def draw_curves(plt: Any, curves: list[tuple[str, list[int], list[float]]], metric: str) -> str:

@@ -96,6 +96,7 @@ class ScalingScreen(LoadingScreen):
                         yield Static(id="speedup-note", classes="scaling-note", markup=False)
                     with TabPane("Efficiency", id="tab-efficiency"):
                         yield EfficiencyPlot(id="efficiency-plot")
+                        yield Static(id="efficiency-note", classes="scaling-note", markup=False)
                     with TabPane("Table", id="tab-table"):
                         yield ResultTableView(id="scaling-overview")
                         yield ResultTableView(id="scaling-speedup")
@@ -165,7 +166,8 @@ class ScalingScreen(LoadingScreen):
         fits = model.overview if series == ALL else model.overview[model.overview["series"] == series]
         lines = [f"{s}: {fit}" + (f"; {trend}" if isinstance(trend, str) else "") for s, fit, trend in zip(fits["series"], fits["fit"], fits["karp_flatt_trend"])]
         self.query_one("#speedup-note", Static).update(Text("\n".join(map(clean, lines))))
-        self.query_one("#efficiency-plot", EfficiencyPlot).replot(summary)
+        # which series have no bar (one configuration is itself against itself), or why none
+        self.query_one("#efficiency-note", Static).update(Text(clean(self.query_one("#efficiency-plot", EfficiencyPlot).replot(summary))))
         self.query_one("#scaling-overview", ResultTableView).show(model.overview_table(series, full=False), squeeze=("series", "fit", "karp_flatt_trend", "settings"))
         self.query_one("#scaling-speedup", ResultTableView).show(model.speedup_table(series, full=False), squeeze=("series", "resources_from", "differs", "left_out"),
                                                                   fit_through="karp_flatt")
