@@ -122,7 +122,7 @@ def amdahl_fit(summary: pd.DataFrame, times: Mapping[int, Sequence[float]] | Non
     if n and "scaling" in rows and (rows["scaling"] == "weak").all():
         return AmdahlFit(math.nan, math.nan, math.nan, n, "weak scaling: Amdahl's law is for strong scaling; see Gustafson's serial fraction")
     if n < MIN_FIT_POINTS:
-        return AmdahlFit(math.nan, math.nan, math.nan, n, f"{n} configurations with a speedup: an Amdahl fit needs {MIN_FIT_POINTS}")
+        return AmdahlFit(math.nan, math.nan, math.nan, n, f"{n} configuration{'' if n == 1 else 's'} with a speedup: an Amdahl fit needs {MIN_FIT_POINTS}")
     resources = rows["resources"].to_numpy(float)
     base = float(rows["baseline_resources"].iloc[0])
     p_rel = resources / base

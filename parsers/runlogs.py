@@ -1344,7 +1344,8 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
 
 
 def _series_findings(runs: pd.DataFrame) -> Iterable[Finding]:
-    """One configuration only, or a configuration with a single run: no speedup, or no spread."""
+    """No usable run, or a configuration with a single run: no speedup, or no spread. (One
+    configuration only is the analysis's to say: metrics.scaling's `single-config`.)"""
     if runs.empty:
         return []
     out = []
@@ -1354,8 +1355,6 @@ def _series_findings(runs: pd.DataFrame) -> Iterable[Finding]:
         kind = group["resource_kind"].iloc[0]
         if len(counts) == 0:
             out.append(Finding("warning", "no-usable-run", f"series {series}: no finished run with a time and a {kind} count", ""))
-        elif len(counts) == 1:
-            out.append(Finding("info", "one-configuration", f"series {series}: every usable run has {int(counts.index[0])} {kind}; a speedup needs at least two configurations", ""))
         singles = [int(r) for r, n in counts.items() if n == 1]
         if singles and len(counts) > 1:
             out.append(Finding("info", "single-run", f"series {series}: one run only at {', '.join(map(str, singles))} {kind}: no spread there", "", None, len(singles)))

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from gpuscope.parsers.runlogs import CURVE_COLUMNS, RUN_COLUMNS, RunsResult, benchmark_name, compile_resources_pattern, read_runs
+from gpuscope.tui.model.scaling_model import build_model
 
 DATA = Path(__file__).parent / "data" / "scaling"
 
@@ -159,7 +160,10 @@ def test_mlperf_log_cut_short() -> None:
 
 def test_single_configuration_and_single_runs_are_findings() -> None:
     result = read_runs([DATA / "seed002" / "slurm-4123455.out"])
-    assert any(f.kind == "one-configuration" for f in result.findings)
+    # one configuration is said once, by the analysis; the reader does not judge scaling
+    assert not any("configuration" in f.message for f in result.findings)
+    said = [f.message for f in build_model(result).findings if "one configuration" in f.message or "configurations" in f.message]
+    assert said == ["spiral_mlp (gpus): one configuration (1 GPU): no scaling to compute"]
     result = read_runs([DATA / "seed004"])
     assert any(f.kind == "single-run" for f in result.findings)
 

@@ -47,6 +47,11 @@ def test_real_round_splits_bert_by_accelerator(round_runs) -> None:
     assert model.summary["efficiency"].max() <= 1.0
     kinds = {f.kind for f in model.findings}
     assert "grouping" not in kinds and "single-config" in kinds
+    said = [f.message for f in model.findings if "bert · A5000" in f.message and "configuration" in f.message]
+    assert said == ["bert · A5000 (gpus): one configuration (2 GPUs): no scaling to compute"]  # once, not again by the reader
+    fit = model.overview.set_index("series")["fit"]
+    assert fit["bert · A5000 (gpus)"] == "1 configuration with a speedup: an Amdahl fit needs 3"
+    assert fit["resnet (gpus)"] == "2 configurations with a speedup: an Amdahl fit needs 3"
     notes = model.overview_table().notes
     assert notes[0].startswith("series split by benchmark, accelerator, framework")
     assert any(n.startswith("bert · A5000 (gpus): accelerator NVIDIA RTX A5000; framework PyTorch NVIDIA Release 22.09") for n in notes)
