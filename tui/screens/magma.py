@@ -8,7 +8,7 @@ Everything that came from a file is shown as plain text.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -301,8 +301,8 @@ class ComparisonView(ResultTableView):
     width, 'tied with #2' drops its '(p = ...)' (rank 2's p cell, on the next row, has it) and
     the 'of' column is left out, before an environment name is cut any further."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self._pair: tuple[ResultTable, ResultTable] | None = None
 
     def show_both(self, full: ResultTable, compact: ResultTable) -> None:
