@@ -111,3 +111,24 @@ def test_study_best_verdicts_hold_after_the_correction() -> None:
             verdict = first["verdict"].iloc[0]
             assert (verdict == "best") == (second["p_value"].iloc[0] < magma_stats.ALPHA), verdict
             assert verdict == "best" or verdict.startswith("tied with #2")
+
+
+def test_screen_compact_verdict_drops_only_the_repeated_p_and_caption_names_the_correction() -> None:
+    """The screen's narrow table: 'tied with #2' without '(p = ...)' (rank 2's row shows it),
+    every other verdict as it is; its caption names the test and the correction, with the family size."""
+    from types import SimpleNamespace
+
+    from gpuscope.tui.model.magma_model import Selection, build_model
+
+    rng = np.random.default_rng(3)
+    samples = {("64", "a"): list(100 + rng.normal(0, 1, 12)), ("64", "b"): list(100 + rng.normal(0, 1, 12)),
+               ("96", "a"): list(200 + rng.normal(0, 1, 12)), ("96", "b"): list(150 + rng.normal(0, 1, 12))}
+    rows = frame(samples)
+    rows["test"] = rows["test"].astype("category")
+    model = build_model(SimpleNamespace(rows=rows, findings=[]))  # type: ignore[arg-type]
+    sel = Selection(test="dgemm", nodes="4")
+    full = {r["problem_size"] + str(r["rank"]): r["verdict"] for r in model.comparison_table(sel).records()}
+    compact = {r["problem_size"] + str(r["rank"]): r["verdict"] for r in model.comparison_table(sel, compact=True).records()}
+    assert full["641"].startswith("tied with #2 (p = ") and compact["641"] == "tied with #2"
+    assert full["961"] == compact["961"] == "best" and full["962"] == compact["962"] == "beyond noise"
+    assert model.comparison_caption(sel) == f"p: Mann-Whitney U vs #1 (exact if n ≤ {magma_stats.EXACT_MAX}), Holm-corrected over 2 comparisons"
