@@ -544,7 +544,7 @@ def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]
     for r, e, note in zip(rows["resources"], rows["efficiency"].to_numpy(float), _column(rows, "speedup_note", "").fillna("")):
         at = f"{int(r)} {unit(kind, r)}"
         if note:
-            out.append(Finding("error", "grouping", f"{series}: at {at}: {note} (--series-by splits the series further)"))
+            out.append(Finding("error", "grouping", f"{series}: at {at}: {note}"))  # the note names the keys that split it
         elif checks.efficiency_verdict(e) == "superlinear":
             out.append(Finding("warning", "superlinear", f"{series}: efficiency {checks.percent(e, checks.SUPERLINEAR)} at {at}, above {checks.percent(checks.SUPERLINEAR)}: superlinear: caches, or a slow baseline?"))
     if "topology" in rows:

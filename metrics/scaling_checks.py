@@ -15,6 +15,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from gpuscope.metrics.scaling_series import KNOWN_KEYS
+
 SUPERLINEAR = 1.0
 IMPLAUSIBLE = 1.5
 MACHINE_SETTINGS = ("set_accelerator", "set_framework", "set_org", "set_division", "set_code_version")
@@ -82,16 +84,20 @@ def efficiency_verdict(efficiency: float) -> str:
 
 def implausible_note(efficiency: float, differing: dict[str, dict[int, list[str]]], label, base: int, at: int, kind_unit) -> str:
     """Why a point's speedup is not given: the efficiency and what differs between the
-    baseline and the point (machine settings first), or that nothing in the logs does."""
-    parts = []
+    baseline and the point (machine settings first), or that nothing in the logs does; and
+    the `--series-by` keys that would split the two apart, where one differs."""
+    parts, keys = [], []
     ordered = sorted(differing, key=lambda c: (c not in MACHINE_SETTINGS, c))
     for column in ordered:
         values = differing[column]
         mine, theirs = values.get(at, []), values.get(base, [])
         if mine and theirs and mine != theirs:
             parts.append(f"{label(column)} {' | '.join(theirs)} at {base} {kind_unit(base)}, {' | '.join(mine)} at {at} {kind_unit(at)}")
+            keys.append(column.removeprefix("set_"))
     shown = percent(efficiency, IMPLAUSIBLE)
     if parts:
         what = "; ".join(parts[:3]) + (f"; and {len(parts) - 3} more" if len(parts) > 3 else "")
-        return f"efficiency {shown} is above {percent(IMPLAUSIBLE)}: not one machine's scaling ({what}); speedup not given"
+        split = ["benchmark", *(k for k in KNOWN_KEYS if k in keys)]
+        hint = f" (--series-by {','.join(split)} splits it)" if len(split) > 1 else ""
+        return f"efficiency {shown} is above {percent(IMPLAUSIBLE)}: not one machine's scaling ({what}); speedup not given{hint}"
     return f"efficiency {shown} is above {percent(IMPLAUSIBLE)}: not one machine's scaling, though the logs show no setting that differs (a slow baseline?); speedup not given"

@@ -69,6 +69,7 @@ def test_series_by_benchmark_pools_and_refuses_the_bert_point(round_runs) -> Non
     assert note.startswith("efficiency 1666% is above 150%: not one machine's scaling (accelerator NVIDIA RTX A5000 at 2 GPUs, NVIDIA H100-SXM5-80GB at 4 GPUs")
     grouping = [f for f in model.findings if f.kind == "grouping"]
     assert len(grouping) == 1 and grouping[0].severity == "error" and "bert (gpus): at 4 GPUs" in grouping[0].message
+    assert grouping[0].message.endswith("(--series-by benchmark,accelerator,framework,org splits it)")  # Krai and Dell differ in all three
     assert all(label != "bert (gpus)" for label, _x, _y in scaling.plot_series(model.summary))  # nothing to plot but the baseline
     text = model.speedup_table(full=False)
     assert "speedup n/a because" in [c.header for c in text.columns]
@@ -164,10 +165,15 @@ def test_superlinear_is_said_and_implausible_is_refused() -> None:
     found = {f.kind: f for f in scaling.findings(runs, s)}
     assert found["superlinear"].message == "s: efficiency 111% at 2 GPUs, above 100%: superlinear: caches, or a slow baseline?"
     assert found["grouping"].severity == "error"
+    assert found["grouping"].message.endswith("speedup not given (--series-by benchmark,accelerator splits it)")  # the key that differs
     assert scaling.plot_series(s)[0][1] == [1, 2]
     assert "166" not in as_text(draw_efficiency, s)
     same = make_runs([1, 2], [100, 20])
     assert "the logs show no setting that differs (a slow baseline?)" in row(scaling.summarize(same), 2)["speedup_note"]
+    assert "--series-by" not in row(scaling.summarize(same), 2)["speedup_note"]  # no key would split it
+    batch = make_runs([1, 2], [100, 20], set_global_batch_size=[32, 256])  # not a --series-by key: no regrouping to suggest
+    assert "global batch size 32 at 1 GPU, 256 at 2 GPUs" in row(scaling.summarize(batch), 2)["speedup_note"]
+    assert "--series-by" not in row(scaling.summarize(batch), 2)["speedup_note"]
 
 
 # --- point 4: accuracy counts the runs that did not converge --------------------------------
