@@ -20,6 +20,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.parquet_read import read_budgeted
+from gpuscope.parsers.base import FileRead
 from gpuscope.parsers.textfile import check_regular, display_name, read_text
 
 DELIMITERS = (",", "\t", ";", "|")
@@ -137,9 +138,8 @@ def read_parquet(path: Path, label: str) -> tuple[pd.DataFrame | None, list[Find
         return None, [Finding("error", "bad-parquet", f"not a readable Parquet file: {str(exc)[:200]}", label)]
 
 
-def read(path: str | Path):  # -> registry.FileRead
+def read(path: str | Path) -> FileRead:
     """A CSV / TSV / JSON / Parquet file as a table, with findings and {"rows", "columns"}."""
-    from gpuscope.parsers.registry import FileRead
 
     path = Path(path)
     label = display_name(path)

@@ -1,7 +1,7 @@
 """Provides `read_any()`: the right profiler reader for a file, chosen from its content.
 
 Extensions lie (PyProf's Parquet files end in `.gzip`), so formats are told apart by magic
-bytes and by the header words each tool prints: the rules are the registry's (parsers/registry,
+bytes and by the header words each tool prints: the rules are the registry's (parsers/rules,
 `kernel_kind`), the one place that describes every kind of file. A file no reader knows gives one finding that
 lists the formats gpuscope reads.
 """
@@ -13,7 +13,7 @@ import os
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import ncu, nsys, nvprof, pyprof, torch_trace
 from gpuscope.parsers.kernel_table import KernelRead, empty
-from gpuscope.parsers.registry import kernel_kind
+from gpuscope.parsers.rules import kernel_kind
 from gpuscope.parsers.textfile import display_name, head
 
 READERS = {"pyprof": pyprof.read, "nsys": nsys.read, "ncu": ncu.read, "nvprof": nvprof.read, "torch": torch_trace.read}

@@ -30,7 +30,7 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.parsers import magma_layout as fmt
 from gpuscope.parsers import magma_trust
 from gpuscope.parsers.magma_lines import Block, Lines, RunInfo, label_blocks, read_lines
-from gpuscope.parsers.registry import mentions_magma
+from gpuscope.parsers.rules import mentions_magma
 from gpuscope.parsers.path_context import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.textfile import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines
 
@@ -96,7 +96,7 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None,
     lines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))  # newlines: twice as fast as bytes.count
     if lines > budget[1]:
         return too_many_lines(lines, budget[1], label)
-    if not explicit and not mentions_magma(data):  # registry.MAGMA_MARKERS: a file met while walking
+    if not explicit and not mentions_magma(data):  # rules.MAGMA_MARKERS: a file met while walking
         return "no MAGMA header"
     if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
         text, problems = decode(data, label)

@@ -14,6 +14,7 @@ import struct
 from pathlib import Path
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.base import FileRead
 from gpuscope.parsers.textfile import MAX_BYTES, display_name, open_regular
 
 JPEG_SCAN_BYTES = 1 << 20
@@ -70,8 +71,7 @@ def _read_prefix(path: Path, label: str, limit: int) -> tuple[bytes | None, int,
         return None, 0, [Finding("error", "unreadable", f"cannot read: {exc.strerror or exc}", label)]
 
 
-def read_image(path: str | Path):  # -> registry.FileRead (imported here: registry imports this module lazily)
-    from gpuscope.parsers.registry import FileRead
+def read_image(path: str | Path) -> FileRead:
     label = display_name(path)
     data, size, findings = _read_prefix(Path(path), label, JPEG_SCAN_BYTES)
     if data is None:
@@ -90,8 +90,7 @@ def pdf_pages(data: bytes) -> int | None:
     return count or None
 
 
-def read_pdf(path: str | Path):  # -> registry.FileRead
-    from gpuscope.parsers.registry import FileRead
+def read_pdf(path: str | Path) -> FileRead:
     label = display_name(path)
     data, size, findings = _read_prefix(Path(path), label, MAX_BYTES)
     if data is None:

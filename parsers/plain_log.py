@@ -23,6 +23,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
+from gpuscope.parsers.base import FileRead
 from gpuscope.parsers.textfile import MAX_BYTES, MAX_LINES, MB, _human, display_name, open_regular
 
 CHUNK = 4 * MB
@@ -132,10 +133,9 @@ def _tail(handle: BinaryIO, size: int) -> list[str]:
     return [clean(line) for line in data.decode("utf-8", "replace").splitlines()[-TAIL_LINES:]]
 
 
-def read(path: str | Path, limit: int = MAX_BYTES) -> "FileRead":  # noqa: F821 - registry.FileRead
+def read(path: str | Path, limit: int = MAX_BYTES) -> FileRead:
     """Counts, line numbers and a table of the flagged lines (line, class, text), the offsets of
     line starts and the tail. An unreadable or binary file is one finding."""
-    from gpuscope.parsers.registry import FileRead
 
     label = display_name(path)
     handle, size, findings = open_regular(path, label)

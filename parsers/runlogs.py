@@ -40,9 +40,9 @@ import pandas as pd
 
 from gpuscope.metrics import scaling_series
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers import registry
+from gpuscope.parsers import rules
 from gpuscope.parsers import runlog_formats as fmt
-from gpuscope.parsers.registry import sacct_delimiter
+from gpuscope.parsers.rules import sacct_delimiter
 from gpuscope.parsers.textfile import read_text
 
 RUN_COLUMNS = (
@@ -1118,16 +1118,16 @@ def _files(paths: Sequence[str | os.PathLike[str]], findings: list[Finding]) -> 
 
 
 def _sniff(text: str, path: Path) -> str:
-    """Which run-log reader takes a file: the registry's rules (parsers/registry), in its order."""
+    """Which run-log reader takes a file: the registry's rules (parsers/rules), in its order."""
     name = path.name
-    if registry.match_mlperf(name, text):  # anywhere in the file
+    if rules.match_mlperf(name, text):  # anywhere in the file
         return "mlperf"
     head = text[:65536]
-    if registry.match_reframe(name, head):
+    if rules.match_reframe(name, head):
         return "reframe"
-    if registry.match_sacct(name, head):
+    if rules.match_sacct(name, head):
         return "sacct"
-    if registry.match_csv(name, head) or path.suffix.lower() == ".json" or head.lstrip()[:1] in "[{":
+    if rules.match_csv(name, head) or path.suffix.lower() == ".json" or head.lstrip()[:1] in "[{":
         return "table"  # any text that starts like JSON is tried as a (resources, time) table too
     return "seed"
 

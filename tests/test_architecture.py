@@ -53,3 +53,22 @@ def test_wheel_contains_every_module_and_stylesheet(tmp_path: Path) -> None:
     assert not any(n.startswith(("gpuscope/tests", "gpuscope/bench", "tests/", "bench/")) for n in names)
     assert any(n.endswith("entry_points.txt") for n in names)
     assert not any(n.endswith((".so", ".c", ".pyd")) for n in names), "gpuscope is pure Python"
+
+
+def test_no_reader_imports_the_registry() -> None:
+    """The registry imports the readers; a reader takes its rules from parsers/rules and its
+    result type from parsers/base, so there is no import cycle."""
+    import ast
+
+    parsers = Path(__file__).resolve().parents[1] / "parsers"
+    importers = []
+    for module in sorted(parsers.glob("*.py")):
+        if module.name == "registry.py":
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module == "gpuscope.parsers":
+                names = [f"gpuscope.parsers.{a.name}" for a in node.names]
+            if "gpuscope.parsers.registry" in names:
+                importers.append(module.name)
+    assert importers == []

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers import generic_tables, kernels, media, plain_log, registry
+from gpuscope.parsers import generic_tables, kernels, media, plain_log, registry, rules
 from gpuscope.parsers.registry import HEAD_BYTES, KINDS, READERS, recognise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,15 +137,15 @@ def test_kernels_sniff_agrees_with_the_registry() -> None:
     for folder in (SHARED / "profiles", SHARED / "pyprof/data/pcm/pyprof_kernels", EXAMPLES / "profiles"):
         for path in registry.walk(folder):
             kind = recognise(path).kind
-            if kind in registry.KERNEL_KINDS and not path.name.startswith("pipit_saxpy"):
-                assert kernels.sniff(path) == registry.KERNEL_KINDS[kind], path
+            if kind in rules.KERNEL_KINDS and not path.name.startswith("pipit_saxpy"):
+                assert kernels.sniff(path) == rules.KERNEL_KINDS[kind], path
 
 
 def test_a_readme_that_mentions_magma_is_not_magma(tmp_path: Path) -> None:
     readme = tmp_path / "README"
     readme.write_text("These are MAGMA 2.8.0 outputs; columns in Gflop/s.\n")
     assert recognise(readme).kind == "text"
-    assert registry.mentions_magma(readme.read_bytes())  # magma's own walk still reads it
+    assert rules.mentions_magma(readme.read_bytes())  # magma's own walk still reads it
 
 
 # ------------------------------------------------------------------ bounded reads
