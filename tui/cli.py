@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from typing import Sequence
 
 from gpuscope.metrics import export
-from gpuscope.metrics.findings import Finding
-from gpuscope.metrics.safe_text import clean_lines
 from gpuscope.tui.cli_checks import command_inputs, finite_float, overwritten_input, positive_int
+from gpuscope.tui.cli_output import emit, fail, print_findings, say, stdout_failed, text_width
 
 MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
 WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
@@ -194,77 +192,6 @@ def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str]) -
     parser.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
-def _say(message: object) -> None:
-    """One message on stderr: file names, scontrol's words and findings are outside text, so
-    cleaned of escape sequences (a folder named `\x1b]0;...` must not retitle the terminal)."""
-    print(f"gpuscope: {clean_lines(message)}", file=sys.stderr)
-
-
-def _fail(message: str, code: int = 1) -> int:
-    _say(message)
-    return code
-
-
-def _width(args: argparse.Namespace) -> int:
-    """--width, else the terminal's width, else 120 (pipes, CI logs)."""
-    return args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
-
-
-def _write_stdout(text: str) -> None:
-    """All of `text` on standard output, or OSError. Unbuffered (`python -u`, PYTHONUNBUFFERED)
-    stdout is a raw file whose write may take only part of the bytes (a pipe whose reader has
-    gone) without an error: the rest is written again until it goes or fails, so a closed pipe
-    is said instead of losing the output silently. A full disk or a closed pipe shows here,
-    not at exit."""
-    sys.stdout.flush()
-    out = sys.stdout.buffer
-    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
-    while data:
-        written = out.write(data)
-        data = data[written if written is not None else 0:]
-    out.flush()
-
-
-def _emit(args: argparse.Namespace, fmt: str, text: str) -> int:
-    """Write `text` to -o FILE (atomically) or stdout; 0, or 1 with a message when writing fails."""
-    if not args.output:
-        try:
-            _write_stdout(text)
-        except OSError as exc:
-            return stdout_failed(exc)
-        return 0
-    try:
-        export.write_text(args.output, text)
-    except OSError as exc:
-        return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
-    print(clean_lines(f"wrote {args.output} ({fmt})"), file=sys.stderr)
-    return 0
-
-
-def stdout_failed(exc: OSError) -> int:
-    """Standard output cannot be written (`> /dev/full`, `| head` that has gone): one line, exit 1.
-
-    Standard output then points at /dev/null, as Python's documentation advises for a broken
-    pipe: the interpreter flushes it once more at exit, and that must not fail again with an
-    "Exception ignored" report."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # stdout has no descriptor (closed, replaced): nothing to flush at exit
-        pass
-    try:
-        _say(f"cannot write to standard output: {exc.strerror or exc}")
-    except OSError:  # stderr went the same way (`2>&1 | head`)
-        pass
-    return 1
-
-
-def _print_findings(findings: Sequence[Finding]) -> None:
-    for finding in findings:
-        _say(f"{finding.where() + ': ' if finding.where() else ''}{finding.message}")
-
-
 def _run_screen(first_screen, hint: str, mode: str | None = None, watch=None) -> int | None:  # first_screen, watch: () -> Screen
     """Open the screen; its exit status, or None when stdout is not a terminal (the caller
     prints text instead). No terminal on stdin is a usage error (exit 2, with `hint`).
@@ -280,10 +207,10 @@ def _run_screen(first_screen, hint: str, mode: str | None = None, watch=None) ->
     except NoTerminal as exc:
         if exc.stream == "stdout":
             return None
-        return _fail(f"{exc}; {hint}", 2)
+        return fail(f"{exc}; {hint}", 2)
     if app.terminal_lost:
         try:
-            _fail("the terminal went away: screen closed")
+            fail("the terminal went away: screen closed")
         except OSError:  # stderr was that terminal
             pass
         return 1
@@ -300,20 +227,20 @@ def run_magma(args: argparse.Namespace) -> int:
     try:
         result = magma.read_tree(args.paths, path_pattern=args.path_pattern, exclude=args.exclude, peak_override=args.peak_gflops)
     except ValueError as exc:  # a bad --path-pattern
-        return _fail(str(exc), 2)
+        return fail(str(exc), 2)
     from gpuscope.tui.model.magma_report import report, unknown_choice
 
     problem = unknown_choice(result.rows, args)
     if problem:
-        return _fail(problem, 2)
+        return fail(problem, 2)
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     tables, extra = report(result, args, fmt)
-    if _emit(args, fmt, export.render(tables, fmt, _width(args), extra, limit=args.width)):
+    if emit(args, fmt, export.render(tables, fmt, text_width(args), extra, limit=args.width)):
         return 1
     if result.files_read == 0 or result.rows.empty:  # nothing to summarise: say why, and fail
-        _print_findings([f for f in result.findings if f.severity != "info"] or result.findings)
+        print_findings([f for f in result.findings if f.severity != "info"] or result.findings)
         return 1
-    _print_findings([f for f in result.findings if f.kind in NO_ROWS])  # files that gave nothing: never silently
+    print_findings([f for f in result.findings if f.kind in NO_ROWS])  # files that gave nothing: never silently
     return 0
 
 
@@ -326,7 +253,7 @@ def _open_magma_screen(args: argparse.Namespace) -> int | None:
 
     for path in args.paths:
         if not os.path.exists(path):
-            return _fail(f"no such file or folder: {path}", 2)
+            return fail(f"no such file or folder: {path}", 2)
 
     def first_screen() -> MagmaScreen:
         return MagmaScreen(args.paths, path_pattern=args.path_pattern, exclude=tuple(args.exclude), keep_warmup=args.keep_warmup,
@@ -352,11 +279,11 @@ def run_watch(args: argparse.Namespace) -> int:
     from gpuscope.tui.cli_record import scope_problem
 
     if (problem := scope_problem(args, longest=10)) is not None:
-        return _fail(problem, 2)  # before the screen opens or a reading is printed
+        return fail(problem, 2)  # before the screen opens or a reading is printed
     if args.record and (args.once or args.format or args.output):
-        return _fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
+        return fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
     if args.all_nodes and (args.job is None or args.once or args.format or args.output):
-        return _fail("--all-nodes goes with --job and the screen; to record every node use: gpuscope record --job ID -o FILE", 2)
+        return fail("--all-nodes goes with --job and the screen; to record every node use: gpuscope record --job ID -o FILE", 2)
     if not (args.once or args.format or args.output):
         from gpuscope.tui.cli_record import every_node
         from gpuscope.tui.screens.watch import WatchScreen
@@ -369,7 +296,7 @@ def run_watch(args: argparse.Namespace) -> int:
                 source = RecordingSource(source, Recorder(args.record))
             except RecordingError as exc:
                 source.close()
-                return _fail(str(exc), 2)
+                return fail(str(exc), 2)
         try:
             code = _run_screen(lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True),
                                "use --once (one snapshot) or --format to print instead", mode="watch")
@@ -395,11 +322,11 @@ def run_watch(args: argparse.Namespace) -> int:
         tables = snapshot_tables(snapshot, width=args.width)
         if args.table:
             tables = [t for t in tables if t.title.lower().startswith(args.table)]
-        text = export.render(tables, fmt, _width(args), limit=args.width)
-    if _emit(args, fmt, text):
+        text = export.render(tables, fmt, text_width(args), limit=args.width)
+    if emit(args, fmt, text):
         return 1
     for problem in snapshot.scope.problems:
-        _say(problem)
+        say(problem)
     return 0
 
 
@@ -410,7 +337,7 @@ def run_kernels(args: argparse.Namespace) -> int:
     try:  # a malformed pattern is a usage error, before any file is read
         NamePattern.compile(args.name_pattern) if args.name_pattern else None
     except ValueError as exc:
-        return _fail(str(exc), 2)
+        return fail(str(exc), 2)
     if args.format is None and args.output is None:
         code = _open_kernels_screen(args)
         if code is not None:
@@ -419,14 +346,14 @@ def run_kernels(args: argparse.Namespace) -> int:
 
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     try:
-        result = report(args, fmt, _width(args))
+        result = report(args, fmt, text_width(args))
     except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
-        return _fail(str(exc), 2)
-    if _emit(args, fmt, export.render(result.tables, fmt, _width(args), result.extra, limit=args.width)):
+        return fail(str(exc), 2)
+    if emit(args, fmt, export.render(result.tables, fmt, text_width(args), result.extra, limit=args.width)):
         return 1
     if result.empty:
         errors = [f for f in result.findings if f.severity == "error"]
-        _print_findings(errors or result.findings[:5])
+        print_findings(errors or result.findings[:5])
         return 1
     return 0
 
@@ -437,11 +364,11 @@ def _open_kernels_screen(args: argparse.Namespace) -> int | None:
 
     for path in [*args.paths, *args.markers]:
         if not os.path.exists(path):
-            return _fail(f"no such file or folder: {path}", 2)
+            return fail(f"no such file or folder: {path}", 2)
     try:  # bad flags fail here, with the usage exit code, not inside the screen
         choose_peak(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision)
     except ValueError as exc:
-        return _fail(str(exc), 2)
+        return fail(str(exc), 2)
     from gpuscope.tui.model.kernels_model import KernelView
     from gpuscope.tui.screens.kernels import KernelsScreen
 
@@ -459,17 +386,17 @@ def run_scaling(args: argparse.Namespace) -> int:
     from gpuscope.parsers.runlogs import compile_resources_pattern
 
     if args.baseline is not None and args.baseline < 1:
-        return _fail("--baseline must be a resource count of 1 or more", 2)
+        return fail("--baseline must be a resource count of 1 or more", 2)
     try:  # a malformed pattern is a usage error, before any file is read
         compile_resources_pattern(args.resources) if args.resources else None
     except (ValueError, re.error) as exc:  # the parser's messages name the option already
-        return _fail(str(exc) if str(exc).startswith("--resources") else f"--resources {args.resources!r}: {exc}", 2)
+        return fail(str(exc) if str(exc).startswith("--resources") else f"--resources {args.resources!r}: {exc}", 2)
     from gpuscope.metrics.scaling_series import parse_keys
 
     try:
         args.series_by = parse_keys(args.series_by)
     except ValueError as exc:
-        return _fail(str(exc), 2)
+        return fail(str(exc), 2)
     if args.format is None and args.output is None:
         code = _open_scaling_screen(args)
         if code is not None:
@@ -481,22 +408,22 @@ def run_scaling(args: argparse.Namespace) -> int:
     result = read_runs(args.paths, resources_pattern=args.resources)
     present = series_names(result.runs, args.series_by)
     if args.series is not None and present and args.series not in present:
-        return _fail(f"--series {args.series!r} matches nothing; present: {', '.join(present)}", 2)
+        return fail(f"--series {args.series!r} matches nothing; present: {', '.join(present)}", 2)
     model = build_model(result, args.baseline, args.series, args.series_by)
     if model.empty:  # never an empty table that looks like a result
-        _fail(f"no runs found in {', '.join(args.paths)}: no seed, MLPerf, ReFrame, sacct or (resources, time) table log")
-        _print_findings([f for f in model.findings if f.severity != "info"] or model.findings[:5])
+        fail(f"no runs found in {', '.join(args.paths)}: no seed, MLPerf, ReFrame, sacct or (resources, time) table log")
+        print_findings([f for f in model.findings if f.severity != "info"] or model.findings[:5])
         return 1
     if (problem := model.unknown_baseline()) is not None:
-        return _fail(problem, 2)
+        return fail(problem, 2)
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    printed = report(model, fmt, _width(args), args.table)
-    if _emit(args, fmt, export.render(printed.tables, fmt, _width(args), printed.extra, limit=args.width)):
+    printed = report(model, fmt, text_width(args), args.table)
+    if emit(args, fmt, export.render(printed.tables, fmt, text_width(args), printed.extra, limit=args.width)):
         return 1
     # warnings and errors, and that there is nothing to scale over; the rest are in the findings table
-    _print_findings([f for f in model.findings if f.severity != "info" or f.kind == "single-config"])
+    print_findings([f for f in model.findings if f.severity != "info" or f.kind == "single-config"])
     if not (model.summary["runs"] > 0).any():  # runs read, none usable: the tables say why, the command fails
-        return _fail("no run has a usable time: no speedup could be computed")
+        return fail("no run has a usable time: no speedup could be computed")
     return 0
 
 
@@ -505,7 +432,7 @@ def _open_scaling_screen(args: argparse.Namespace) -> int | None:
 
     for path in args.paths:
         if not os.path.exists(path):
-            return _fail(f"no such file or folder: {path}", 2)
+            return fail(f"no such file or folder: {path}", 2)
     return _run_screen(lambda: ScalingScreen(args.paths, baseline=args.baseline, resources=args.resources, series=args.series, tab=args.table, series_by=args.series_by),
                        "use --format text (or -o FILE) to print instead")
 
@@ -516,13 +443,13 @@ def run_check(args: argparse.Namespace) -> int:
     from gpuscope.tui.model.check_report import check_folder
 
     if not os.path.isdir(args.folder):
-        return _fail(f"no such folder: {args.folder}", 2)
+        return fail(f"no such folder: {args.folder}", 2)
     report = check_folder(args.folder, args.expected)
-    _print_findings(report.findings)
+    print_findings(report.findings)
     if not report.checks:
-        return _fail(f"no checks to run from {report.expected_file} (see 'gpuscope check --help' for its format)", 2)
+        return fail(f"no checks to run from {report.expected_file} (see 'gpuscope check --help' for its format)", 2)
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    if _emit(args, fmt, export.render([results_table(report.results)], fmt, _width(args), limit=args.width)):
+    if emit(args, fmt, export.render([results_table(report.results)], fmt, text_width(args), limit=args.width)):
         return 2
     if not report.expected_ok:
         return 2  # a check was left out: passing the rest must not look like a pass
@@ -532,7 +459,7 @@ def run_check(args: argparse.Namespace) -> int:
 def run_browse(args: argparse.Namespace) -> int:
     """Open the browser, or with --format/-o print (or write) the listing of every file."""
     if not os.path.lexists(args.folder):
-        return _fail(f"no such file or folder: {args.folder}", 2)
+        return fail(f"no such file or folder: {args.folder}", 2)
     if args.format is None and args.output is None:
         code = _open_browse_screen(args)
         if code is not None:
@@ -540,7 +467,7 @@ def run_browse(args: argparse.Namespace) -> int:
     from gpuscope.tui.model.browse_listing import listing
 
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    return _emit(args, fmt, export.render([listing(args.folder)], fmt, _width(args), limit=args.width))
+    return emit(args, fmt, export.render([listing(args.folder)], fmt, text_width(args), limit=args.width))
 
 
 def _open_browse_screen(args: argparse.Namespace) -> int | None:
@@ -572,15 +499,15 @@ def run_replay(args: argparse.Namespace) -> int:
     with nothing to replay (damaged, crafted, foreign, empty) exits 1, as other commands do for a
     file they cannot read."""
     if not os.path.lexists(args.file):
-        return _fail(f"no such file: {args.file}", 2)
+        return fail(f"no such file: {args.file}", 2)
     if os.path.isdir(args.file):
-        return _fail(f"{args.file} is a folder; replay opens a recording (gpuscope browse shows a folder's recordings)", 2)
+        return fail(f"{args.file} is a folder; replay opens a recording (gpuscope browse shows a folder's recordings)", 2)
     from gpuscope.tui.model.replay_model import open_replay
 
     replay = open_replay(args.file)
     if replay.problem is not None:
         replay.close()
-        return _fail(f"{args.file}: {replay.problem}", 1)
+        return fail(f"{args.file}: {replay.problem}", 1)
     from gpuscope.tui.screens.replay import ReplayScreen
 
     try:
@@ -588,7 +515,7 @@ def run_replay(args: argparse.Namespace) -> int:
     finally:
         replay.close()
     if code is None:
-        return _fail("replay is a screen and stdout is not a terminal; gpuscope report --recording FILE prints the job's report", 2)
+        return fail("replay is a screen and stdout is not a terminal; gpuscope report --recording FILE prints the job's report", 2)
     return code
 
 
@@ -610,7 +537,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         output = getattr(args, "output", None)  # `record -o` too: its --demo scenario is an input
         if output and (problem := overwritten_input(output, command_inputs(args))) is not None:
-            return _fail(problem, 2)
+            return fail(problem, 2)
         if args.command == "magma":
             if args.path_pattern:
                 from gpuscope.parsers.path_context import PathPattern

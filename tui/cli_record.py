@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli import _emit, _say, stdout_failed
+from gpuscope.tui.cli_output import emit, say, stdout_failed
 from gpuscope.tui.cli_checks import finite_float, positive_int
 
 GONE_SAMPLES = 3
@@ -168,7 +168,7 @@ def run_collect(args: argparse.Namespace) -> int:
     from gpuscope.metrics.snapshot_tables import snapshot_dict
 
     if (problem := scope_problem(args)) is not None:
-        _say(problem)
+        say(problem)
         return 2
     from gpuscope.collectors.fanout import end_line
 
@@ -193,23 +193,23 @@ def run_record(args: argparse.Namespace) -> int:
     from gpuscope.collectors.recorder import Recorder, RecordingError
 
     if args.duration is not None and args.duration <= 0:
-        _say("--duration must be more than 0 seconds")
+        say("--duration must be more than 0 seconds")
         return 2
     if args.all_nodes and args.job is None:
-        _say("--all-nodes needs --job")
+        say("--all-nodes needs --job")
         return 2
     if (problem := scope_problem(args)) is not None:
-        _say(problem)
+        say(problem)
         return 2
     fan_out = every_node(args)
     try:
         recorder = Recorder(args.output)
     except RecordingError as exc:
-        _say(str(exc))
+        say(str(exc))
         return 2
     code = 0
     until = f"for {args.duration:g} s" if args.duration is not None else "until stopped (Ctrl+C, SIGTERM) or the processes are gone"
-    _say(f"recording to {args.output} every {args.interval:g} s {until}" + (", every node of the job through srun" if fan_out else ""))
+    say(f"recording to {args.output} every {args.interval:g} s {until}" + (", every node of the job through srun" if fan_out else ""))
     with _Stop() as stop:
         try:
             if fan_out:
@@ -218,17 +218,17 @@ def run_record(args: argparse.Namespace) -> int:
                 for snapshot in _samples(args, stop, duration=args.duration):
                     recorder.add(snapshot)
         except RecordingError as exc:
-            _say(str(exc))
+            say(str(exc))
             code = 1
         finally:
             try:
                 recorder.close()
             except RecordingError as exc:
-                _say(str(exc))
+                say(str(exc))
                 code = 1
     size = os.path.getsize(args.output) if os.path.exists(args.output) else 0
     batches = recorder.batches_written
-    _say(f"{stop.why}: {recorder.samples_written} samples in {batches} batch{'es' if batches != 1 else ''} written to {args.output} ({size / 1024:.0f} KiB)")
+    say(f"{stop.why}: {recorder.samples_written} samples in {batches} batch{'es' if batches != 1 else ''} written to {args.output} ({size / 1024:.0f} KiB)")
     return code
 
 
@@ -246,7 +246,7 @@ def _record_nodes(args: argparse.Namespace, recorder: Any, stop: _Stop) -> int:
                 recorder.add(snapshot)
             for state in streams.states():
                 if state.status != said.get(state.node, "ok"):
-                    _say(f"node {state.node}: {state.status}")
+                    say(f"node {state.node}: {state.status}")
                 said[state.node] = state.status
             if streams.ended:
                 for snapshot in streams.drain():
@@ -262,7 +262,7 @@ def _record_nodes(args: argparse.Namespace, recorder: Any, stop: _Stop) -> int:
         for snapshot in streams.drain():
             recorder.add(snapshot)
     if streams.bad_lines:
-        _say(f"{streams.bad_lines} lines from the nodes were not snapshots: skipped")
+        say(f"{streams.bad_lines} lines from the nodes were not snapshots: skipped")
     return 1 if streams.error and not recorder.samples_written + recorder.pending else 0
 
 
@@ -300,13 +300,13 @@ def run_report(args: argparse.Namespace) -> int:
 
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
     if fmt not in ("text", "markdown", "json"):
-        _say("report prints text, markdown or json")
+        say("report prints text, markdown or json")
         return 2
     if args.recording is None and args.job is None:
-        _say("report needs --recording FILE, --job ID, or both")
+        say("report needs --recording FILE, --job ID, or both")
         return 2
     if args.time_limit is not None and not args.time_limit > 0:
-        _say("--time-limit must be a positive number of seconds")
+        say("--time-limit must be a positive number of seconds")
         return 2
     usages, use = [], None
     if args.recording is not None:
@@ -315,15 +315,15 @@ def run_report(args: argparse.Namespace) -> int:
         stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
         usages = usage_per_node(stream.batches())
         for finding in stream.findings:
-            _say(f"{args.recording}: {finding.message}")
+            say(f"{args.recording}: {finding.message}")
         if stream.samples == 0:
             if not stream.findings:
-                _say(f"{args.recording}: no samples")
+                say(f"{args.recording}: no samples")
             return 1  # as replay: nothing to report from this file
     if args.job is not None:
         use, said = slurm_use(args.job)
         for line in said:
-            _say(line)
+            say(line)
         if use is None and not usages:
             return 1
     result = report(usages, time_limit_s=args.time_limit, slurm=use)
@@ -334,4 +334,4 @@ def run_report(args: argparse.Namespace) -> int:
     width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
     text = export.render(tables, fmt, width, limit=args.width or (width if sys.stdout.isatty() else None))  # fits the terminal
     text += "" if text.endswith("\n") else "\n"
-    return _emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands
+    return emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands
