@@ -319,14 +319,20 @@ def tied_folder(magma_data: Path, tmp_path: Path) -> Path:
     return tmp_path
 
 
+async def comparison(app, pilot):  # noqa: ANN001, ANN201 - textual's App, Pilot -> MagmaScreen
+    """The MAGMA screen once loaded, on its comparison tab."""
+    screen = await settle(app, pilot)
+    await pilot.press("c")
+    await pilot.pause()
+    return screen
+
+
 async def test_tied_verdict_and_p_note_readable_at_80x24(magma_data: Path, tmp_path: Path) -> None:
     """At 80x24 'tied with #2' and 'within noise' are whole (rank 2's p beside them), and the
     line under the table says how p was computed and corrected."""
     app = magma_app(tied_folder(magma_data, tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settle(app, pilot)
-        await pilot.press("c")
-        await pilot.pause()
+        screen = await comparison(app, pilot)
         text = screen_text(app)
         assert re.search(r"1\.000 +tied with #2 ", text)
         assert re.search(r"0\.67 +within noise ", text)  # rank 2's p, on the next row, beside its verdict
@@ -343,9 +349,7 @@ async def test_tied_verdict_and_p_note_readable_at_80x24(magma_data: Path, tmp_p
 async def test_verdicts_whole_at_80x24_with_three_environments(magma_data: Path) -> None:
     app = magma_app(magma_data)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settle(app, pilot)
-        await pilot.press("c")
-        await pilot.pause()
+        screen = await comparison(app, pilot)
         text = screen_text(app)
         assert re.search(r"e-07 +beyond noise ", text)
         assert "Holm-corrected" in text
@@ -357,9 +361,7 @@ async def test_wide_comparison_keeps_the_full_verdict(magma_data: Path, tmp_path
     """Where the whole table fits, rank 1's verdict says the p of rank 2 too, and 'of' is shown."""
     app = magma_app(tied_folder(magma_data, tmp_path))
     async with app.run_test(size=(220, 30)) as pilot:
-        screen = await settle(app, pilot)
-        await pilot.press("c")
-        await pilot.pause()
+        screen = await comparison(app, pilot)
         table = screen.query_one("#comparison", ResultTableView)
         assert "rows" in [str(column.key.value) for column in table.columns.values()]
         assert any(cell.plain.startswith("tied with #2 (p = ") for cell in table.get_column("verdict"))
