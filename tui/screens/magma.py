@@ -182,11 +182,11 @@ class MagmaScreen(LoadingScreen):
         # Test and nodes are the same on every row of a selection and stated in the bar above.
         self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED, squeeze=("environment", "why"),
                                                          fit_through=f"{selection.metric}_whisker_hi")
-        self.query_one("#comparison", ComparisonView).show_both(model.comparison_table(selection),
-                                                                model.comparison_table(selection, compact=True))
+        full = model.comparison_table(selection)
+        self.query_one("#comparison", ComparisonView).show_both(full, model.comparison_table(selection, compact=True))
         note = self.query_one("#comparison-note", Static)
         note.update(model.comparison_caption(selection))
-        note.tooltip = " ".join(model.comparison_table(selection).notes)
+        note.tooltip = " ".join(full.notes)
         empty = f"No {selection.test} results at {selection.nodes_label}. Press n for another cluster size."
         await self.query_one("#plots", BoxPlotStack).show(summary, selection.metric, empty)
 
