@@ -147,7 +147,7 @@ async def screen_timings(tree: Path, presses: int) -> dict[str, object]:
     import random
 
     from gpuscope.tui.app import GpuscopeApp
-    from gpuscope.tui.screens.browse import BrowseScreen
+    from gpuscope.tui.screens.browse.screen import BrowseScreen
 
     frames: list[tuple[float, object]] = []
     start = time.perf_counter()

@@ -103,7 +103,7 @@ def process_rows(backend: NvmlBackend, pid: int, results: list[dict]) -> None:
 
 
 def watch_once(pid: int, results: list[dict]) -> None:
-    out = subprocess.run([sys.executable, "-m", "gpuscope.tui.cli", "watch", "--once", "--format", "json", "--pid", str(pid)],
+    out = subprocess.run([sys.executable, "-m", "gpuscope.tui.cli.main", "watch", "--once", "--format", "json", "--pid", str(pid)],
                          capture_output=True, text=True, timeout=60, check=False)
     try:
         data = json.loads(out.stdout)
@@ -132,7 +132,7 @@ async def screenshot(out_dir: str, seconds: float) -> str | None:
     try:
         from gpuscope.collectors.snapshot import SnapshotSource
         from gpuscope.tui.app import GpuscopeApp
-        from gpuscope.tui.screens.watch import WatchScreen
+        from gpuscope.tui.screens.watch.screen import WatchScreen
     except ImportError as err:
         print("no screenshot:", err)
         return None

@@ -10,8 +10,8 @@
 2. Times, alternating variant by variant each round, medians over --repeat:
    (a) seed      - the seed notebook's functions (compute_efficiency, flops_per_sec, bandwidth,
                    and the kernel-level ranking cells), copied as written, on a pandas DataFrame;
-   (b) gpuscope  - gpuscope.metrics.kernel_efficiency.efficiency + kernel_ranking on the canonical
-                   table (what gpuscope.parsers.pyprof.read returns, built with kernel_table.canonical);
+   (b) gpuscope  - gpuscope.metrics.kernels.efficiency.efficiency + kernel_ranking on the canonical
+                   table (what gpuscope.parsers.profilers.pyprof.read returns, built with kernel_table.canonical);
    (c) engines   - per-kernel sums of duration / FLOPs / bytes / launches (rows with duration <= 0
                    excluded, as gpuscope does), everything else derived from the ~70-row result:
                    pyarrow      group_by on the Arrow table (kernel as plain strings);
@@ -116,7 +116,7 @@ def run_seed(df):
 # --- (b) gpuscope ------------------------------------------------------------------------------
 
 def run_gpuscope(table):
-    from gpuscope.metrics.kernel_efficiency import efficiency_and_ranking
+    from gpuscope.metrics.kernels.efficiency import efficiency_and_ranking
 
     eff, ranking = efficiency_and_ranking(table, peak_tflops=THEORETICAL_FLOPS, peak_gbs=THEORETICAL_BANDWIDTH)
     return {
@@ -265,8 +265,8 @@ def seed_frame(tbl: pa.Table) -> pd.DataFrame:
 
 
 def canonical_frame(tbl: pa.Table) -> pd.DataFrame:
-    """The canonical kernel table gpuscope.parsers.pyprof.read builds (same typing path)."""
-    from gpuscope.parsers.kernel_table import canonical
+    """The canonical kernel table gpuscope.parsers.profilers.pyprof.read builds (same typing path)."""
+    from gpuscope.parsers.profilers.kernel_table import canonical
 
     frame = tbl.to_pandas().rename(columns={"Kernel": "kernel", "Sil(ns)": "duration_ns", "FLOPs": "flops", "Bytes": "bytes"})
     return canonical(frame, "bench")
@@ -357,7 +357,7 @@ def measure_child(name: str, path: str) -> dict:
           "pyarrow-dict": run_pyarrow, "numpy-dict": run_numpy, "numpy-parquet": run_numpy_parquet,
           "duckdb-arrow": run_duckdb_arrow, "duckdb-parquet": run_duckdb_parquet}[name]
     if name == "gpuscope":
-        import gpuscope.metrics.kernel_efficiency  # noqa: F401  (imports are not the computation's memory)
+        import gpuscope.metrics.kernels.efficiency  # noqa: F401  (imports are not the computation's memory)
     if name.startswith("duckdb"):
         import duckdb  # noqa: F401
     if name.endswith("-parquet") or name.endswith("-dict"):

@@ -41,8 +41,8 @@ import make_magma_tree  # noqa: E402
 
 
 def gpuscope_stage(tree: Path):
-    from gpuscope.metrics import magma_stats
-    from gpuscope.parsers import magma
+    from gpuscope.metrics.magma import stats as magma_stats
+    from gpuscope.parsers.magma import read as magma
 
     result = magma.read_tree([tree])
     return result, magma_stats.summarize(result.rows)
@@ -96,8 +96,8 @@ def bench(args, tree: Path) -> int:
     print(f"generated {n_files} files, {n_bytes / 1e6:.1f} MB (seed {args.seed}) in {seconds:.1f} s at {tree}")
 
     try:
-        import gpuscope.metrics.magma_stats  # noqa: F401
-        import gpuscope.parsers.magma  # noqa: F401
+        import gpuscope.metrics.magma.stats  # noqa: F401
+        import gpuscope.parsers.magma.read  # noqa: F401
     except ImportError as exc:
         print(f"gpuscope's MAGMA stage is not importable ({exc}); timing the baseline only")
         times = [timed(baseline_magma.run, tree)[0] for _ in range(args.repeat)]

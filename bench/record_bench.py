@@ -42,9 +42,9 @@ sys.path.insert(0, str(REPO / "tests"))  # FakeSource lives with the tests
 from fake_watch import FakeSource  # noqa: E402
 
 from gpuscope.collectors.recorder import Recorder  # noqa: E402
-from gpuscope.metrics import recording_schema  # noqa: E402
+from gpuscope.parsers.recording import schema as recording_schema  # noqa: E402
 from gpuscope.metrics.snapshot_tables import snapshot_dict  # noqa: E402
-from gpuscope.tui.model.replay_model import ReplayCursor, open_replay  # noqa: E402
+from gpuscope.tui.model.replay import ReplayCursor, open_replay  # noqa: E402
 
 TARGET_CPU_MS = 0.5
 TARGET_BYTES_PER_GPU = 1024
@@ -83,7 +83,7 @@ def write_day(path: Path, snapshots, hours: float) -> int:
 
 
 def open_as_replay(path: Path) -> tuple[float, int]:
-    """What `gpuscope replay FILE` does before its first frame (tui/model/replay_model.py): the
+    """What `gpuscope replay FILE` does before its first frame (tui/model/replay.py): the
     recording read without its process lists, the history and the events from the columns, the
     first sample with its processes (decoded from its own batch), the panes' history at the
     cursor and the plots' history of the whole recording."""
@@ -101,8 +101,8 @@ def open_as_replay(path: Path) -> tuple[float, int]:
 
 def time_report(path: Path) -> float:
     """Seconds `gpuscope report --recording PATH` takes to read and reduce the recording."""
-    from gpuscope.metrics.job_report import report, usage_per_node
-    from gpuscope.parsers import recording
+    from gpuscope.metrics.job.report import report, usage_per_node
+    from gpuscope.parsers.recording import read as recording
 
     start = time.perf_counter()
     report(usage_per_node(recording.Stream(path).batches()))

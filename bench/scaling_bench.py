@@ -47,8 +47,8 @@ def cpu_seconds() -> float:
 
 
 def gpuscope_stage(tree: Path):
-    from gpuscope.metrics import scaling
-    from gpuscope.parsers.runlogs import read_runs
+    from gpuscope.metrics.scaling import analysis as scaling
+    from gpuscope.parsers.runlogs.read import read_runs
 
     result = read_runs([tree])
     return result, scaling.summarize(result.runs)

@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))  # FakeSource lives with the tests
 from fake_watch import FakeSource  # noqa: E402
 
 from gpuscope.tui.app import GpuscopeApp  # noqa: E402
-from gpuscope.tui.screens.watch import WatchScreen  # noqa: E402
-from gpuscope.tui.widgets.process_table import ProcessTable  # noqa: E402
+from gpuscope.tui.screens.watch.screen import WatchScreen  # noqa: E402
+from gpuscope.tui.screens.watch.process_table import ProcessTable  # noqa: E402
 
 KEYS = ("s", "t", "I", "down")
 TARGET_P95_MS = 50.0

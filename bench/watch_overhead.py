@@ -24,7 +24,7 @@ FIRST_FRAME = """
 import asyncio, time
 T0 = time.perf_counter()
 from gpuscope.tui.app import GpuscopeApp
-from gpuscope.tui.screens.watch import WatchScreen
+from gpuscope.tui.screens.watch.screen import WatchScreen
 from gpuscope.collectors.snapshot import SnapshotSource
 async def main():
     app = GpuscopeApp(first_screen=lambda: WatchScreen(SnapshotSource(), interval=1.0))

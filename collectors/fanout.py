@@ -30,7 +30,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import IO, Callable, Sequence
 
-from gpuscope.metrics.recording_schema import from_json_dict
+from gpuscope.parsers.recording.schema import from_json_dict
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 
@@ -63,7 +63,7 @@ def srun_command(job_id: str, interval: float, python: str = sys.executable) -> 
     overlaps the job's own (`--overlap`), with this same gpuscope (`python -m`): clusters
     share the software's file system between nodes."""
     return ["srun", "--jobid", str(job_id), "--overlap", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--quiet",
-            python, "-m", "gpuscope.tui.cli", "collect", "--stream", "--job", str(job_id), "--interval", f"{interval:g}"]
+            python, "-m", "gpuscope.tui.cli.main", "collect", "--stream", "--job", str(job_id), "--interval", f"{interval:g}"]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A batch is written when it holds `batch_samples` samples or its first sample is `batch_seconds`
 old, whichever comes first, and the file is flushed after each one: a `kill -9` loses at most
 the open batch, and what was written stays readable (an IPC stream is a sequence of
-self-contained messages; parsers/recording.py keeps every whole batch of a cut file). `close()`
+self-contained messages; parsers/recording/read.py keeps every whole batch of a cut file). `close()`
 writes the open batch and the end-of-stream marker.
 
 The file is created new (an existing file is never overwritten: nothing lost), with the user's
@@ -21,7 +21,7 @@ from typing import BinaryIO, Callable
 
 import pyarrow as pa
 
-from gpuscope.metrics import recording_schema
+from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.metrics.samples import Snapshot
 
 BATCH_SAMPLES = 60

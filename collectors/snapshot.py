@@ -17,7 +17,7 @@ from gpuscope.collectors.gpu import GpuBackend, NoGpuBackend, open_backend
 from gpuscope.collectors.host import HostCollector
 from gpuscope.collectors.processes import ProcessCollector
 from gpuscope.collectors.scope import refresh, resolve_scope
-from gpuscope.metrics import verdicts
+from gpuscope.metrics.job import verdicts
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, JobScope, ProcessRow, Snapshot
 from gpuscope.metrics.snapshot_tables import NOT_IN_PROC

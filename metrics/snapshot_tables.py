@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from gpuscope.metrics import verdicts as judge_mod
+from gpuscope.metrics.job import verdicts as judge_mod
 from gpuscope.metrics.samples import ProcessRow, Snapshot, Verdict, elapsed
 from gpuscope.metrics.table import Column, ResultTable, format_cell
 from gpuscope.metrics.units import human_bytes

@@ -32,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscope.metrics.expected_check import Check
+from gpuscope.metrics.expected import Check
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.textfile import display_name, read_text
+from gpuscope.parsers.files import display_name, read_text
 
 if sys.version_info >= (3, 11):
     import tomllib

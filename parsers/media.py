@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.base import FileRead
-from gpuscope.parsers.textfile import MAX_BYTES, display_name, open_regular
+from gpuscope.parsers.files import MAX_BYTES, display_name, open_regular
 
 JPEG_SCAN_BYTES = 1 << 20
 """A JPEG's size is in its start-of-frame segment, after EXIF and colour profiles: this much is

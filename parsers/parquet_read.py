@@ -22,7 +22,7 @@ from typing import IO
 import numpy as np
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.textfile import MAX_DECODED, MAX_LINES, _human
+from gpuscope.parsers.files import MAX_DECODED, MAX_LINES, _human
 
 BATCH_ROWS = 4096
 """Rows decoded at a time: the most the read can hold beyond the budget is one batch's indices."""

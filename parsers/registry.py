@@ -64,7 +64,7 @@ from gpuscope.parsers.rules import (
     match_text,
     match_torch_trace,
 )
-from gpuscope.parsers.textfile import GZIP_MAGIC, MAX_BYTES, _human, display_name
+from gpuscope.parsers.files import GZIP_MAGIC, MAX_BYTES, _human, display_name
 
 HEAD_BYTES = 8192
 """Recognition reads at most this much of a file."""
@@ -104,13 +104,13 @@ class Recognition:
 
 # ============================================================== readers
 def _read_magma(path: Path) -> FileRead:
-    from gpuscope.parsers import magma
+    from gpuscope.parsers.magma import read as magma
     rows, findings = magma.read(path, root=path.parent)
     return FileRead(rows, list(findings), {"rows": len(rows)})
 
 
 def _read_kernels(path: Path) -> FileRead:
-    from gpuscope.parsers import kernels
+    from gpuscope.parsers.profilers import read_any as kernels
     got = kernels.read_any(path)
     meta: dict[str, Any] = {"rows": len(got.table)}
     if "kernel" in got.table:
@@ -119,25 +119,25 @@ def _read_kernels(path: Path) -> FileRead:
 
 
 def _read_runs(path: Path) -> FileRead:
-    from gpuscope.parsers import runlogs
+    from gpuscope.parsers.runlogs import read as runlogs
     got = runlogs.read_runs([path])
     return FileRead(got.runs, list(got.findings), {"runs": len(got.runs), "curves": got.curves})
 
 
 def _read_recording(path: Path) -> FileRead:
-    from gpuscope.parsers import recording
+    from gpuscope.parsers.recording import read as recording
     got = recording.read(path, processes=False)  # the samples' host and GPU history; processes stay packed
     table = got.table.to_pandas() if got.table is not None else None
     return FileRead(table, list(got.findings), {"samples": got.samples, "version": got.version, "complete": got.complete})
 
 
 def _read_table(path: Path) -> FileRead:
-    from gpuscope.parsers import generic_tables
+    from gpuscope.parsers import tables as generic_tables
     return generic_tables.read(path)
 
 
 def _read_log(path: Path) -> FileRead:
-    from gpuscope.parsers import plain_log
+    from gpuscope.parsers import logs as plain_log
     return plain_log.read(path)
 
 
@@ -152,7 +152,7 @@ def _read_pdf(path: Path) -> FileRead:
 
 
 def _read_markdown(path: Path) -> FileRead:
-    from gpuscope.parsers.textfile import read_text
+    from gpuscope.parsers.files import read_text
     text, findings = read_text(path)
     return FileRead(None, findings, {"text": text, "lines": text.count("\n") + 1} if text is not None else {})
 

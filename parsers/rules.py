@@ -13,7 +13,7 @@ import re
 from typing import Callable
 
 from gpuscope.metrics.safe_text import clean
-from gpuscope.parsers import runlog_formats as fmt
+from gpuscope.parsers.runlogs import formats as fmt
 
 Head = bytes | str
 """What a rule looks at: the head's bytes; `runlogs` and `magma`, which hold a whole file's
@@ -128,7 +128,7 @@ def match_recording(name: str, head: Head) -> str | None:
     data = _bytes(head)
     if not data.startswith(ARROW_STREAM_MAGIC):
         return None
-    from gpuscope.parsers import recording  # pyarrow: imported only for a file that starts like a stream
+    from gpuscope.parsers.recording import read as recording
     return "Arrow IPC stream with gpuscope's schema version: a recording" if recording.looks_like_recording(data) else None
 
 
@@ -391,7 +391,7 @@ def describe_log(head: Head, size: int) -> str:
     lines = describe_lines(data, size)
     if not data or len(data) < size:
         return lines
-    from gpuscope.parsers import plain_log
+    from gpuscope.parsers import logs as plain_log
     counts = plain_log.count_classes(data)
     said = [f"{n} {name}{'s' if n != 1 else ''}" for name, n in counts.items() if n]
     return " · ".join([lines, *said])

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.metrics.job_report import SlurmUse
+from gpuscope.metrics.job.report import SlurmUse
 from gpuscope.metrics.units import slurm_size
-from gpuscope.parsers.runlog_formats import slurm_seconds
+from gpuscope.parsers.runlogs.formats import slurm_seconds
 
 SACCT_FORMAT = "JobID,State,NodeList,AllocCPUS,TotalCPU,Elapsed,Timelimit,ReqMem,MaxRSS,TRESUsageInTot,AllocTRES"
 SSTAT_FORMAT = "JobID,NTasks,MaxRSS,TRESUsageInTot"

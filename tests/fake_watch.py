@@ -24,9 +24,9 @@ from gpuscope.metrics.samples import (
     AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow, Snapshot,
 )
 from gpuscope.tui.app import GpuscopeApp
-from gpuscope.tui.screens.watch import WatchScreen
-from gpuscope.tui.widgets.process_table import ProcessTable
-from gpuscope.tui.widgets.watch_status import StatusLine
+from gpuscope.tui.screens.watch.screen import WatchScreen
+from gpuscope.tui.screens.watch.process_table import ProcessTable
+from gpuscope.tui.screens.watch.status import StatusLine
 
 GIB = 1024**3
 MIB = 1024**2

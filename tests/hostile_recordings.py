@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
-from gpuscope.metrics import recording_schema
+from gpuscope.parsers.recording import schema as recording_schema
 
 OSC_TITLE = "\x1b]0;PWNED-TITLE\x07"
 OSC_CLIPBOARD = "\x1b]52;c;UFdORUQtQ0xJUA==\x07"

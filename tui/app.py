@@ -195,7 +195,7 @@ class GpuscopeApp(App[None]):
         the cursor. Later it is as it was left."""
         mode = self._mode("browse")
         if mode not in self._modes_made:
-            from gpuscope.tui.screens.browse import BrowseScreen
+            from gpuscope.tui.screens.browse.screen import BrowseScreen
 
             self.add_mode(mode, lambda: BrowseScreen(root, select=select))
             self._modes_made.add(mode)

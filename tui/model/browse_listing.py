@@ -16,7 +16,7 @@ from typing import Iterable
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.parsers import registry
-from gpuscope.parsers.textfile import display_name
+from gpuscope.parsers.files import display_name
 
 COLUMNS = (
     Column("path", "Path"),

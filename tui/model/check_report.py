@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscope.metrics.expected_check import Check, CheckResult, evaluate, matches
+from gpuscope.metrics.expected import Check, CheckResult, evaluate, matches
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import expected, registry
-from gpuscope.parsers.textfile import display_name
+from gpuscope.parsers.files import display_name
 
 MAX_FILES = 1000
 """Files read for one check run: patterns are meant to name a few tables, not a whole tree."""

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.table import ResultTable
-from gpuscope.tui.model.kernels_model import KernelsModel, KernelView, build_model
+from gpuscope.tui.model.kernels import KernelsModel, KernelView, build_model
 
 class Report(NamedTuple):
     tables: list[ResultTable]
@@ -58,7 +58,7 @@ def tables_for(model: KernelsModel, view: KernelView, fmt: str) -> dict[str, Res
 
 def plots_text(model: KernelsModel, view: KernelView, width: int) -> list[str]:
     """The time-share bars and the roofline of the ranking shown, as plain text blocks."""
-    from gpuscope.tui.model.kernel_plots import roofline_text, share_bars
+    from gpuscope.tui.render.kernel_plots import roofline_text, share_bars
 
     rows = model.rows(KernelView(sort="time", group=view.group, filter=view.filter))
     bars = share_bars(rows, width, label=view.group).plain

@@ -10,9 +10,9 @@ import argparse
 
 import pandas as pd
 
-from gpuscope.metrics import magma_stats
+from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.metrics.table import ResultTable
-from gpuscope.parsers.magma import MagmaResult
+from gpuscope.parsers.magma.read import MagmaResult
 
 
 FINDINGS_SHOWN = 40
@@ -68,7 +68,7 @@ def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[lis
     if chosen:
         return [tables[chosen]], []
     if fmt in ("text", "markdown"):
-        from gpuscope.tui.model.boxplot import boxplots_text
+        from gpuscope.tui.render.boxplot import boxplots_text
 
         plots = boxplots_text(summary, metric, width=min(getattr(args, "width", None) or 100, 160))
         return list(tables.values()), [plots] if plots else []

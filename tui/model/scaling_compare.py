@@ -13,9 +13,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from gpuscope.metrics.scaling import setting_label
+from gpuscope.metrics.scaling.analysis import setting_label
 from gpuscope.metrics.table import Column, ResultTable
-from gpuscope.tui.model.scaling_model import ScalingModel
+from gpuscope.tui.model.scaling import ScalingModel
 
 METRIC_LABELS = {"loss": "training loss", "val_loss": "validation loss", "accuracy": "accuracy", "eval_accuracy": "eval accuracy",
                  "epoch_time_s": "epoch time (s)"}

@@ -14,8 +14,8 @@ from typing import NamedTuple, Sequence
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.scaling_compare import curve_metrics, curves_for, settings_table
-from gpuscope.tui.model.scaling_model import ALL, ScalingModel
-from gpuscope.tui.model.scaling_plots import as_text, draw_curves, draw_efficiency, draw_speedup
+from gpuscope.tui.model.scaling import ALL, ScalingModel
+from gpuscope.tui.render.scaling_plots import as_text, draw_curves, draw_efficiency, draw_speedup
 
 TABLES = ("speedup", "overview", "runs", "diff", "accuracy", "findings")
 """`--table` names; the first is the CSV's default."""

@@ -19,7 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers import generic_tables, parquet_read, registry, textfile
+from gpuscope.parsers import parquet_read, registry
+from gpuscope.parsers import tables as generic_tables
+from gpuscope.parsers import files as textfile
 
 HEAD_BYTES = 64 * 1024
 """What the first screen is read from: a few hundred rows of a typical result CSV."""

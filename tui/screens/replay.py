@@ -25,11 +25,11 @@ from textual.widgets import Input
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
-from gpuscope.tui.model.replay_model import BIG_STEP_S, GOTO_HELP, Event, Replay, ReplayCursor, clock_text, open_replay, summary
-from gpuscope.tui.model.watch_model import window_verdicts
-from gpuscope.tui.screens.watch import WatchScreen
+from gpuscope.tui.model.replay import BIG_STEP_S, GOTO_HELP, Event, Replay, ReplayCursor, clock_text, open_replay, summary
+from gpuscope.tui.model.watch import window_verdicts
+from gpuscope.tui.screens.watch.screen import WatchScreen
 from gpuscope.tui.widgets.history_plot import HistoryPlot
-from gpuscope.tui.widgets.process_table import ProcessTable
+from gpuscope.tui.screens.watch.process_table import ProcessTable
 
 TICK = 0.25
 """Seconds of wall time between play steps (at 600x a tick moves 150 s of a 1 Hz recording)."""

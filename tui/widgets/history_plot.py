@@ -3,7 +3,7 @@
 
 Drawn by `tui.braille` straight into strips (the line API), not by plotext: plotext's figure
 build costs tens of ms per redraw at 200x50, which a plot redrawn every refresh cannot afford
-(see `tui/model/braille.py`). Percent series (0-100); the left edge is `window` seconds before the
+(see `tui/render/braille.py`). Percent series (0-100); the left edge is `window` seconds before the
 newest sample, the right edge the newest; two time slices per cell (`History.binned` keeps each
 slice's maximum, so a short spike stays visible). A history shorter than the window fills the
 right part only, so the time scale never changes under the reader.
@@ -24,7 +24,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gpuscope.metrics.history import History
-from gpuscope.tui.model.braille import axis_label, raster
+from gpuscope.tui.render.braille import axis_label, raster
 
 THEME_COLORS = ("primary", "secondary", "warning")
 """The lines' colours: theme variables, so the plots follow the theme (ctrl+t)."""

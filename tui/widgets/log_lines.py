@@ -18,7 +18,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from gpuscope.tui.model.log_document import LogDocument
+from gpuscope.tui.model.log import LogDocument
 
 
 class LogLines(ScrollView, can_focus=True):

@@ -1,0 +1,390 @@
+"""Provides a job's efficiency report from its samples, with advice in `seff` / jobstats words.
+
+    usage = usage_from_snapshots(snapshots)          # one node's samples (a recording)
+    rep = report([usage], time_limit_s=8 * 3600)     # one or more nodes
+    rep.tables, rep.advice
+
+What is measured, per node: CPU efficiency (mean busy cores, the sum of CPU% / 100 over the
+job's processes, against the cores allocated), memory (the cgroup's own peak when the kernel
+kept one, else the highest sampled use, and the report says which), each GPU's mean
+utilisation, idle share (samples under `verdicts.GPU_IDLE_PERCENT`) and peak memory, and the
+share of the time limit used. A value the samples cannot give is None (n/a), never 0; advice
+is only given when the evidence for it is there, and it says the evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuscope.parsers.recording import schema as recording_schema
+from gpuscope.parsers.recording.columns import GpuColumns, floats, gpu_columns, starts
+from gpuscope.metrics.samples import JobScope, Snapshot
+from gpuscope.metrics.table import Column, ResultTable
+from gpuscope.metrics.units import human_bytes
+from gpuscope.metrics.job.verdicts import GPU_IDLE_PERCENT, MEMORY_HIGH, MEMORY_LOW, UNDERUSED_CORES
+
+GIB = 1024**3
+GPU_IDLE_SHARE = 0.5
+"""A GPU idle in at least this share of the samples is worth saying."""
+TIME_LIMIT_LOW = 0.25
+"""A job that used less than this share of its time limit could ask for less (it starts sooner)."""
+MEMORY_HEADROOM = 1.25
+"""Suggested memory request: the peak plus a quarter, rounded up to whole 4 GiB."""
+
+
+@dataclass(frozen=True)
+class GpuUsage:
+    index: int
+    allocated: bool
+    util: np.ndarray
+    """Utilisation percent per sample; NaN where there was no reading."""
+    memory_used: np.ndarray
+    memory_total: int | None
+    simulated: bool = False
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One node's samples, reduced to what a report needs."""
+
+    node: str
+    times: np.ndarray
+    busy_cores: np.ndarray
+    cpus_allocated: int | None
+    memory_used: np.ndarray
+    memory_peak: int | None
+    """The cgroup's own peak (memory.peak / max_usage_in_bytes) at the last sample, if known."""
+    memory_limit: int | None
+    memory_what: str
+    """What memory_used counts: 'cgroup memory' or 'summed RSS'."""
+    gpus: tuple[GpuUsage, ...] = ()
+    scope_kind: str = "job"
+    """'job', 'user', 'pid' or 'node': a node view has no allocation to compare with."""
+
+
+@dataclass(frozen=True)
+class SlurmUse:
+    """What Slurm's own accounting says of a whole job (parsers/slurm_accounting.py): sacct,
+    or sstat + scontrol while it runs. None where it does not say (n/a)."""
+
+    job_id: str
+    source: str
+    """'sacct', or 'sstat + scontrol (running)'."""
+    state: str | None
+    nodes: str | None
+    cpus: int | None
+    cpu_time_s: float | None
+    """User + system CPU seconds of every step (sacct TotalCPU, or the running steps' sum)."""
+    elapsed_s: float | None
+    time_limit_s: float | None
+    memory_requested: int | None
+    memory_peak: int | None
+    memory_peak_is: str = ""
+    """Which memory `memory_peak` is ("largest task RSS peak (sacct MaxRSS)"...)."""
+
+
+def _num(value: float | int | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def usage_from_snapshots(snapshots: Sequence[Snapshot]) -> Usage:
+    """Reduce one node's samples (in time order) to a `Usage`."""
+    return usage_from_batches([recording_schema.to_batch(snapshots)] if snapshots else [])
+
+
+class _Reduce:
+    """One node's samples reduced batch by batch, a row at a time over numpy slices, as
+    `snapshot_tables` does for one Snapshot (scope_processes, busy_cores, scope_memory_used,
+    gpus_used): a day of samples with hundreds of processes each is never held, nor made
+    into objects (at 1 Hz that was minutes and gigabytes)."""
+
+    def __init__(self) -> None:
+        self.times: list[np.ndarray] = []
+        self.busy: list[float] = []
+        self.memory: list[float] = []
+        self.peaks: list[int] = []
+        self.allocated: set[int] = set()
+        self.used: set[int] = set()
+        self.gpus: dict[int, list[tuple[int, GpuColumns]]] = {}
+        """GPU index -> (first row, its readings) per batch it was in."""
+        self.rows = 0
+        self.scope: JobScope | None = None
+        """The last sample's scope (its allocation and what its memory counts)."""
+        self.last_gpus: set[int] = set()
+        self._scopes: dict[str, tuple[JobScope, np.ndarray]] = {}
+
+    def _scope(self, text: str | None) -> tuple[JobScope, np.ndarray]:
+        key = text or ""
+        if key not in self._scopes:
+            scope = recording_schema.scope_of(text)
+            self._scopes = self._scopes if len(self._scopes) < 4096 else {}  # a job's pid sets change: bound the cache
+            self._scopes[key] = (scope, np.fromiter(scope.pids, np.int64, len(scope.pids)))
+        return self._scopes[key]
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        self.times.append(floats(batch.column("timestamp")))
+        host_used = floats(batch.column("memory_used"))
+        procs = batch.column("processes")
+        first = starts(procs)
+        flat = pc.list_flatten(procs)
+        pid = pc.fill_null(pc.struct_field(flat, "pid"), -1).to_numpy(zero_copy_only=False)
+        cpu = floats(pc.struct_field(flat, "cpu_percent"))
+        rss = floats(pc.struct_field(flat, "rss"))
+        users = np.asarray(pc.struct_field(flat, "user").to_pylist(), dtype=object)
+        indices = pc.struct_field(flat, "gpu_indices")
+        index_starts = starts(indices)
+        index_values = pc.list_flatten(indices).to_numpy(zero_copy_only=False)
+        gpus = batch.column("gpus")
+        gflat = pc.list_flatten(gpus)
+        gpu_starts = starts(gpus)
+        gprocs = pc.struct_field(gflat, "processes")
+        gp_starts, gp_flat = starts(gprocs), pc.list_flatten(gprocs)
+        gp_pid = pc.fill_null(pc.struct_field(gp_flat, "pid"), -1).to_numpy(zero_copy_only=False)
+        gp_gpu = pc.fill_null(pc.struct_field(gp_flat, "gpu_index"), -1).to_numpy(zero_copy_only=False)
+        texts = batch.column("scope").to_pylist()
+        for r in range(n):
+            scope, pids = self._scope(texts[r])
+            a, b = first[r], first[r + 1]
+            if len(pids):
+                member = np.isin(pid[a:b], pids)
+            elif scope.kind == "user" and scope.user:
+                member = users[a:b] == scope.user
+            else:
+                member = np.ones(b - a, bool)
+            readings = cpu[a:b][member]
+            readings = readings[~np.isnan(readings)]
+            self.busy.append(readings.sum() / 100.0 if readings.size else math.nan)
+            if scope.memory_used is not None:
+                self.memory.append(float(scope.memory_used))
+            elif scope.kind == "node":
+                self.memory.append(host_used[r])
+            else:
+                self.memory.append(float(np.nansum(rss[a:b][member])) if member.any() else math.nan)
+            if scope.memory_peak is not None:
+                self.peaks.append(scope.memory_peak)
+            self.allocated |= {g.index for g in scope.gpus if g.index is not None}
+            ga, gb = gpu_starts[r], gpu_starts[r + 1]
+            if scope.kind != "node":
+                mine = pid[a:b][member]
+                for k in np.flatnonzero(member) + a:  # the GPUs these processes have contexts on (NVML's and their own view)
+                    self.used |= set(index_values[index_starts[k]:index_starts[k + 1]].tolist())
+                pa_, pb_ = gp_starts[ga], gp_starts[gb]
+                self.used |= set(gp_gpu[pa_:pb_][np.isin(gp_pid[pa_:pb_], mine)].tolist())
+            self.scope = scope
+        self.last_gpus = {g["index"] for g in gpus[n - 1].as_py() or () if g.get("index") is not None}
+        for index, columns in gpu_columns(gpus, n).items():
+            self.gpus.setdefault(index, []).append((self.rows, columns))
+        self.rows += n
+
+    def usage(self, hostname: str) -> Usage:
+        scope = self.scope
+        if scope is None:
+            return Usage("n/a", np.array([]), np.array([]), None, np.array([]), None, None, "n/a")
+        wanted = self.last_gpus if scope.kind == "node" else self.used
+        gpus = []
+        for index in sorted((self.allocated | wanted) - {-1}):
+            util, mem = np.full(self.rows, np.nan), np.full(self.rows, np.nan)
+            totals: list[float] = []
+            for first, c in self.gpus.get(index, ()):
+                util[first:first + len(c.util)], mem[first:first + len(c.util)] = c.util, c.mem_bytes
+                totals += [t for t in c.mem_total.tolist() if t == t and t]
+            total = int(totals[-1]) if totals else None
+            simulated = any(c.simulated for _, c in self.gpus.get(index, ()))
+            gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, simulated))
+        what = "cgroup memory" if scope.memory_used is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
+        return Usage(hostname, np.concatenate(self.times), np.array(self.busy, float), scope.cpus_allocated, np.array(self.memory, float),
+                     max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind)
+
+
+def usage_from_batches(batches: Iterable[pa.RecordBatch]) -> Usage:
+    """Reduce one node's samples, as a recording's record batches in time order, to a `Usage`."""
+    usages = usage_per_node(batches)
+    return usages[0] if usages else _Reduce().usage("n/a")
+
+
+COALESCE_ROWS = 4096
+COALESCE_BYTES = 64 * 1024**2
+
+
+def _coalesced(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Consecutive batches joined up to COALESCE_ROWS rows or COALESCE_BYTES: the reduction
+    costs a fixed overhead per batch, so a recording written a sample per batch (10,000 of
+    them) would take minutes where the same samples in big batches take a second."""
+    pending: list[pa.RecordBatch] = []
+    rows = size = 0
+    for batch in batches:
+        pending.append(batch)
+        rows, size = rows + batch.num_rows, size + batch.nbytes
+        if rows >= COALESCE_ROWS or size >= COALESCE_BYTES:
+            yield pa.concat_batches(pending)
+            pending, rows, size = [], 0, 0
+    if pending:
+        yield pa.concat_batches(pending)
+
+
+def usage_per_node(batches: Iterable[pa.RecordBatch]) -> list[Usage]:
+    """A `Usage` per node (hostname) of a recording, in the order the nodes first appear: a
+    multi-node recording (`record --job` over srun) holds every node's samples interleaved."""
+    nodes: dict[str, _Reduce] = {}
+    for batch in _coalesced(batches):
+        hosts = pc.fill_null(batch.column("hostname"), "n/a")
+        for host in pc.unique(hosts).to_pylist():
+            part = batch.filter(pc.equal(hosts, host))
+            if part.num_rows:
+                nodes.setdefault(host, _Reduce()).add(part)
+    return [reduce.usage(host) for host, reduce in nodes.items()]
+
+
+@dataclass
+class Report:
+    """The per-node table, the per-GPU table, and the advice lines (most useful first)."""
+
+    tables: list[ResultTable]
+    advice: list[str] = field(default_factory=list)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    known = values[np.isfinite(values)]
+    return float(known.mean()) if known.size else None
+
+
+def _max(values: np.ndarray) -> float | None:
+    known = values[np.isfinite(values)]
+    return float(known.max()) if known.size else None
+
+
+def _share(part: float | None, whole: float | None) -> float | None:
+    return part / whole if part is not None and whole else None
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(math.ceil(seconds / 60.0) * 60))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:00"
+
+
+def _advise(who: str, busy_mean: float | None, cpus: int | None, peak: float | None, peak_what: str, requested: int | None,
+            elapsed: float | None, time_limit_s: float | None, advice: list[str]) -> tuple[float | None, float | None, float | None]:
+    """CPU, memory and time-limit efficiency, with advice where the evidence holds; the same
+    wording for a node's samples and for Slurm's accounting of the whole job."""
+    cpu_eff = _share(busy_mean, cpus)
+    if cpu_eff is not None and busy_mean is not None and cpu_eff < UNDERUSED_CORES:
+        advice.append(f"{who}: asked for {cpus} cores, used {busy_mean:.1f} on average: request `-c {max(1, math.ceil(busy_mean))}`")
+    mem_eff = _share(peak, requested)
+    if mem_eff is not None and peak is not None and mem_eff < MEMORY_LOW:
+        want = max(4, math.ceil(peak * MEMORY_HEADROOM / GIB / 4) * 4)
+        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) of {human_bytes(requested)} requested: `--mem={want}G`")
+    elif mem_eff is not None and peak is not None and mem_eff > MEMORY_HIGH:
+        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(requested)} requested: "
+                      "close to the limit, the job may be OOM-killed; request more")
+    limit_use = _share(elapsed, time_limit_s)
+    if limit_use is not None and elapsed is not None and limit_use > 1:
+        advice.append(f"{who}: ran {elapsed:,.0f} s, longer than the {time_limit_s or 0:,.0f} s time limit given: is the limit right?")
+    elif limit_use is not None and elapsed is not None and limit_use < TIME_LIMIT_LOW:
+        advice.append(f"{who}: ran {_duration(elapsed)} of a {_duration(time_limit_s or 0)} time limit ({limit_use:.0%}): "
+                      f"a shorter limit (`-t {_duration(elapsed * 1.5)}`) starts sooner")
+    return cpu_eff, mem_eff, limit_use
+
+
+def _node_rows(u: Usage, time_limit_s: float | None, elapsed_s: float | None, advice: list[str]) -> dict:
+    busy_mean = _mean(u.busy_cores)
+    sampled_peak = _max(u.memory_used)
+    peak, peak_what = (u.memory_peak, "cgroup peak") if u.memory_peak is not None else (sampled_peak, f"highest sampled {u.memory_what}")
+    # Time covered: the sum of forward steps, so a clock set back mid-recording does not
+    # shorten it (or make it negative).
+    span = float(np.clip(np.diff(u.times), 0, None).sum()) if u.times.size > 1 else None
+    elapsed = elapsed_s if elapsed_s is not None else span
+    cpu_eff, mem_eff, limit_use = _advise(u.node, busy_mean, u.cpus_allocated, peak, peak_what, u.memory_limit, elapsed, time_limit_s, advice)
+    return {"node": u.node, "samples": int(u.times.size), "span_s": span, "cpus": u.cpus_allocated, "busy_cores_mean": busy_mean,
+            "busy_cores_peak": _max(u.busy_cores), "cpu_efficiency": cpu_eff, "memory_peak_gib": _gib(peak), "memory_peak_is": peak_what if peak is not None else None,
+            "memory_requested_gib": _gib(u.memory_limit), "memory_efficiency": mem_eff, "time_limit_use": limit_use}
+
+
+def _slurm_row(use: SlurmUse, advice: list[str]) -> dict:
+    busy_mean = use.cpu_time_s / use.elapsed_s if use.cpu_time_s is not None and use.elapsed_s else None
+    who = f"job {use.job_id} ({use.source})"
+    cpu_eff, mem_eff, limit_use = _advise(who, busy_mean, use.cpus, use.memory_peak, use.memory_peak_is, use.memory_requested,
+                                          use.elapsed_s, use.time_limit_s, advice)
+    return {"job": use.job_id, "source": use.source, "state": use.state, "nodes": use.nodes, "cpus": use.cpus, "cpu_time_s": use.cpu_time_s,
+            "elapsed_s": use.elapsed_s, "busy_cores_mean": busy_mean, "cpu_efficiency": cpu_eff, "memory_peak_gib": _gib(use.memory_peak),
+            "memory_peak_is": use.memory_peak_is or None, "memory_requested_gib": _gib(use.memory_requested), "memory_efficiency": mem_eff,
+            "time_limit_use": limit_use}
+
+
+def _gpu_rows(u: Usage, advice: list[str]) -> list[dict]:
+    rows = []
+    for g in u.gpus:
+        known = g.util[np.isfinite(g.util)]
+        idle = float((known < GPU_IDLE_PERCENT).mean()) if known.size else None
+        if g.allocated and idle is not None and idle >= GPU_IDLE_SHARE:
+            advice.append(f"{u.node}: GPU {g.index} allocated, idle for {idle:.0%} of the job ({known.size} samples under {GPU_IDLE_PERCENT:g} %)")
+        elif g.allocated and not known.size:
+            advice.append(f"{u.node}: GPU {g.index} allocated, no utilisation reading: whether it was used is unknown")
+        elif u.scope_kind == "node" and idle is not None and idle >= GPU_IDLE_SHARE:
+            advice.append(f"{u.node}: GPU {g.index} idle for {idle:.0%} of the recording ({known.size} samples under {GPU_IDLE_PERCENT:g} %; "
+                          "a node view: whether a job was given it is not known)")
+        peak = _max(g.memory_used)
+        given = "n/a (node view)" if u.scope_kind == "node" else ("yes" if g.allocated else "no (used, not allocated)")
+        rows.append({"node": u.node, "gpu": g.index, "allocated": given, "simulated": "yes" if g.simulated else None,
+                     "util_mean": _mean(g.util), "util_peak": _max(g.util), "idle_share": idle, "memory_peak_gib": _gib(peak),
+                     "memory_total_gib": _gib(g.memory_total), "memory_peak_share": _share(peak, g.memory_total)})
+    return rows
+
+
+def _gib(n: float | None) -> float | None:
+    return None if n is None else n / GIB
+
+
+def _col(key: str, title: str, fmt: str = "") -> Column:
+    return Column(key, title, fmt, missing="n/a")
+
+
+NODE_COLUMNS = (
+    _col("node", "node"), _col("samples", "samples", "d"), _col("span_s", "span (s)", ".0f"), _col("cpus", "cores", "d"),
+    _col("busy_cores_mean", "busy cores mean", ".2f"), _col("busy_cores_peak", "peak", ".2f"), _col("cpu_efficiency", "CPU eff", ".0%"),
+    _col("memory_peak_gib", "memory peak (GiB)", ".2f"), _col("memory_peak_is", "which"), _col("memory_requested_gib", "requested (GiB)", ".2f"),
+    _col("memory_efficiency", "mem eff", ".0%"), _col("time_limit_use", "time limit used", ".0%"),
+)
+SLURM_COLUMNS = (
+    _col("job", "job"), _col("source", "from"), _col("state", "state"), _col("nodes", "nodes"), _col("cpus", "cores", "d"),
+    _col("cpu_time_s", "CPU time (s)", ".0f"), _col("elapsed_s", "elapsed (s)", ".0f"), _col("busy_cores_mean", "busy cores mean", ".2f"),
+    _col("cpu_efficiency", "CPU eff", ".0%"), _col("memory_peak_gib", "memory peak (GiB)", ".2f"), _col("memory_peak_is", "which"),
+    _col("memory_requested_gib", "requested (GiB)", ".2f"), _col("memory_efficiency", "mem eff", ".0%"), _col("time_limit_use", "time limit used", ".0%"),
+)
+GPU_COLUMNS = (
+    _col("node", "node"), _col("gpu", "GPU", "d"), _col("allocated", "allocated"), _col("simulated", "simulated"), _col("util_mean", "util mean %", ".1f"),
+    _col("util_peak", "peak %", ".0f"), _col("idle_share", "idle", ".0%"), _col("memory_peak_gib", "memory peak (GiB)", ".2f"),
+    _col("memory_total_gib", "of (GiB)", ".1f"), _col("memory_peak_share", "share", ".0%"),
+)
+
+
+def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapsed_s: float | None = None, slurm: SlurmUse | None = None) -> Report:
+    """The report over every node's samples (a recording) and/or Slurm's accounting of the
+    job; advice only where the evidence holds. With both, CPU, memory and time-limit advice
+    comes from Slurm (the whole job), GPU advice from the samples (Slurm has no GPU use)."""
+    advice: list[str] = []
+    nodes, gpus = [], []
+    usages = list(usages)
+    tables = []
+    if slurm is not None:
+        row = _slurm_row(slurm, advice)
+        tables.append(ResultTable("Slurm accounting", SLURM_COLUMNS, (tuple(row[c.key] for c in SLURM_COLUMNS),),
+                                  notes=("CPU eff: CPU time / (elapsed x cores); mem eff: peak / requested; n/a: Slurm did not say",)))
+        time_limit_s = time_limit_s if time_limit_s is not None else slurm.time_limit_s
+    for u in usages:
+        nodes.append(_node_rows(u, time_limit_s, elapsed_s, [] if slurm is not None else advice))
+        gpus += _gpu_rows(u, advice)
+    if nodes:
+        tables.append(ResultTable("Job efficiency per node", NODE_COLUMNS, tuple(tuple(r[c.key] for c in NODE_COLUMNS) for r in nodes),
+                                  notes=("CPU eff: mean busy cores / cores allocated; mem eff: peak / requested; n/a: not in the samples",)))
+    if gpus:
+        simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()  # and a column, for JSON
+        tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),
+                                  notes=(*simulated, f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation")))
+    return Report(tables, advice)

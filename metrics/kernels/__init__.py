@@ -1,0 +1,1 @@
+"""Provides kernel efficiency: roofline tables, rankings, runs, timelines and GPU peaks."""

@@ -1,0 +1,609 @@
+"""Provides the scaling analysis of a `runs` table (one row per run, as the scaling readers
+return it): speedup and parallel efficiency against the smallest measured configuration,
+strong versus weak scaling told from the data, Karp-Flatt and Gustafson per point, Amdahl
+fits, the settings that changed besides the resources, whether the result (validation
+quality, epochs) held, and the findings that go with them.
+
+Every series stays apart: all grouping is by (series, resource_kind). A run counts when its
+status is `ok`, it did not fail to converge, and its time is known; the others are counted
+per reason and left out. Repeated runs are summarised by their median (min and max as the
+spread); speedup and efficiency come from the medians. Numbers that cannot be computed are
+NaN, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+
+from gpuscope.metrics.scaling import checks
+from gpuscope.metrics.findings import Finding, sort_findings
+from gpuscope.metrics.scaling.fit import AmdahlFit, amdahl_fit, gustafson_serial, karp_flatt, karp_flatt_trend, speedup
+
+__all__ = [
+    "AmdahlFit",
+    "amdahl_fit",
+    "karp_flatt_trend",
+    "leave_out_reasons",
+    "summarize",
+    "fits",
+    "config_diff",
+    "config_diff_wide",
+    "diff_sentences",
+    "quality_check",
+    "findings",
+    "series_overview",
+    "plot_series",
+]
+
+EFFICIENCY_THRESHOLD = 0.75
+WORK_TOLERANCE = 0.1
+"""Work per configuration within 10 % of constant is strong scaling; work per worker within
+10 % of constant is weak scaling; anything else is "unknown"."""
+ALPHA = 0.05
+MIN_RUNS_TEST = 3
+KEYS = ["series", "resource_kind"]
+UNIT = {"gpus": "GPUs", "nodes": "nodes", "threads": "threads", "processes": "processes"}
+SUMMARY_COLUMNS = [
+    "series", "benchmark", "resource_kind", "resources", "runs", "runs_left_out", "left_out",
+    "time_s_median", "time_s_min", "time_s_max", "speedup", "ideal_speedup", "efficiency", "karp_flatt",
+    "scaled_speedup", "gustafson_serial", "throughput", "resource_seconds", "scaling", "scaling_from",
+    "baseline_resources", "differs", "topology", "curve", "speedup_note",
+]  # fmt: skip
+QUALITY_COLUMNS = [
+    "series", "resource_kind", "resources", "quality_name", "runs", "not_converged", "convergence",
+    "quality_median", "quality_min", "quality_max", "epochs_median", "epochs_min", "epochs_max",
+    "baseline_resources", "quality_difference", "quality_p_value", "quality_verdict",
+    "epochs_p_value", "epochs_verdict",
+]  # fmt: skip
+DIFF_COLUMNS = ["series", "resource_kind", "setting", "resources", "value"]
+
+
+def unit(kind: object, count: float | None = None) -> str:
+    """`GPUs`, `nodes`, ... for a resource kind (`GPU` for one)."""
+    word = UNIT.get(str(kind), str(kind))
+    return word[:-1] if count == 1 and word.endswith("s") else word
+
+
+def _column(runs: pd.DataFrame, name: str, default: object = np.nan) -> pd.Series:
+    return runs[name] if name in runs else pd.Series(default, index=runs.index, dtype=object if default is None else None)
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    return pd.to_numeric(values, errors="coerce").to_numpy(float, na_value=np.nan)
+
+
+def _is_false(value: object) -> bool:
+    """True only for a known False (not for NA / None / NaN)."""
+    return isinstance(value, (bool, np.bool_)) and not value
+
+
+def leave_out_reasons(runs: pd.DataFrame) -> pd.Series:
+    """Why each run is left out of the timing statistics: "" when it counts, else its status
+    (`aborted`, `failed`, `cancelled`, `timeout`), `not converged` or `no timing`."""
+    status = _column(runs, "status", "ok").fillna("ok").astype(str)
+    converged = _column(runs, "converged", pd.NA)
+    not_converged = converged.map(_is_false).astype(bool)
+    time = _numbers(_column(runs, "time_s"))
+    no_time = ~(np.isfinite(time) & (time > 0))
+    reason = np.where(status != "ok", status.str.replace("no-timing", "no timing", regex=False), np.where(not_converged, "not converged", np.where(no_time, "no timing", "")))
+    return pd.Series(reason, index=runs.index, dtype=object)
+
+
+def _groups(runs: pd.DataFrame):
+    frame = runs.assign(series=_column(runs, "series", "").fillna("").astype(str), resource_kind=_column(runs, "resource_kind", "?").fillna("?").astype(str))
+    return frame.groupby(KEYS, sort=True)
+
+
+def _work_kind(used: pd.DataFrame, base: int) -> tuple[str, str]:
+    """(`strong` | `weak` | `unknown`, what told it) for the used runs of one series."""
+    configs = sorted(int(r) for r in used["resources"].unique())
+    if len(configs) < 2:
+        return "unknown", "one configuration"
+    p_rel = np.array(configs, float) / base
+    for column, label, per_worker in (("samples", "samples", False), ("set_global_batch_size", "global batch size", False), ("set_local_batch_size", "local batch size", True)):
+        if column not in used:
+            continue
+        values = pd.Series(_numbers(used[column]), index=used.index).groupby(used["resources"]).median()
+        work = np.array([values.get(r, np.nan) for r in configs])
+        if not np.all(np.isfinite(work) & (work > 0)):
+            continue
+        ratio = work / work[configs.index(base)] if base in configs else work / work[0]
+        if per_worker:  # a local batch is the work of one worker
+            ratio = ratio * p_rel
+        if np.all(np.abs(ratio - 1.0) <= WORK_TOLERANCE):
+            return "strong", f"{label} constant"
+        if np.all(np.abs(ratio / p_rel - 1.0) <= WORK_TOLERANCE):
+            if column == "samples":
+                return "weak", "samples per worker constant"
+            # A batch that grows with the workers is weak scaling per step only: the time of a
+            # whole run over the same data is still strong scaling, with the batch a second
+            # change the config diff states (formats-scaling.md, seed 002's per-GPU batch 32).
+            return "strong", f"whole-run time compared; {label} grows with the resources (weak per step only)"
+        return "unknown", f"{label} neither constant nor in proportion to the resources"
+    return "unknown", "no samples or batch size in the logs"
+
+
+def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
+    """One row per (series, resource_kind, resources): runs used and left out, time median
+    and spread, speedup and efficiency relative to the baseline (the smallest configuration
+    with a usable run, or `baseline` when given), Karp-Flatt (strong), scaled speedup and
+    Gustafson's serial fraction (weak), throughput, and the settings that differ from the
+    baseline. A series whose named baseline has no usable run keeps its rows with NaN
+    speedups (`findings()` says why); `attrs["baseline"]` remembers the request."""
+    if runs is None or runs.empty:
+        out = pd.DataFrame(columns=SUMMARY_COLUMNS)
+        out.attrs["baseline"] = baseline
+        return out
+    reasons = leave_out_reasons(runs)
+    records = []
+    for (series, kind), group in _groups(runs.assign(_reason=reasons)):
+        group = group[pd.notna(group["resources"])]
+        if group.empty:
+            continue
+        group = group.assign(resources=group["resources"].astype(int))
+        # one resource count run on several topologies (1 node x 8, 2 nodes x 4) is several points
+        group = group.assign(_topology=checks.topologies(group, kind))
+        used = group[group["_reason"] == ""]
+        usable = sorted(int(r) for r in used["resources"].unique())
+        base = (baseline if baseline in usable else None) if baseline is not None else (usable[0] if usable else None)
+        scaling, scaling_from = _work_kind(used, base) if base is not None else ("unknown", "no baseline")
+        times = {(int(r), str(topo)): _numbers(g["time_s"]) for (r, topo), g in used.groupby(["resources", "_topology"])}
+        base_key = min((k for k in times if k[0] == base), key=lambda k: checks.topology_nodes(k[1])) if base is not None else None
+        t0 = float(np.median(times[base_key])) if base_key is not None else math.nan
+        benchmark = _first(_column(group, "benchmark", None))
+        diffs = _differences(used, base, kind, scaling) if base is not None else {}
+        on_curve = {}  # per resource count, the topology its curve point has: the fewest nodes
+        for r, topo in sorted({(int(r), str(t)) for r, t in zip(group["resources"], group["_topology"])}, key=lambda k: (k[0], checks.topology_nodes(k[1]))):
+            on_curve.setdefault(r, topo)
+        for (r, topo), g in group.groupby(["resources", "_topology"], sort=True):
+            t = times.get((int(r), str(topo)), np.array([]))
+            left = Counter(g["_reason"][g["_reason"] != ""])
+            median = float(np.median(t)) if t.size else math.nan
+            p_rel = r / base if base is not None else math.nan
+            s = float(speedup(t0, median))
+            strong = scaling != "weak"
+            note = ""
+            measured = s / p_rel if strong else s
+            if checks.efficiency_verdict(measured) == "implausible":  # two machines, not a curve
+                pair = _differing(used[used["resources"].isin([base, r])])
+                note = checks.implausible_note(measured, pair, setting_label, base, int(r), lambda n, k=kind: unit(k, n))
+                s = math.nan
+            samples = _numbers(_column(g[g["_reason"] == ""], "samples"))
+            rate = samples / _numbers(g[g["_reason"] == ""]["time_s"]) if samples.size else samples
+            rate = rate[np.isfinite(rate)]
+            records.append({
+                "series": series, "benchmark": benchmark, "resource_kind": kind, "resources": int(r),
+                "runs": int(t.size), "runs_left_out": int(sum(left.values())),
+                "left_out": ", ".join(f"{n} {why}" for why, n in sorted(left.items())),
+                "time_s_median": median, "time_s_min": float(t.min()) if t.size else math.nan, "time_s_max": float(t.max()) if t.size else math.nan,
+                "speedup": s, "ideal_speedup": p_rel if strong else 1.0,
+                "efficiency": s / p_rel if strong else s,
+                "karp_flatt": float(karp_flatt(s, p_rel)) if strong else math.nan,
+                "scaled_speedup": p_rel * s if not strong else math.nan,
+                "gustafson_serial": float(gustafson_serial(p_rel * s, p_rel)) if not strong else math.nan,
+                "throughput": float(np.median(rate)) if rate.size else math.nan,
+                "resource_seconds": r * median,
+                "scaling": scaling, "scaling_from": scaling_from,
+                "baseline_resources": base if base is not None else pd.NA,
+                "differs": diffs.get(int(r), ""),
+                "topology": topo, "curve": on_curve.get(int(r)) == topo, "speedup_note": note,
+            })  # fmt: skip
+    out = pd.DataFrame.from_records(records, columns=SUMMARY_COLUMNS)
+    out["baseline_resources"] = out["baseline_resources"].astype("Int64")
+    out.attrs["baseline"] = baseline
+    return out
+
+
+def _on_curve(rows: pd.DataFrame) -> pd.DataFrame:
+    """The points of a series' curve: one per resource count (a second topology is its own
+    point in the table, not a step of the curve)."""
+    return rows[rows["curve"].fillna(True).astype(bool)] if "curve" in rows else rows
+
+
+def _first(values: pd.Series) -> object:
+    known = values.dropna()
+    return known.iloc[0] if len(known) else None
+
+
+def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """Per series: the Amdahl fit (bootstrap over the used runs) and the Karp-Flatt trend."""
+    reasons = leave_out_reasons(runs) if len(runs) else pd.Series(dtype=object)
+    records = []
+    grouped = dict(iter(_groups(runs.assign(_reason=reasons)))) if len(runs) else {}
+    for (series, kind), rows in summary.groupby(KEYS, sort=True):
+        rows = _on_curve(rows)
+        group = grouped.get((series, kind))
+        times = None
+        if group is not None:
+            used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
+            times = {int(r): _numbers(g["time_s"]).tolist() for r, g in used.groupby("resources")}
+        kwargs = {"n_boot": n_boot} if n_boot is not None else {}
+        fit = amdahl_fit(rows, times, seed=seed, **kwargs)
+        records.append({
+            "series": series, "resource_kind": kind, "serial_fraction": fit.serial_fraction, "low": fit.low, "high": fit.high,
+            "n_points": fit.n_points, "r_squared": fit.r_squared, "max_speedup": fit.max_speedup, "note": fit.note,
+            "karp_flatt_trend": karp_flatt_trend(rows), "fit": fit.text(),
+        })  # fmt: skip
+    return pd.DataFrame.from_records(records, columns=["series", "resource_kind", "serial_fraction", "low", "high", "n_points", "r_squared", "max_speedup", "note", "karp_flatt_trend", "fit"])
+
+
+# --- did only the resources change? -------------------------------------------------------
+
+
+def _settings(runs: pd.DataFrame) -> list[str]:
+    return [c for c in runs.columns if str(c).startswith("set_")]
+
+
+def setting_label(column: str) -> str:
+    """`set_global_batch_size` -> `global batch size`."""
+    return column.removeprefix("set_").replace("_", " ")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else format(float(value), "g")
+    return str(value)
+
+
+def _known(value: object) -> bool:
+    return value is not None and value is not pd.NA and not (isinstance(value, float) and math.isnan(value))
+
+
+def _differing(runs: pd.DataFrame) -> dict[str, dict[int, list[str]]]:
+    """The settings whose known values are not one and the same across all the configurations:
+    per setting, the distinct known values of each configuration, as text. The distinct rows of
+    (resources, settings) are found by pandas first: thousands of runs share a handful."""
+    columns = _settings(runs)
+    if not columns:
+        return {}
+    try:
+        rows = runs[["resources", *columns]].drop_duplicates()
+    except TypeError:  # a list or dict from a JSON table cannot be hashed: go through every run
+        rows = runs[["resources", *columns]]
+    found: dict[str, dict[object, set[str]]] = {c: {} for c in columns}
+    for r, *values in rows.itertuples(index=False, name=None):
+        if not _known(r):
+            continue  # as groupby drops a missing key
+        for column, v in zip(columns, values):
+            known = found[column].setdefault(r, set())
+            if _known(v):
+                known.add(_text(v))
+    out = {}
+    for column, by_resources in found.items():
+        if len({v for vs in by_resources.values() for v in vs}) > 1:
+            out[column] = {int(r): sorted(by_resources[r]) for r in sorted(by_resources)}
+    return out
+
+
+FOLLOWERS = {"strong": {"set_local_batch_size": -1}, "weak": {"set_global_batch_size": 1}}
+"""Settings that change with the resources by the kind's own definition: under strong scaling
+(global batch constant) the local batch is global / p; under weak scaling the global batch is
+local * p. Their change is the scaling itself, not a second change."""
+
+
+def _follows(used: pd.DataFrame, column: str, scaling: str) -> bool:
+    """Whether the setting changes exactly as the resources do for this kind of scaling."""
+    power = FOLLOWERS.get(scaling, {}).get(column)
+    if power is None:
+        return False
+    values = pd.Series(_numbers(used[column]), index=used.index).groupby(used["resources"]).median()
+    if not np.all(np.isfinite(values.to_numpy()) & (values.to_numpy() > 0)):
+        return False
+    scaled = values.to_numpy() / values.index.to_numpy(float) ** power
+    return bool(np.all(np.abs(scaled / scaled[0] - 1.0) <= WORK_TOLERANCE))
+
+
+def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str = "unknown") -> dict[int, str]:
+    """Per configuration: `global batch size 2048 (256 at 8 GPUs)` for each setting that differs
+    from the baseline's (not those that follow the resources by the kind of scaling)."""
+    notes: dict[int, list[str]] = {}
+    for column, values in _differing(used).items():
+        if _follows(used, column, scaling):
+            continue
+        at_base = values.get(base, [])
+        for r, vs in values.items():
+            if r != base and vs and at_base and vs != at_base:
+                notes.setdefault(r, []).append(f"{setting_label(column)} {'|'.join(vs)} ({'|'.join(at_base)} at {base} {unit(kind, base)})")
+    return {r: "; ".join(v) for r, v in notes.items()}
+
+
+def config_diff(runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table of the settings that differ between the configurations of a series (the
+    used runs): series, resource_kind, setting, resources, value ("n/a" when unknown there,
+    `a | b` when the runs of one configuration disagree)."""
+    records = []
+    if runs is None or runs.empty:
+        return pd.DataFrame(columns=DIFF_COLUMNS)
+    for (series, kind), group in _groups(runs.assign(_reason=leave_out_reasons(runs))):
+        used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
+        if used.empty:
+            continue
+        used = used.assign(resources=used["resources"].astype(int))
+        for column, values in _differing(used).items():
+            for r, vs in values.items():
+                records.append({"series": series, "resource_kind": kind, "setting": setting_label(column), "resources": r, "value": " | ".join(vs) if vs else "n/a"})
+    return pd.DataFrame.from_records(records, columns=DIFF_COLUMNS)
+
+
+def config_diff_wide(diff: pd.DataFrame, series: str) -> pd.DataFrame:
+    """One series of `config_diff()` as setting x resources."""
+    rows = diff[diff["series"] == series]
+    if rows.empty:
+        return pd.DataFrame()
+    return rows.pivot(index="setting", columns="resources", values="value")
+
+
+def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> dict[str, str]:
+    """Per series, one sentence: which settings changed besides the resources, e.g.
+    `global batch size 256 at 8 GPUs, 2048 at 64 GPUs: not a pure strong-scaling comparison`;
+    `only the GPUs changed (compared: ...)`; or that the logs name no settings."""
+    summary = summarize(runs) if summary is None else summary
+    scaling = {(s, k): (v, f) for s, k, v, f in summary[["series", "resource_kind", "scaling", "scaling_from"]].drop_duplicates(KEYS).itertuples(index=False)}
+    out = {}
+    if runs is None or runs.empty:
+        return out
+    for (series, kind), group in _groups(runs.assign(_reason=leave_out_reasons(runs))):
+        used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
+        if used.empty:
+            continue
+        used = used.assign(resources=used["resources"].astype(int))
+        known = [c for c in _settings(used) if used[c].notna().any()]
+        if not known:
+            out[series] = f"no settings in the logs: cannot tell whether only the {unit(kind)} changed"
+            continue
+        differing = _differing(used)
+        if not differing:
+            out[series] = f"only the {unit(kind)} changed (compared: {', '.join(setting_label(c) for c in known)})"
+            continue
+        how, _ = scaling.get((series, kind), ("unknown", ""))
+        parts, follow = [], []
+        for column, values in differing.items():
+            shown = ", ".join(f"{'|'.join(vs) if vs else 'n/a'} at {r} {unit(kind, r)}" for r, vs in values.items())
+            (follow if _follows(used, column, how) else parts).append(f"{setting_label(column)} {shown}")
+        following = f"{'; '.join(follow)}: follows the {unit(kind)}, as {how} scaling means" if follow else ""
+        if parts:
+            out[series] = f"{'; '.join(parts)}: not a pure {'weak' if how == 'weak' else 'strong'}-scaling comparison" + (f" ({following})" if following else "")
+        else:
+            out[series] = following
+    return out
+
+
+# --- did the result hold? -----------------------------------------------------------------
+
+
+def _compare(sample: np.ndarray, base: np.ndarray, higher: object, what: str, where: str) -> tuple[float, str]:
+    """(p-value, verdict) of a two-sided Mann-Whitney test of `sample` against `base`, said
+    only when both sides have MIN_RUNS_TEST runs and the test can reach p < ALPHA at all."""
+    n1, n2 = sample.size, base.size
+    if n1 == 0 or n2 == 0:
+        return math.nan, f"n/a: no {what}"
+    if n1 < MIN_RUNS_TEST or n2 < MIN_RUNS_TEST:
+        return math.nan, f"too few runs to tell ({n1} and {n2}; the test needs {MIN_RUNS_TEST} on each side)"
+    if math.comb(n1 + n2, n1) <= 2.0 / ALPHA:  # the smallest p the exact test can give; no float overflow at 500+ runs
+        return math.nan, f"too few runs to tell ({n1} and {n2}: the test cannot reach p < {ALPHA:g})"
+    from scipy.stats import mannwhitneyu
+
+    p = float(mannwhitneyu(sample, base, alternative="two-sided").pvalue)
+    if not math.isfinite(p):
+        return math.nan, "n/a: the test failed"
+    if p >= ALPHA:
+        return p, f"within run-to-run spread (p = {p:.2g})"
+    larger = np.median(sample) > np.median(base)
+    if isinstance(higher, (bool, np.bool_)):
+        word = "better" if larger == bool(higher) else "worse"
+    else:
+        word = "higher" if larger else "lower"
+    return p, f"{word} than at {where}, beyond run-to-run spread (p = {p:.2g})"
+
+
+def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
+    """Per (series, resource_kind, resources): the final validation quality (median, min,
+    max) and epochs (to converge) of the finished runs, and whether each differs from the
+    baseline's by more than the run-to-run spread (Mann-Whitney, two-sided). The baseline is
+    the smallest configuration with a finished run that has a quality, unless `baseline` is
+    given. Runs that finished without converging count, and are counted in `not_converged`:
+    a result that needs them left out did not hold."""
+    if runs is None or runs.empty:
+        return pd.DataFrame(columns=QUALITY_COLUMNS)
+    records = []
+    for (series, kind), group in _groups(runs):
+        group = group[pd.notna(group["resources"])]
+        if group.empty:
+            continue
+        group = group.assign(resources=group["resources"].astype(int))
+        finished = group[_column(group, "status", "ok").fillna("ok").astype(str) == "ok"]
+        quality = pd.Series(_numbers(_column(finished, "quality")), index=finished.index)
+        epochs = pd.Series(_numbers(_column(finished, "epochs")), index=finished.index)
+        converged = _column(finished, "converged", pd.NA)
+        with_quality = sorted(int(r) for r in finished["resources"][quality.notna()].unique())
+        base = (baseline if baseline in with_quality else None) if baseline is not None else (with_quality[0] if with_quality else None)
+        name = _first(_column(finished, "quality_name", None))
+        higher = _first(_column(finished, "quality_higher_is_better", pd.NA))
+        q_of = {r: quality[finished["resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
+        converged_epochs = epochs[~converged.map(_is_false).astype(bool)]
+        e_of = {r: converged_epochs[finished.loc[converged_epochs.index, "resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
+        where = f"{base} {unit(kind, base)}" if base is not None else ""
+        every_converged = _column(group, "converged", pd.NA)
+        for r in sorted(group["resources"].unique()):
+            q, e = q_of[r], e_of[r]
+            mine = finished["resources"] == r
+            # an aborted run is not among the finished ones, but it did not converge all the same
+            at_r = group[group["resources"] == r]
+            failed = at_r[every_converged[at_r.index].map(_is_false).astype(bool)]
+            not_conv = len(failed)
+            if base is None:
+                q_p, q_verdict = math.nan, "n/a: no baseline with a quality"
+                e_p, e_verdict = math.nan, "n/a: no baseline"
+            elif r == base:
+                q_p, q_verdict, e_p, e_verdict = math.nan, "baseline", math.nan, "baseline"
+            else:
+                q_p, q_verdict = _compare(q, q_of[base], higher, "quality", where)
+                e_p, e_verdict = _compare(e, e_of[base], False, "epochs to converge", where)
+            q0 = float(np.median(q_of[base])) if base is not None and q_of[base].size else math.nan
+            records.append({
+                "series": series, "resource_kind": kind, "resources": int(r), "quality_name": name, "runs": int(mine.sum()),
+                "not_converged": not_conv, "convergence": _convergence(at_r, failed),
+                "quality_median": float(np.median(q)) if q.size else math.nan, "quality_min": float(q.min()) if q.size else math.nan,
+                "quality_max": float(q.max()) if q.size else math.nan,
+                "epochs_median": float(np.median(e)) if e.size else math.nan, "epochs_min": float(e.min()) if e.size else math.nan,
+                "epochs_max": float(e.max()) if e.size else math.nan,
+                "baseline_resources": base if base is not None else pd.NA,
+                "quality_difference": (float(np.median(q)) - q0) if q.size else math.nan,
+                "quality_p_value": q_p, "quality_verdict": q_verdict, "epochs_p_value": e_p, "epochs_verdict": e_verdict,
+            })  # fmt: skip
+    out = pd.DataFrame.from_records(records, columns=QUALITY_COLUMNS)
+    out["baseline_resources"] = out["baseline_resources"].astype("Int64")
+    return out
+
+
+def _convergence(at_r: pd.DataFrame, failed: pd.DataFrame) -> str:
+    """`4 converged, 1 stopped at 0.75794 (aborted)`; `convergence not logged` when no run says."""
+    converged = _column(at_r, "converged", pd.NA)
+    n_ok = int(converged.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).sum())
+    if n_ok == 0 and failed.empty:
+        return "convergence not logged"
+    parts = [f"{n_ok} converged"] if n_ok else []
+    quality = _numbers(_column(failed, "quality"))
+    targets = _numbers(_column(failed, "quality_target"))
+    higher = _column(failed, "quality_higher_is_better", pd.NA)
+    status = _column(failed, "status", "ok").fillna("ok").astype(str)
+    stops = [_stop(q, t, h) for q, t, h in zip(quality, targets, higher)]
+    for why in sorted(set(status)):
+        mine = [stop for stop, st in zip(stops, status) if st == why]
+        how = "finished unconverged" if why == "ok" else why
+        parts.append(f"{len(mine)} stopped at {', '.join(mine)} ({how})")
+    unknown = len(at_r) - n_ok - len(failed)
+    if unknown:
+        parts.append(f"{unknown} not said")
+    return ", ".join(parts)
+
+
+def _stop(quality: float, target: float, higher: object) -> str:
+    """`0.75794 < 0.759 target` where the target is known and missed, else the quality alone."""
+    if not math.isfinite(quality):
+        return "an unknown quality"
+    missed = isinstance(higher, (bool, np.bool_)) and math.isfinite(target) and (quality < target if higher else quality > target)
+    return f"{quality:.5g} {'<' if higher else '>'} {target:g} target" if missed else f"{quality:.5g}"
+
+
+# --- several series -----------------------------------------------------------------------
+
+
+def series_overview(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per series, to set several side by side (threads on one node against processes
+    across nodes, CPU against GPU): configurations, baseline, best median time and where,
+    largest speedup, scaling, and the best time relative to the fastest series of the same
+    benchmark (NaN when the benchmark is unknown)."""
+    columns = ["series", "benchmark", "resource_kind", "configs", "baseline_resources", "best_time_s", "best_at", "max_speedup", "scaling", "vs_fastest"]
+    records = []
+    for (series, kind), rows in summary.groupby(KEYS, sort=True):
+        times = rows["time_s_median"].to_numpy(float)
+        best = int(np.nanargmin(times)) if np.isfinite(times).any() else None
+        s = rows["speedup"].to_numpy(float)
+        records.append({
+            "series": series, "benchmark": _first(rows["benchmark"]), "resource_kind": kind, "configs": int(np.isfinite(times).sum()),
+            "baseline_resources": rows["baseline_resources"].iloc[0], "best_time_s": times[best] if best is not None else math.nan,
+            "best_at": int(rows["resources"].iloc[best]) if best is not None else pd.NA,
+            "max_speedup": float(np.nanmax(s)) if np.isfinite(s).any() else math.nan, "scaling": rows["scaling"].iloc[0],
+        })  # fmt: skip
+    out = pd.DataFrame.from_records(records, columns=columns[:-1])
+    fastest = out.groupby(out["benchmark"].fillna("\0unknown"))["best_time_s"].transform("min")
+    out["vs_fastest"] = np.where(out["benchmark"].notna(), out["best_time_s"] / fastest, np.nan)
+    return out[columns]
+
+
+def plot_series(summary: pd.DataFrame, y: str = "speedup") -> list[tuple[str, list[int], list[float]]]:
+    """(label, resources, values) per series, to draw several series in one plot; the label is
+    `series (unit)`. Points whose value is NaN are left out of that series."""
+    out = []
+    for (series, kind), rows in summary.groupby(KEYS, sort=True):
+        rows = _on_curve(rows).sort_values("resources")
+        values = rows[y].to_numpy(float)
+        ok = np.isfinite(values)
+        if ok.any():
+            out.append((f"{series} ({unit(kind)})", rows["resources"].to_numpy()[ok].astype(int).tolist(), values[ok].tolist()))
+    return out
+
+
+# --- findings -----------------------------------------------------------------------------
+
+
+def _sources(rows: pd.DataFrame) -> str:
+    names = sorted({str(s) for s in _column(rows, "source", None).dropna()})
+    return names[0] if len(names) == 1 else ""
+
+
+def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]:
+    """Per point: efficiency above 100 % (said), above 150 % (a grouping error, with what
+    differs), and a resource count measured on several topologies."""
+    out = []
+    for r, e, note in zip(rows["resources"], rows["efficiency"].to_numpy(float), _column(rows, "speedup_note", "").fillna("")):
+        at = f"{int(r)} {unit(kind, r)}"
+        if note:
+            out.append(Finding("error", "grouping", f"{series}: at {at}: {note}"))  # the note names the keys that split it
+        elif checks.efficiency_verdict(e) == "superlinear":
+            out.append(Finding("warning", "superlinear", f"{series}: efficiency {checks.percent(e, checks.SUPERLINEAR)} at {at}, above {checks.percent(checks.SUPERLINEAR)}: superlinear: caches, or a slow baseline?"))
+    if "topology" in rows:
+        for r, points in rows[rows["topology"].fillna("") != ""].groupby("resources", sort=True):
+            shown = " and ".join(f"{t} ({n} run{'s' if n != 1 else ''})" for t, n in zip(points["topology"], points["runs"]))
+            out.append(Finding("warning", "topology", f"{series}: {int(r)} {unit(kind, r)} were run on {shown}: different machines, kept as separate points; "
+                                                      f"the curve, fit and plots use {points['topology'].iloc[0]}, the accuracy check and config diff pool them"))
+    return out
+
+
+def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = None) -> list[Finding]:
+    """What the reader of a scaling table must know: runs left out and why, a named baseline
+    with no usable run, series with one configuration, configurations with one run,
+    speedup that falls as resources grow, settings that changed besides the resources,
+    efficiency under 75 %, and series whose strong/weak kind could not be told."""
+    baseline = summary.attrs.get("baseline") if baseline is None else baseline
+    out: list[Finding] = []
+    if runs is None or runs.empty:
+        return out
+    reasons = leave_out_reasons(runs)
+    for (series, kind), group in _groups(runs.assign(_reason=reasons)):
+        left = group[(group["_reason"] != "") & group["resources"].notna()]
+        for (why, r), rows in left.groupby(["_reason", "resources"], sort=True, dropna=False):
+            n = len(rows)
+            at = f"{int(r)} {unit(kind, r)}" if pd.notna(r) else "unknown resources"
+            out.append(Finding("warning", "left-out", f"{series}: {n} run{'s' if n > 1 else ''} at {at} left out ({why})", _sources(rows), count=n))
+        if group["resources"].isna().any():
+            rows = group[group["resources"].isna()]
+            out.append(Finding("warning", "left-out", f"{series}: {len(rows)} run(s) with unknown resources left out", _sources(rows), count=len(rows)))
+    sentences = diff_sentences(runs, summary)
+    for (series, kind), rows in summary.groupby(KEYS, sort=True):
+        rows = rows.sort_values("resources")
+        out.extend(_point_findings(series, kind, rows))
+        rows = _on_curve(rows)
+        used = rows[rows["runs"] > 0]
+        name = f"{series}"
+        if baseline is not None and rows["baseline_resources"].isna().all():
+            out.append(Finding("error", "no-baseline", f"{name}: no usable run at the baseline {baseline} {unit(kind, baseline)}: speedup not computed"))
+        elif rows["baseline_resources"].isna().all():
+            out.append(Finding("error", "no-baseline", f"{name}: no usable run at all: speedup not computed"))
+        if len(used) == 1:
+            out.append(Finding("info", "single-config", f"{name}: one configuration ({int(used['resources'].iloc[0])} {unit(kind, used['resources'].iloc[0])}): no scaling to compute"))
+        single = used[used["runs"] == 1]["resources"].tolist()
+        if single:
+            out.append(Finding("info", "single-run", f"{name}: one run at {', '.join(str(int(r)) for r in single)} {unit(kind)}: no run-to-run spread", count=len(single)))
+        weak = (rows["scaling"] == "weak").all()
+        curve = used[np.isfinite(used["speedup"].to_numpy(float))]
+        s = curve["scaled_speedup" if weak else "speedup"].to_numpy(float)
+        p = curve["resources"].to_numpy(int)
+        for i in np.flatnonzero(np.diff(s) < 0):
+            out.append(Finding("warning", "speedup-falls", f"{name}: {'scaled ' if weak else ''}speedup falls from {s[i]:.3g} at {p[i]} to {s[i + 1]:.3g} at {p[i + 1]} {unit(kind)}"))
+        low = curve[curve["efficiency"].to_numpy(float) < EFFICIENCY_THRESHOLD]
+        if len(low):
+            shown = ", ".join(f"{checks.percent(e, EFFICIENCY_THRESHOLD)} at {int(r)}" for e, r in zip(low["efficiency"], low["resources"]))
+            how = "" if not (rows["scaling"] == "unknown").all() else " (read as strong scaling: the kind is unknown)"
+            out.append(Finding("warning", "low-efficiency", f"{name}: efficiency under {checks.percent(EFFICIENCY_THRESHOLD)}: {shown} {unit(kind)}{how}", count=len(low)))
+        if len(used) > 1 and (rows["scaling"] == "unknown").all():
+            out.append(Finding("info", "scaling-kind", f"{name}: strong or weak scaling cannot be told ({rows['scaling_from'].iloc[0]}); speedup read as strong scaling"))
+        sentence = sentences.get(series, "")
+        if "not a pure" in sentence:
+            out.append(Finding("warning", "settings-differ", f"{name}: {sentence}"))
+    return sort_findings(out)

@@ -1,0 +1,347 @@
+"""Provides `read()`: NVIDIA PyProf kernel tables (Parquet, `prof.py --csv`, `prof.py -w`) as the
+canonical kernel table.
+
+Formats (shared/research/profile-anchors.md §1):
+* Parquet with PyProf's headers as column names (Idx, TId, Layer, Direction, Module, Op, Kernel,
+  Params, Sil(ns), TC, Device, Stream, Grid, Block, FLOPs, Bytes). Such files are often named
+  `.gzip`; they are recognised by the `PAR1` magic, never by the extension.
+* `prof.py --csv`: any subset of its columns, every field double-quoted, no escaping; FLOPs and
+  Bytes may print as floats (`"90816.0"`); NVTX or warning lines may come before the header.
+* `prof.py -w WIDTH`: fixed-width columns; headers are cut to the column width (`Dev`, `Str`,
+  `Direc`), strings are cut too (so kernel names may be truncated).
+* Without `--csv`/`-w`, prof.py joins fields with single spaces; that is read like `-w` output.
+
+Mapping: Kernel -> kernel, Sil(ns) -> duration_ns, FLOPs -> flops, Bytes -> bytes, Op -> op,
+Direction -> direction, Device -> device, Stream -> stream. PyProf has no launch time, so
+`start_ns` is always unavailable. Other PyProf columns are kept after the canonical ones
+(idx, seq_id, alt_seq_id, tid, layer, trace, sub, module, params, tc, grid, block, ...).
+PyProf's FLOPs/Bytes are analytic; 0 means "not modelled", not "no arithmetic" (§1.4).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, empty
+from gpuscope.parsers.parquet_read import read_budgeted
+from gpuscope.parsers.files import MAX_LINES, SNIFF_BYTES, decode, display_name, looks_binary, read_raw, too_many_lines
+
+PARQUET_MAGIC = b"PAR1"
+
+# PyProf header -> our column name. Order is prof.py's `Output.table` order.
+HEADERS: dict[str, str] = {
+    "Idx": "idx", "SeqId": "seq_id", "AltSeqId": "alt_seq_id", "callid": "callid",
+    "input_callids": "input_callids", "unique_name": "unique_name", "TId": "tid", "Layer": "layer",
+    "Trace": "trace", "Direction": "direction", "Sub": "sub", "Module": "module", "Op": "op",
+    "Kernel": "kernel", "KernelLName": "kernel_long_name", "Params": "params", "Sil(ns)": "duration_ns",
+    "TC": "tc", "Device": "device", "Stream": "stream", "Grid": "grid", "Block": "block",
+    "FLOPs": "flops", "Bytes": "bytes",
+}
+# prof.py `-c` keys, accepted as column names too (some exports use them).
+KEYS: dict[str, str] = {
+    "idx": "Idx", "seq": "SeqId", "altseq": "AltSeqId", "tid": "TId", "layer": "Layer", "trace": "Trace",
+    "dir": "Direction", "sub": "Sub", "mod": "Module", "op": "Op", "kernel": "Kernel",
+    "kernel_lname": "KernelLName", "params": "Params", "sil": "Sil(ns)", "tc": "TC", "device": "Device",
+    "stream": "Stream", "grid": "Grid", "block": "Block", "flops": "FLOPs", "bytes": "Bytes",
+}
+NEEDED = ("Kernel", "Sil(ns)", "FLOPs", "Bytes")
+"""Columns the efficiency metrics need; a file without one gets a finding naming it."""
+NUMERIC = ("idx", "tid", "sub", "duration_ns", "device", "stream", "flops", "bytes")
+INTEGER_COLUMNS = ("idx", "tid", "sub", "device", "stream")
+NULL_WORDS = frozenset({"", "-", "na", "n/a", "nan", "none", "null", "<na>"})
+UNAVAILABLE = ("start_ns",)
+EXPECTED = ('PyProf Parquet, `prof.py --csv` (quoted header such as "Kernel","Sil(ns)","FLOPs","Bytes") '
+            "or `prof.py -w WIDTH` columnated text")
+
+
+def _header_name(name: object) -> str | None:
+    """The PyProf header a column name stands for (exact header, `-c` key, or case-insensitive)."""
+    text = str(name).strip()
+    if text in HEADERS:
+        return text
+    if text in KEYS:
+        return KEYS[text]
+    lower = text.lower()
+    for header in HEADERS:
+        if header.lower() == lower:
+            return header
+    return KEYS.get(lower)
+
+
+def _prefix_header(token: str) -> str | None:
+    """A `-w` header token (possibly cut to its column width) -> the PyProf header."""
+    exact = _header_name(token)
+    if exact is not None:
+        return exact
+    if len(token) < 2:
+        return None
+    for header in HEADERS:  # table order: Kernel before KernelLName
+        if header.startswith(token):
+            return header
+    return None
+
+
+def _missing_findings(headers: list[str], label: str, fmt: str) -> list[Finding]:
+    out = []
+    for name in NEEDED:
+        if name not in headers:
+            out.append(Finding("warning", "missing-column",
+                               f"no '{name}' column in this {fmt} file (has: {', '.join(headers) or 'none'}); "
+                               f"expected {EXPECTED}; '{HEADERS[name]}' is null, so efficiencies that need it cannot be computed",
+                               label))
+    return out
+
+
+def _typed(frame: pd.DataFrame, label: str, first_line: dict[str, int] | None = None) -> tuple[pd.DataFrame, list[Finding]]:
+    """Numeric columns converted; words like '-' and 'na' become null silently, other junk with a finding."""
+    findings: list[Finding] = []
+    for column in NUMERIC:
+        if column not in frame:
+            continue
+        raw = frame[column]
+        values = pd.to_numeric(raw, errors="coerce")
+        if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+            text = raw.astype("string").str.strip().str.lower()
+            junk = values.isna() & raw.notna() & ~text.isin(NULL_WORDS)
+            if junk.any():
+                example = str(raw[junk].iloc[0])[:40]
+                findings.append(Finding("warning", "bad-number",
+                                        f"{int(junk.sum())} value(s) in column '{column}' are not numbers (e.g. {example!r}); read as null",
+                                        label, count=int(junk.sum())))
+        values = values.astype("Float64")
+        values = values.mask(values.isin([float("inf"), float("-inf")]))
+        if column in INTEGER_COLUMNS:
+            odd = values.notna() & ((values % 1 != 0) | (values.abs() > 2**62))
+            if odd.any():
+                findings.append(Finding("warning", "bad-number",
+                                        f"{int(odd.sum())} value(s) in column '{column}' are not whole numbers; read as null",
+                                        label, count=int(odd.sum())))
+            values = values.mask(odd).round().astype("Int64")
+        frame[column] = values
+    if "duration_ns" in frame:
+        duration = frame["duration_ns"]
+        bad = duration.notna() & (duration <= 0)
+        if bad.any():
+            findings.append(Finding("warning", "zero-duration",
+                                    f"{int(bad.sum())} kernel row(s) have a Sil(ns) of zero or less; efficiencies exclude them",
+                                    label, count=int(bad.sum())))
+    for column in ("flops", "bytes"):
+        if column in frame:
+            negative = frame[column].notna() & (frame[column] < 0)
+            if negative.any():
+                findings.append(Finding("warning", "negative",
+                                        f"{int(negative.sum())} row(s) have negative {column}; read as null",
+                                        label, count=int(negative.sum())))
+                frame[column] = frame[column].mask(negative)
+    for column in frame.columns:
+        if column not in NUMERIC and column not in ("kernel", "op", "direction"):
+            if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
+                frame[column] = frame[column].astype("string")
+    return frame, findings
+
+
+def _finish(frame: pd.DataFrame, headers: list[str], label: str, fmt: str, findings: list[Finding],
+            meta: dict) -> KernelRead:
+    frame, more = _typed(frame, label)
+    findings = findings + _missing_findings(headers, label, fmt) + more
+    if "device" in frame:
+        frame["device"] = frame["device"].astype("string")
+    table = canonical(frame, label)
+    if table.empty:
+        findings.append(Finding("warning", "no-rows", f"{fmt} file has a header but no kernel rows", label))
+    meta = {"format": fmt, "columns": headers, **meta}
+    return KernelRead(table=table, findings=findings, unavailable=UNAVAILABLE, meta=meta)
+
+
+def _error(label: str, kind: str, message: str) -> KernelRead:
+    return KernelRead(table=empty(label), findings=[Finding("error", kind, message, label)],
+                      unavailable=UNAVAILABLE, meta={})
+
+
+# --- Parquet -----------------------------------------------------------------------------------
+
+def _read_parquet(data: bytes, label: str) -> KernelRead:
+    if len(data) < 12 or data[-4:] != PARQUET_MAGIC:
+        return _error(label, "corrupt", "Parquet file is truncated or corrupt (no PAR1 footer)")
+    try:
+        # up to the row limit and the budget for decoded data: a small file can decode to gigabytes
+        table, total, findings = read_budgeted(io.BytesIO(data), label)
+        if table is None:
+            return KernelRead(table=empty(label), findings=findings, unavailable=UNAVAILABLE, meta={})
+        frame = table.to_pandas()
+    except MemoryError:  # pyarrow's ArrowMemoryError is one too
+        return _error(label, "huge", "not enough memory to read it")
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types on corrupt input
+        return _error(label, "corrupt", f"Parquet file is corrupt or unreadable ({type(exc).__name__}: {str(exc)[:200]})")
+    headers: list[str] = []
+    rename: dict[str, str] = {}
+    for column in frame.columns:
+        header = _header_name(column)
+        if header is not None and header not in headers:
+            headers.append(header)
+            rename[column] = HEADERS[header]
+    frame = frame.rename(columns=rename)
+    frame = frame.loc[:, ~frame.columns.duplicated()]
+    others = [c for c in frame.columns if c not in rename.values()]
+    if others:
+        findings.append(Finding("info", "extra-columns",
+                                f"kept columns PyProf does not write: {', '.join(map(str, others))}", label))
+    return _finish(frame, headers, label, "Parquet", findings, {"rows_in_file": total})
+
+
+# --- text --------------------------------------------------------------------------------------
+
+def _split_csv(line: str) -> list[str] | None:
+    text = line.strip()
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        # prof.py wraps every field in quotes and never escapes, so '","' is the only separator.
+        return text[1:-1].split('","')
+    if "," not in text:
+        return None
+    try:
+        return next(csv.reader([text]))
+    except (csv.Error, StopIteration):
+        return None
+
+
+def _csv_header(line: str) -> list[str] | None:
+    fields = _split_csv(line)
+    if not fields:
+        return None
+    names = [_header_name(f) for f in fields]
+    if any(n is None for n in names) or len(set(names)) != len(names):
+        return None
+    if len(names) == 1 and not line.strip().startswith('"'):
+        return None
+    return names  # type: ignore[return-value]
+
+
+def _text_header(line: str) -> tuple[list[str], list[int]] | None:
+    tokens = [(m.group(), m.start()) for m in re.finditer(r"\S+", line)]
+    if len(tokens) < 2:
+        return None
+    names = [_prefix_header(t) for t, _ in tokens]
+    if any(n is None for n in names) or len(set(names)) != len(names):
+        return None
+    return names, [start for _, start in tokens]  # type: ignore[return-value]
+
+
+def _numeric_ok(values: list[str], headers: list[str]) -> bool:
+    for value, header in zip(values, headers):
+        if HEADERS[header] in NUMERIC and value.strip().lower() not in NULL_WORDS:
+            try:
+                float(value)
+            except ValueError:
+                return False
+    return True
+
+
+def _read_text(text: str, label: str, findings: list[Finding]) -> KernelRead:
+    lines = text.splitlines()
+    header: list[str] | None = None
+    starts: list[int] = []
+    fmt = ""
+    at = 0
+    for at, line in enumerate(lines):  # noqa: B007 (at is read after the loop: the header line)
+        if not line.strip():
+            continue
+        header = _csv_header(line)
+        if header is not None:
+            fmt = "csv"
+            break
+        found = _text_header(line)
+        if found is not None:
+            header, starts = found
+            fmt = "columnated"
+            break
+    if header is None:
+        return KernelRead(table=empty(label), findings=findings + [Finding(
+            "error", "no-header", f"no PyProf header line found in {len(lines)} line(s); expected {EXPECTED}", label)],
+            unavailable=UNAVAILABLE, meta={})
+    noise = sum(1 for line in lines[:at] if line.strip())
+    if noise:
+        findings.append(Finding("info", "preamble",
+                                f"skipped {noise} line(s) before the PyProf header (NVTX or log output)", label, 1, count=noise))
+    rows: list[list[str]] = []
+    skipped: list[int] = []
+    repeated = 0
+    width = len(header)
+    for number, line in enumerate(lines[at + 1:], start=at + 2):
+        if not line.strip():
+            continue
+        if fmt == "csv":
+            fields = _split_csv(line)
+            if fields is not None and len(fields) == width and _csv_header(line) == header:
+                repeated += 1
+                continue
+            if fields is None or len(fields) != width or not _numeric_ok(fields, header):
+                skipped.append(number)
+                continue
+        else:
+            if _text_header(line) is not None and _text_header(line)[0] == header:  # type: ignore[index]
+                repeated += 1
+                continue
+            fields = line.split()
+            if len(fields) != width or not _numeric_ok(fields, header):
+                if len(line.rstrip()) <= starts[-1]:
+                    skipped.append(number)
+                    continue
+                bounds = starts[1:] + [len(line)]
+                fields = [line[a:b].strip() for a, b in zip(starts, bounds)]
+                if not _numeric_ok(fields, header):
+                    skipped.append(number)
+                    continue
+        rows.append(fields)
+    if skipped:
+        what = f"the header's {width} quoted field(s)" if fmt == "csv" else f"the header's {width} column(s)"
+        findings.append(Finding("warning", "skipped-lines",
+                                f"skipped {len(skipped)} line(s) after the header that do not have {what} "
+                                f"with numbers where numbers belong (first at line {skipped[0]})",
+                                label, skipped[0], count=len(skipped)))
+    if repeated:
+        findings.append(Finding("info", "repeated-header", f"skipped {repeated} repeated header line(s)", label, count=repeated))
+    frame = pd.DataFrame(rows, columns=[HEADERS[h] for h in header], dtype=object)
+    frame = frame.apply(lambda col: col.str.strip().replace("", None)) if len(frame) else frame
+    meta: dict = {"header_line": at + 1}
+    if fmt == "columnated" and "Kernel" in header:
+        meta["kernel_width"] = _column_width(header, starts, "Kernel")
+        findings.append(Finding("info", "truncated-names",
+                                f"columnated (-w) output cuts kernel names to {meta['kernel_width']} characters; "
+                                "kernels that share a prefix are merged when grouped by name", label))
+    return _finish(frame, header, label, fmt, findings, meta)
+
+
+def _column_width(header: list[str], starts: list[int], name: str) -> int | None:
+    i = header.index(name)
+    return starts[i + 1] - starts[i] - 1 if i + 1 < len(starts) else None
+
+
+# --- entry point -------------------------------------------------------------------------------
+
+def read(path: str | Path, label: str | None = None) -> KernelRead:
+    """PyProf kernel rows from `path` (Parquet, `--csv` or `-w` text) plus findings; never raises
+    on bad content."""
+    label = label if label is not None else display_name(path)
+    data, findings = read_raw(path, label)
+    if data is None:
+        return KernelRead(table=empty(label), findings=findings, unavailable=UNAVAILABLE, meta={})
+    if data[:4] == PARQUET_MAGIC:
+        return _read_parquet(data, label)
+    if not data or data.isspace():
+        return _error(label, "empty", "file is empty")
+    if looks_binary(data[:SNIFF_BYTES]):
+        return _error(label, "binary", f"binary file that is not Parquet (no PAR1 magic); expected {EXPECTED}")
+    lines = data.count(b"\n")
+    if lines > MAX_LINES:
+        return KernelRead(table=empty(label), findings=[too_many_lines(lines, MAX_LINES, label)], unavailable=UNAVAILABLE, meta={})
+    text, findings = decode(data, label)
+    try:
+        return _read_text(text, label, list(findings))
+    except MemoryError:
+        return _error(label, "huge", "not enough memory to read it")

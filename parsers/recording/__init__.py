@@ -1,0 +1,1 @@
+"""Provides the recording format, in one place: its schema, its column readings, and its reader."""

@@ -1,0 +1,91 @@
+"""Provides readings of a recording's Arrow columns for many samples at once, without a
+Snapshot per sample: what the replay (tui/model/replay.py) and the job report
+(metrics/job/report.py) both read from a recording (parsers/recording/schema.py's layout).
+
+    times = floats(table.column("timestamp"))       # NaN where null
+    gpus = gpu_columns(table.column("gpus"), rows)   # GPU index -> its readings per sample
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+BENIGN_THROTTLE = frozenset({"gpu_idle", "applications_clocks_setting", "sync_boost", "display_clock_setting"})
+"""NVML clock-event reasons that are not throttling: an idle GPU, clocks the admin set, the
+sync-boost group, display clocks. The rest (power cap, thermal, hardware slowdown...) are."""
+
+
+def floats(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """float64 numpy values, NaN for nulls (n/a stays n/a)."""
+    return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+
+
+def _lengths(lists: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)  # a null list is empty
+
+
+def parents(lists: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """For each flattened item of a list column, the row it came from."""
+    lengths = _lengths(lists)
+    return np.repeat(np.arange(len(lengths)), lengths)
+
+
+def starts(lists: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Where each row's items start among the flattened items, and their end: row `r`'s are
+    `starts[r]:starts[r + 1]`."""
+    return np.concatenate([[0], np.cumsum(_lengths(lists))])
+
+
+@dataclass
+class GpuColumns:
+    """One GPU's readings over the samples (NaN where it was not read), and its throttling."""
+
+    util: np.ndarray
+    mem_bytes: np.ndarray
+    mem_total: np.ndarray
+    throttled: np.ndarray
+    """bool: a reason other than BENIGN_THROTTLE was active."""
+    reasons_at: dict[int, list[str]] = field(default_factory=dict)
+    """sample -> the reasons, where a throttle spell starts."""
+    simulated: bool = False
+    """Any of its readings came from a simulated GPU (--demo)."""
+
+
+def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuColumns]:
+    """Per GPU index, its columns over `rows` samples, from the recording's `gpus` list column."""
+    flat = pc.list_flatten(gpus)
+    parent = parents(gpus)
+    if len(parent) == 0:
+        return {}
+    index = pc.fill_null(pc.struct_field(flat, "index"), -1).to_numpy(zero_copy_only=False)
+    util = floats(pc.struct_field(flat, "util_gpu"))
+    used = floats(pc.struct_field(flat, "memory_used"))
+    total = floats(pc.struct_field(flat, "memory_total"))
+    simulated = pc.fill_null(pc.struct_field(flat, "simulated"), False).to_numpy(zero_copy_only=False)
+    reasons = pc.struct_field(flat, "throttle_reasons")
+    names = pc.list_flatten(reasons)
+    real = ~pc.fill_null(pc.is_in(names, value_set=pa.array(sorted(BENIGN_THROTTLE))), False).to_numpy(zero_copy_only=False)
+    throttled_item = np.bincount(parents(reasons)[real], minlength=len(parent)) > 0
+    out: dict[int, GpuColumns] = {}
+    for g in sorted(set(index.tolist()) - {-1}):
+        at = np.flatnonzero(index == g)
+        rows_of = parent[at]
+        columns = GpuColumns(*(np.full(rows, np.nan) for _ in range(3)), np.zeros(rows, bool))
+        columns.util[rows_of] = util[at]
+        columns.mem_bytes[rows_of] = used[at]
+        columns.mem_total[rows_of] = total[at]
+        columns.throttled[rows_of] = throttled_item[at]
+        columns.simulated = bool(simulated[at].any())
+        starts = np.flatnonzero(columns.throttled[1:] & ~columns.throttled[:-1]) + 1
+        if starts.size:
+            items = at[np.searchsorted(rows_of, starts)]
+            listed = pc.take(reasons, pa.array(items)).to_pylist()
+            columns.reasons_at = {int(s): [r for r in (lst or []) if r not in BENIGN_THROTTLE] for s, lst in zip(starts, listed)}
+        out[int(g)] = columns
+    return out
+
+

@@ -1,0 +1,420 @@
+"""Provides the recording reader: a `gpuscope record` file back as a table of samples.
+
+    from gpuscope.parsers.recording import read as recording
+    rec = recording.read("job.gsrec")
+    rec.samples            # rows; rec.snapshot(i) -> Snapshot; rec.times -> numpy seconds
+
+This is the one place a recording's bytes become data, and everything read goes through the
+same checks (`Stream.batches` for the whole file, `Batches` for one batch of it at a time):
+
+- the schema is the one its version declares (metrics/recording_schema.schema_problem), so a
+  column missing or of another type is said once, before any sample is used;
+- a batch's decoded size is budgeted before it is decoded (`claim`: its rows and buffer sizes
+  from the message's metadata, without decompressing), so a few kilobytes that claim 2^31 rows
+  or a gigabyte string are refused, never allocated;
+- each decoded batch is validated (offsets, UTF-8), its scopes parsed, and its strings
+  cleaned by metrics/safe_text.clean exactly as live ones are at collection, so a process
+  command, host or GPU name cannot retitle or clear the terminal on replay or report.
+
+Every whole batch before a problem is kept: a recording cut by `kill -9`, a full disk or a
+lost node ends in a partial message, and the reader keeps what came before and says how it
+ended. A file that is not a recording (another Arrow stream, a CSV, garbage) gives one clear
+finding, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import mmap
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuscope.parsers.recording import schema as recording_schema
+from gpuscope.metrics.findings import Finding
+from gpuscope.metrics.safe_text import clean
+from gpuscope.metrics.samples import Snapshot
+from gpuscope.metrics.units import human_bytes
+from gpuscope.parsers.files import MAX_DECODED, display_name, open_regular
+
+MAGIC = b"\xff\xff\xff\xff"
+"""An Arrow IPC stream starts with a continuation marker (then the schema message)."""
+BATCH_BYTES = MAX_DECODED
+"""What one batch may take decoded: the one budget for columnar data (GPUSCOPE_MAX_DECODED_MB).
+The recorder's batches (60 samples of a node with a thousand processes) take a few MB; a
+crafted one is refused before it is decompressed."""
+HELD_BYTES = 8 * MAX_DECODED
+"""What `read` may hold decoded in all: a day at 1 Hz without process lists is ~100 MB, so a
+multiple of the batch budget, raised with it."""
+ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, MemoryError)
+"""What pyarrow raises on bytes that are not what they claim (ArrowInvalid, ArrowMemoryError...)."""
+UNREADABLE = frozenset({"damaged", "version", "newer-version", "too-large"})
+"""Finding kinds of a recording that cannot be read (exit 1), as against a file that is not a
+recording at all (`not-recording`, exit 2, a usage error)."""
+_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
+"""The characters metrics.safe_text.clean changes (C0, DEL, C1), as UTF-8 bytes: a string
+column whose bytes hold none is kept as it is, without looking at its strings one by one."""
+
+
+class Unreadable(Exception):
+    """A batch that cannot be used: `kind` is a finding kind of UNREADABLE."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class Recording:
+    """The samples of a recording as an Arrow table (one row per sample), its version, and
+    the findings (cut short, unknown version...). Empty table when nothing could be read."""
+
+    path: str
+    table: pa.Table | None
+    version: int | None
+    findings: list[Finding] = field(default_factory=list)
+    complete: bool = False
+    """The stream ended with its end marker (a clean stop)."""
+
+    @property
+    def samples(self) -> int:
+        return self.table.num_rows if self.table is not None else 0
+
+    @property
+    def times(self) -> np.ndarray:
+        """Each sample's timestamp (seconds since the epoch)."""
+        if self.table is None:
+            return np.array([], dtype=float)
+        return self.table.column("timestamp").to_numpy(zero_copy_only=False)
+
+    def snapshot(self, i: int) -> Snapshot:
+        if self.table is None or not 0 <= i < self.samples:
+            raise IndexError(i)
+        return recording_schema.snapshot_at(self.table, i, self.version or recording_schema.VERSION)
+
+
+def looks_like_recording(head: bytes) -> bool:
+    """Whether a file's first bytes can be a recording (an Arrow IPC stream's start); the
+    schema's version key decides for sure."""
+    return head.startswith(MAGIC) and recording_schema.VERSION_KEY in head
+
+
+# --- the checks every batch goes through ------------------------------------------------------
+
+
+def _table(meta: bytes, at: int) -> tuple[int, int]:
+    """A flatbuffer table at `at`: (its position, its vtable's position)."""
+    return at, at - struct.unpack_from("<i", meta, at)[0]
+
+
+def _field(meta: bytes, table: tuple[int, int], i: int) -> int | None:
+    """Where field `i` of a flatbuffer table is, None when absent."""
+    at, vtable = table
+    if 4 + 2 * i >= struct.unpack_from("<H", meta, vtable)[0]:
+        return None
+    offset = struct.unpack_from("<H", meta, vtable + 4 + 2 * i)[0]
+    return at + offset if offset else None
+
+
+def claim(message: pa.ipc.Message) -> tuple[int, int]:
+    """What a record batch message says it holds, read from its metadata without decoding it:
+    (rows, bytes its buffers take decoded). A compressed buffer starts with its decompressed
+    length (Arrow's format, Schema.fbs: Message > RecordBatch > length, buffers, compression).
+    Unreadable when the metadata is not a record batch's."""
+    meta, body = message.metadata.to_pybytes(), message.body
+    try:
+        header = _field(meta, _table(meta, struct.unpack_from("<I", meta, 0)[0]), 2)  # Message.header
+        batch = _table(meta, header + struct.unpack_from("<I", meta, header)[0])
+        at = _field(meta, batch, 0)
+        rows = struct.unpack_from("<q", meta, at)[0] if at is not None else 0
+        at = _field(meta, batch, 2)  # buffers: (offset, length) pairs
+        vector = at + struct.unpack_from("<I", meta, at)[0] if at is not None else None
+        count = struct.unpack_from("<I", meta, vector)[0] if vector is not None else 0
+        pairs = struct.unpack_from(f"<{2 * count}q", meta, vector + 4) if count else ()
+        compressed = _field(meta, batch, 3) is not None
+        total = 0
+        for offset, length in zip(pairs[::2], pairs[1::2]):
+            if offset < 0 or length < 0 or offset + length > body.size:
+                raise Unreadable("damaged", "a buffer lies outside its batch")
+            if compressed and length >= 8:
+                decoded = struct.unpack_from("<q", body, offset)[0]
+                total += length - 8 if decoded == -1 else decoded  # -1: stored as it is
+            else:
+                total += length
+    except (struct.error, TypeError) as exc:
+        raise Unreadable("damaged", f"its batch header is not Arrow's ({exc})") from None
+    return rows, total
+
+
+def _budget(message: pa.ipc.Message) -> None:
+    rows, size = claim(message)
+    if rows < 0 or size < 0:
+        raise Unreadable("damaged", f"a batch claims {rows:,} rows of {size:,} bytes")
+    if size > BATCH_BYTES or rows * 8 > BATCH_BYTES:  # each row takes at least its 8-byte timestamp
+        raise Unreadable("too-large", f"a batch claims {rows:,} row{'' if rows == 1 else 's'} and {human_bytes(size)} decoded, over the {human_bytes(BATCH_BYTES)} "
+                                      "a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
+
+
+@functools.lru_cache(maxsize=64)
+def _string_paths(kind: pa.DataType) -> tuple[tuple[int | str, ...], ...]:
+    """Where the strings are in an array of type `kind`: steps through lists ("values") and
+    struct fields (their index). Worked out once per type, not per batch."""
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return ((),)
+    if pa.types.is_list(kind):
+        return tuple(("values", *path) for path in _string_paths(kind.value_type))
+    if pa.types.is_struct(kind):
+        return tuple((i, *path) for i in range(kind.num_fields) for path in _string_paths(kind.field(i).type))
+    return ()
+
+
+def _strings(array: pa.Array) -> Iterator[pa.Array]:
+    """Every string array in `array`, nested in lists and structs too."""
+    for path in _string_paths(array.type):
+        leaf = array
+        for step in path:
+            leaf = leaf.values if step == "values" else leaf.field(step)
+        yield leaf
+
+
+def _has_controls(arrays: list[pa.Array]) -> bool:
+    """Whether any string of `arrays` holds a character safe_text.clean changes. A recording
+    repeats its strings every sample (the scope, GPU names, the hostname), so each distinct
+    string is looked at once, all of a batch's in one pass."""
+    by_type: dict[pa.DataType, list[pa.Array]] = {}
+    for array in arrays:
+        by_type.setdefault(array.type, []).append(array)
+    for same in by_type.values():
+        data = pc.unique(pa.chunked_array(same)).buffers()[2]
+        if data is not None and _CONTROLS.search(memoryview(data)):
+            return True
+    return False
+
+
+def clean_strings(array: pa.Array) -> pa.Array | None:
+    """`array` with every string in it (nested in lists and structs too) through safe_text.clean,
+    or None when none needed it."""
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        if not _has_controls([array]):
+            return None
+        return pa.array([None if v is None else clean(v) for v in array.to_pylist()], kind)
+    if pa.types.is_list(kind):
+        values = clean_strings(array.values)
+        return None if values is None else pa.ListArray.from_arrays(array.offsets, values, type=kind, mask=array.is_null())
+    if pa.types.is_struct(kind):
+        children = [array.field(i) for i in range(kind.num_fields)]
+        cleaned = [clean_strings(child) for child in children]
+        if all(c is None for c in cleaned):
+            return None
+        return pa.StructArray.from_arrays([c if c is not None else child for c, child in zip(cleaned, children)], fields=list(kind),
+                                          mask=array.is_null())
+    return None
+
+
+class _Checked:
+    """The checks after decoding: valid buffers, scopes that parse, clean strings. Scopes
+    seen are remembered (a scope repeats in every sample; a bounded set)."""
+
+    def __init__(self) -> None:
+        self._scopes: set[str] = set()
+
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        try:
+            batch.validate(full=True)  # offsets inside their buffers, UTF-8: what compute kernels trust
+            if _has_controls([s for column in batch.columns for s in _strings(column)]):  # rare: most batches are clean
+                columns = [clean_strings(column) for column in batch.columns]
+                batch = pa.RecordBatch.from_arrays([c if c is not None else old for c, old in zip(columns, batch.columns)], schema=batch.schema)
+        except ARROW_ERRORS as exc:
+            raise Unreadable("damaged", f"a batch is damaged ({exc})") from None
+        if "scope" in batch.schema.names:
+            for text in pc.unique(batch.column("scope")).to_pylist():
+                if text in self._scopes:
+                    continue
+                try:
+                    recording_schema.scope_of(text)
+                except ValueError as exc:
+                    raise Unreadable("damaged", str(exc)) from None
+                self._scopes = self._scopes if len(self._scopes) < 4096 else set()
+                self._scopes.add(text)
+        return batch
+
+
+def _mapped(handle) -> pa.Buffer:  # noqa: ANN001 - an open binary file
+    """The whole file, memory-mapped: messages are read in place, nothing is copied."""
+    return pa.py_buffer(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+
+
+@dataclass
+class Stream:
+    """A recording read batch by batch (`batches()`), for what goes through a long one once
+    (the report) without holding it: the version, schema, findings and whether it ended
+    cleanly are known once the batches are read."""
+
+    path: str | os.PathLike[str]
+    processes: bool = True
+    version: int | None = None
+    schema: pa.Schema | None = None
+    findings: list[Finding] = field(default_factory=list)
+    complete: bool = False
+    samples: int = 0
+
+    def _say(self, kind: str, message: str, severity: str = "error") -> None:
+        self.findings.append(Finding(severity, kind, message, display_name(self.path)))
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """Every whole batch, checked; a file that is not a recording, its cut end or a batch
+        that fails a check is a finding, and the batches before it are kept."""
+        handle, size, problems = open_regular(self.path, display_name(self.path))
+        self.findings += problems
+        if handle is None:
+            return
+        with handle:
+            if not size:
+                self._say("not-recording", "an empty file, not a recording")
+                return
+            head = handle.read(8192)
+            try:
+                whole = _mapped(handle)
+                messages = pa.ipc.MessageReader.open_stream(pa.BufferReader(whole))
+                schema = pa.ipc.read_schema(messages.read_next_message())
+            except (StopIteration, *ARROW_ERRORS) as exc:
+                if looks_like_recording(head):  # its schema began: the rest is missing
+                    self._say("cut", "a recording cut short before its first batch: no sample in it")
+                else:
+                    self._say("not-recording", f"not a gpuscope recording (no Arrow stream: {exc})")
+                return
+        self.version = recording_schema.version_of(schema)
+        problem = recording_schema.schema_problem(schema)
+        if problem is not None:
+            self._say(*problem)
+            return
+        wanted = [i for i, name in enumerate(schema.names) if self.processes or name != "processes"]
+        try:  # a second reader over the same bytes decodes (only the wanted fields) what the first checked
+            reader = pa.ipc.open_stream(pa.BufferReader(whole), options=pa.ipc.IpcReadOptions(included_fields=wanted, use_threads=False))
+        except ARROW_ERRORS as exc:
+            self._say("damaged", f"the recording's schema is damaged ({exc})")
+            return
+        self.schema = reader.schema
+        checked = _Checked()
+        while True:
+            try:
+                message = messages.read_next_message()
+            except StopIteration:
+                self.complete = True
+                break
+            except ARROW_ERRORS as exc:
+                self._say("cut", f"the recording ends mid-batch (stopped by kill, a full disk or a lost node?): the {self.samples:,} samples "
+                                 f"before are kept ({exc})", "warning")
+                break
+            try:
+                if message.type != "record batch":
+                    raise Unreadable("damaged", f"a {message.type} message where a batch of samples belongs")
+                _budget(message)
+                try:
+                    batch = checked(reader.read_next_batch())
+                except (StopIteration, *ARROW_ERRORS) as exc:
+                    raise Unreadable("damaged", f"a batch is damaged ({exc or 'missing'})") from None
+            except Unreadable as exc:
+                self._say(exc.kind, f"{exc}; the {self.samples:,} samples before are kept" if self.samples else f"{exc}; no sample is read")
+                break
+            self.samples += batch.num_rows
+            yield batch
+        if self.complete and not self.samples:
+            self._say("empty", "the recording holds no samples", "info")
+
+
+def read(path: str | os.PathLike[str], *, processes: bool = True) -> Recording:
+    """Every whole batch of a recording, up to HELD_BYTES decoded. `processes=False` leaves
+    the process lists out (most of a recording's bytes: they are not even decompressed), so a
+    long recording opens at once with its host and GPU history; its snapshots then have no
+    processes."""
+    stream = Stream(path, processes)
+    batches, held = [], 0
+    for batch in stream.batches():
+        held += batch.nbytes
+        if held > HELD_BYTES:
+            stream.findings.append(Finding("warning", "too-large", f"the recording takes over {human_bytes(HELD_BYTES)} decoded: "
+                                           f"its first {sum(b.num_rows for b in batches):,} samples are read", display_name(path)))
+            stream.complete = False
+            break
+        batches.append(batch)
+    if stream.schema is None:
+        return Recording(os.fspath(path), None, stream.version, stream.findings)
+    table = pa.Table.from_batches(batches, schema=stream.schema) if batches else stream.schema.empty_table()
+    rec = Recording(os.fspath(Path(path)), table, stream.version, stream.findings, stream.complete)
+    rec.findings += clock_findings(rec.times, display_name(path))
+    return rec
+
+
+class Batches:
+    """A recording's record batches still compressed (zero-copy messages of a memory map),
+    decoded one at a time when asked for, through the same checks as `Stream`; the last two
+    are kept. For the replay: the sample under the cursor with its processes, without
+    decompressing every batch's process lists."""
+
+    KEEP = 2
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._messages: list[pa.ipc.Message] = []
+        self._schema: pa.Schema | None = None
+        self._cache: dict[int, pa.RecordBatch] = {}
+        self._checked = _Checked()
+        self.problem: str | None = None
+        handle, _size, problems = open_regular(path, display_name(path))
+        if handle is None:
+            self.problem = problems[0].message if problems else "not readable"
+            return
+        try:
+            with handle:
+                reader = pa.ipc.MessageReader.open_stream(pa.BufferReader(_mapped(handle)))
+            self._schema = pa.ipc.read_schema(reader.read_next_message())
+            for message in reader:
+                if message.type == "record batch":
+                    self._messages.append(message)
+        except (StopIteration, *ARROW_ERRORS) as exc:  # a cut file: the whole ones are kept
+            if not self._messages:
+                self.problem = f"the process lists could not be read ({exc})"
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def batch(self, k: int) -> pa.RecordBatch | None:
+        """Batch `k` decoded and checked, every column; None when it cannot be."""
+        if k in self._cache:
+            return self._cache[k]
+        if self._schema is None or not 0 <= k < len(self._messages):
+            return None
+        try:
+            _budget(self._messages[k])
+            batch = self._checked(pa.ipc.read_record_batch(self._messages[k], self._schema))
+        except (Unreadable, *ARROW_ERRORS):
+            return None
+        while len(self._cache) >= self.KEEP:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[k] = batch
+        return batch
+
+    def close(self) -> None:
+        self._messages, self._cache = [], {}
+
+
+def clock_findings(times: np.ndarray, label: str = "") -> list[Finding]:
+    """A node's clock set back (NTP stepping it, an admin) while recording: the samples keep
+    the time the clock said, so the timeline folds back there; say where and by how much.
+    (Sampling itself is paced and batched by the monotonic clock, so it goes on unharmed.)"""
+    steps = np.diff(times)
+    back = np.flatnonzero(steps < 0)
+    if not back.size:
+        return []
+    first = int(back[0])
+    more = f" ({back.size} times in all)" if back.size > 1 else ""
+    return [Finding("warning", "clock-back", f"the node's clock went back {-steps[first]:,.1f} s after sample {first + 1:,} of {times.size:,}{more}: "
+                    "times are as the clock said, so the timeline goes back there", label)]

@@ -1,0 +1,74 @@
+"""Layer rules (import-linter), import hygiene, and a wheel that really contains everything."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = ("tui", "collectors", "parsers", "metrics")
+
+
+def _packages() -> list[str]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+
+
+def test_import_linter_contracts_hold() -> None:
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or "lint-imports"
+    out = subprocess.run([lint, "--config", str(ROOT / ".importlinter")], capture_output=True, text=True, cwd=ROOT / "tests", timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Contracts: 5 kept, 0 broken" in out.stdout
+
+
+@pytest.mark.parametrize("module", ["gpuscope.parsers.magma.read", "gpuscope.metrics.magma.stats", "gpuscope.metrics.export", "gpuscope.tui.cli.main", "gpuscope.tui.render.boxplot", "gpuscope.tui.model.kernels_report", "gpuscope.tui.model.kernels", "gpuscope.tui.render.kernel_plots"])
+def test_data_layers_and_print_path_never_load_textual(module: str) -> None:
+    code = f"import sys, {module}; print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT / "tests", timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_every_subpackage_is_listed() -> None:
+    on_disk = {"gpuscope." + ".".join(p.parent.relative_to(ROOT).parts) for layer in LAYERS for p in (ROOT / layer).rglob("__init__.py")}
+    missing = on_disk - set(_packages())
+    assert not missing, f"add to [tool.setuptools].packages: {sorted(missing)}"
+
+
+@pytest.mark.slow
+def test_wheel_contains_every_module_and_stylesheet(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    wheel = next(tmp_path.glob("gpuscope-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"gpuscope/{p.relative_to(ROOT).as_posix()}" for layer in LAYERS for p in (ROOT / layer).rglob("*") if p.suffix in (".py", ".tcss", ".json") and "__pycache__" not in p.parts}
+    assert expected and not expected - names, sorted(expected - names)
+    assert not any(n.startswith(("gpuscope/tests", "gpuscope/bench", "tests/", "bench/")) for n in names)
+    assert any(n.endswith("entry_points.txt") for n in names)
+    assert not any(n.endswith((".so", ".c", ".pyd")) for n in names), "gpuscope is pure Python"
+
+
+def test_no_reader_imports_the_registry() -> None:
+    """The registry imports the readers; a reader takes its rules from parsers/rules and its
+    result type from parsers/base, so there is no import cycle."""
+    import ast
+
+    parsers = Path(__file__).resolve().parents[2] / "parsers"
+    importers = []
+    for module in sorted(parsers.rglob("*.py")):
+        if module.name == "registry.py":
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module == "gpuscope.parsers":
+                names = [f"gpuscope.parsers.{a.name}" for a in node.names]
+            if "gpuscope.parsers.registry" in names:
+                importers.append(str(module.relative_to(parsers)))
+    assert importers == []

@@ -1,0 +1,331 @@
+"""Pilot tests of the kernels screen: the bundled sample (always) and the seed's real PyProf run
+(when ../shared is present). Profiles are read by the screen's own worker, as for a user."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input
+
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.screens.modals import ExportModal
+from gpuscope.tui.screens.help import HelpScreen
+from gpuscope.tui.screens.studies.kernels import KernelsScreen
+from gpuscope.tui.screens.studies.kernel_bars import ShareBars
+from gpuscope.tui.screens.studies.kernel_cards import KernelCards
+from gpuscope.tui.widgets.result_table import ResultTableView
+from gpuscope.tui.screens.studies.roofline import RooflinePane, RooflinePlot
+from loading_helpers import settled
+from paths import ROOT
+
+SAMPLE = ROOT / "tests" / "data" / "kernels"
+NSYS_TRACE = ROOT / "tests" / "data" / "profiles" / "nsys_cuda_gpu_trace_2023.csv"
+SEED_RUN = ROOT.parent / "shared/data/pyprof/data/pcm/pyprof_kernels/run_0_config_8_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0.gzip"
+needs_seed_run = pytest.mark.skipif(not SEED_RUN.is_file(), reason="../shared/data/pyprof is absent")
+
+
+def kernels_app(*paths: Path | str, **options: Any) -> GpuscopeApp:
+    options.setdefault("gpu", "K40m")
+    return GpuscopeApp(first_screen=lambda: KernelsScreen([str(p) for p in paths], **options))
+
+
+async def settle(app: GpuscopeApp, pilot: Any) -> KernelsScreen:
+    return await settled(app, pilot, KernelsScreen)
+
+
+def ranking(screen: KernelsScreen) -> list[dict[str, Any]]:
+    """The ranking the screen shows, from the table's model (names are never cut there)."""
+    model = screen.query_one("#kernels-ranking", ResultTableView).model
+    assert model is not None
+    return model.records()
+
+
+def first_names(screen: KernelsScreen, n: int = 1) -> list[str]:
+    key = screen.query_one("#kernels-ranking", ResultTableView).model.keys[0]  # type: ignore[union-attr]
+    return [row[key] for row in ranking(screen)[:n]]
+
+
+def card_texts(screen: KernelsScreen) -> list[str]:
+    """Each card as 'title: value / detail' (the title is on its border)."""
+    return [f"{card.border_title}: {card.render()}" for card in screen.query_one(KernelCards).query(".kernel-card")]
+
+
+async def test_sample_loads_cards_ranking_bars_and_roofline() -> None:
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and not screen.model.empty
+        assert len(ranking(screen)) == 11  # 12 kernel lines, elementwise_kernel under two ops
+        assert first_names(screen) == ["cudnn::detail::implicit_convolve_sgemm"]  # default: FLOPS efficiency
+        cards = card_texts(screen)
+        assert "94.70 %" in cards[0] and "14.23 %" in cards[1] and "17.29 %" in cards[2]
+        assert "n/a" in cards[3]  # PyProf has no start times
+        assert cards[4].startswith("Peak FP32:") and "4.29 TFLOPS" in cards[4] and "288 GB/s" in cards[4]
+        peak = str(screen.query_one("#kernels-peak").render())
+        assert "Tesla K40m FP32 4.29 TFLOPS" in peak and "base-clock" in peak  # items 5 and 8 of the issue
+        bars = screen.query_one(ShareBars)
+        assert len(bars.frame) == 11 and "21.8%" in bars.render().plain  # wgrad_alg0_engine's share
+        roofline = screen.query_one(RooflinePane)
+        assert roofline.points == 9 and "2 row(s) without FLOPs or bytes" in roofline.note
+        assert "2 profile(s)" in (screen.sub_title or "")
+        await pilot.resize_terminal(100, 36)  # plots are rebuilt at every render: must not degrade
+        await pilot.pause()
+        plot = str(roofline.query_one(RooflinePlot).render())
+        assert plot == str(roofline.query_one(RooflinePlot).render())
+        assert "roofs" in plot and "memory-bound" in plot and "compute-bound" in plot and "1T" in plot
+
+
+async def test_sort_keys_change_the_first_row() -> None:
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert screen.view.sort == "time" and first_names(screen) == ["cudnn::detail::wgrad_alg0_engine"]
+        totals = [row["total_ms"] for row in ranking(screen)]
+        assert totals == sorted(totals, reverse=True)
+        await pilot.press("b")
+        await pilot.pause()
+        assert first_names(screen) == ["elementwise_kernel"]  # 79.3 % of 288 GB/s
+        await pilot.press("s")  # the cycle goes on from bandwidth to time
+        await pilot.pause()
+        assert screen.view.sort == "time" and first_names(screen) == ["cudnn::detail::wgrad_alg0_engine"]
+        await pilot.press("f")
+        await pilot.pause()
+        assert first_names(screen) == ["cudnn::detail::implicit_convolve_sgemm"]
+        table = screen.query_one("#kernels-ranking", ResultTableView)
+        assert table.get_cell_at((0, 0)).plain == "cudnn::detail::implicit_convolve_sgemm"  # the view, too
+
+
+async def test_filter_narrows_rows_case_insensitively_and_escape_restores() -> None:
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        box = screen.query_one("#kernels-filter", Input)
+        assert box.display and box.has_focus
+        await pilot.press(*"DETAIL")
+        await pilot.pause()
+        names = first_names(screen, 99)
+        assert len(names) == 5 and all("detail" in n for n in names)
+        assert len(screen.query_one(ShareBars).frame) == 5  # bars and roofline follow the filter
+        assert screen.query_one(RooflinePane).points == 5
+        assert "5 of 11 shown" in str(screen.query_one("#kernels-view").render())
+        await pilot.press("enter")  # keeps the filter, back to the table
+        await pilot.pause()
+        assert screen.view.filter == "DETAIL" and len(ranking(screen)) == 5
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.view.filter == "" and len(ranking(screen)) == 11 and not box.display
+
+
+async def test_group_by_direction_then_op_then_kernel() -> None:
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and screen.model.groups == ("kernel", "direction", "op")
+        await pilot.press("g")
+        await pilot.pause()
+        rows = ranking(screen)
+        assert screen.view.group == "direction" and {r["direction"] for r in rows} == {"fprop", "bprop"}
+        assert sum(r["calls"] for r in rows) == 80
+        await pilot.press("g")
+        await pilot.pause()
+        ops = {r["op"] for r in ranking(screen)}
+        assert {"conv2d", "batch_norm", "relu", "add_", "linear", "mul_"} <= ops
+        # An op name with brackets, as DALI writes them, is shown as typed (never markup).
+        assert "[Executor] Run GPU op __Resize_3" in ops
+        table = screen.query_one("#kernels-ranking", ResultTableView)
+        lines = [table.render_line(y).text for y in range(table.size.height)]
+        assert any("[Executor] Run GPU op __Resize_3" in line for line in lines)
+        await pilot.press("g")
+        await pilot.pause()
+        assert screen.view.group == "kernel" and len(ranking(screen)) == 11
+
+
+async def test_a_name_filter_then_grouping_ranks_the_matching_launches() -> None:
+    """`/cudnn` then `g`: cudnn's time per direction, not the directions whose name has 'cudnn'."""
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("slash", *"cudnn", "enter")
+        await pilot.pause()
+        matching = ranking(screen)
+        assert matching and all("cudnn" in r["kernel"].lower() for r in matching)
+        await pilot.press("g")
+        await pilot.pause()
+        rows = ranking(screen)
+        assert screen.view.group == "direction" and {r["direction"] for r in rows} <= {"fprop", "bprop"} and rows
+        assert sum(r["calls"] for r in rows) == sum(r["calls"] for r in matching)
+        assert sum(r["total_ms"] for r in rows) == pytest.approx(sum(r["total_ms"] for r in matching))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert sum(r["calls"] for r in ranking(screen)) == 80  # every launch again
+
+
+async def test_group_is_not_offered_when_the_profile_has_no_ops() -> None:
+    app = kernels_app(NSYS_TRACE, gpu="A100")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and screen.model.groups == ("kernel",)
+        assert screen.check_action("cycle_group", ()) is False
+        await pilot.press("g")
+        await pilot.pause()
+        assert screen.view.group == "kernel"
+        assert "ms" in card_texts(screen)[3]  # nsys traces have start times: busy vs summed
+
+
+async def test_export_writes_the_current_view_as_csv(tmp_path: Path) -> None:
+    app = kernels_app(SAMPLE)
+    target = tmp_path / "kernels.csv"
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("t", "slash", *"cudnn", "enter")
+        await pilot.pause()
+        shown = first_names(screen, 99)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == "kernels.csv"
+        field.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+    with target.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["kernel"] for r in rows] == shown and len(shown) == 6  # five cudnn::detail + winograd
+    assert list(rows[0])[:4] == ["kernel", "calls", "total_ms", "share_pct"]  # the model's order, raw values
+
+
+async def test_export_of_the_runs_tab_as_markdown(tmp_path: Path) -> None:
+    app = kernels_app(SAMPLE, group_by=("nodes",))
+    target = tmp_path / "runs.md"
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("r", "e")
+        await pilot.pause()
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == "kernel-runs.csv"
+        field.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        grouped = screen.query_one("#kernels-grouped", ResultTableView)
+        assert grouped.display and grouped.model is not None and len(grouped.model.rows) == 2
+    text = target.read_text()
+    assert "### Runs" in text and "### Runs grouped by nodes" in text and "Scaled FLOPS eff %" in text
+
+
+async def test_missing_path_shows_a_message_not_a_traceback() -> None:
+    app = kernels_app("/nonexistent/report.sqlite")
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.query_one("#kernels-switch").current == "kernels-empty"  # type: ignore[attr-defined]
+        assert "No kernel launches found" in str(screen.query_one("#kernels-empty-message").render())
+        assert screen.model is not None and screen.model.findings[0].kind == "missing"
+        await pilot.press("s", "g", "e", "slash")  # keys without data do nothing, raise nothing
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_corrupt_file_shows_a_message(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.gzip"
+    broken.write_bytes(b"PAR1" + bytes(range(256)) * 4)  # Parquet magic, then garbage
+    app = kernels_app(broken)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settle(app, pilot)
+        assert "No kernel launches found" in str(screen.query_one("#kernels-empty-message").render())
+        assert screen.model is not None and any(f.severity == "error" for f in screen.model.findings)
+
+
+async def test_bad_group_by_field_shows_the_fields_there_are() -> None:
+    app = kernels_app(SAMPLE, group_by=("nope",))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await settle(app, pilot)
+        message = str(screen.query_one("#kernels-empty-message").render())
+        assert "cannot group by nope" in message and "batch_size" in message and "Traceback" not in message
+
+
+async def test_markup_in_kernel_names_is_shown_as_typed(tmp_path: Path) -> None:
+    (tmp_path / "evil.csv").write_text(
+        '"Kernel","Op","Sil(ns)","FLOPs","Bytes"\n'
+        '"[bold]evil_kernel","[red]op","5000","1000000","20000"\n'
+        '"plain_kernel","relu","1000","0","4000"\n')
+    app = kernels_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        table = screen.query_one("#kernels-ranking", ResultTableView)
+        lines = [table.render_line(y).text for y in range(table.size.height)]
+        assert any("[bold]evil_kernel" in line for line in lines)
+        assert "[bold]evil_kernel" in screen.query_one(ShareBars).render().plain
+
+
+async def test_help_and_command_palette_list_the_kernel_keys() -> None:
+    from gpuscope.tui.commands import GpuscopeCommands
+
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        titles = [title for title, _, _ in GpuscopeCommands(screen)._available()]
+        assert titles == ["Next sort", "Group kernels", "Filter rows", "Export table", "Toggle theme"]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        described = {description for _, description, _ in app.screen.keys}
+        assert {"Sort", "By time", "By FLOPS", "By bandwidth", "Filter", "Group", "Export", "Zoom", "Help"} <= described
+
+
+@needs_seed_run
+async def test_seed_run_reproduces_the_notebook() -> None:
+    app = kernels_app(SEED_RUN)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        cards = card_texts(screen)
+        assert "69.75 %" in cards[0] and "8.26 %" in cards[1] and "9.04 %" in cards[2]
+        top = ranking(screen)[0]
+        # Seed 001, cell In [13]: the most efficient kernel and its FLOPS efficiency.
+        assert top["kernel"] == "cudnn_convolve_sgemm_sm35_ldg_nn_64x16x64x16x16"
+        assert top["flops_eff_pct"] == pytest.approx(34.812331, rel=1e-6)
+        await pilot.press("t")
+        await pilot.pause()
+        assert first_names(screen) == ["cudnn::detail::wgrad_alg0_engine"]  # 5,908.7 ms of 42.4 s
+        await pilot.press("g")
+        await pilot.pause()
+        assert {r["direction"] for r in ranking(screen)} == {"fprop", "bprop"}
+        await pilot.press("g")
+        await pilot.pause()
+        assert first_names(screen) == ["conv2d"]  # by time, per op
+        assert screen.query_one(RooflinePane).points > 0
+
+
+async def test_incomplete_peak_draws_points_but_no_roofs() -> None:
+    app = kernels_app(SAMPLE, gpu=None, peak_tflops=4.29)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        roofline = screen.query_one(RooflinePane)
+        assert roofline.points == 9 and roofline.note.startswith("no roofs: the peak is incomplete")
+        drawn = str(roofline.query_one(RooflinePlot).render())
+        assert "compute-bound" not in drawn and "roofs" not in drawn  # no verdicts without a ridge point
+        assert "unknown" in drawn
+        assert "? GB/s" in card_texts(screen)[4] and "n/a" in card_texts(screen)[2]
+
+
+async def test_zoom_fills_the_screen_with_tables_or_roofline() -> None:
+    app = kernels_app(SAMPLE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one("#kernels-tables")
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        screen.query_one(RooflinePlot).focus()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one(RooflinePane)

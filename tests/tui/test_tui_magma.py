@@ -1,0 +1,367 @@
+"""Pilot tests of the MAGMA screen over real MAGMA outputs (injected loader, no terminal)."""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from gpuscope.parsers.magma.read import read_tree
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.screens.modals import ExportModal
+from gpuscope.tui.screens.help import HelpScreen
+from gpuscope.tui.screens.studies.magma import MagmaScreen
+from gpuscope.tui.screens.studies.boxplots import BoxPlot, BoxPlotStack
+from gpuscope.tui.widgets.result_table import ResultTableView
+from loading_helpers import settled
+
+
+def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
+    result = read_tree([folder], **kwargs)
+    return GpuscopeApp(first_screen=lambda: MagmaScreen([folder], loader=lambda: result))
+
+
+async def settle(app: GpuscopeApp, pilot: Any) -> MagmaScreen:
+    return await settled(app, pilot, MagmaScreen)
+
+
+def capture_notifications(app: GpuscopeApp) -> list[dict[str, Any]]:
+    notes: list[dict[str, Any]] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append({"message": message, **kwargs})
+        original(message, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return notes
+
+
+def summary_model(screen: MagmaScreen):
+    model = screen.query_one("#summary", ResultTableView).model
+    assert model is not None
+    return model
+
+
+async def test_loads_and_shows_plots_and_tables(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and not screen.model.empty
+        assert screen.selection is not None and screen.selection.nodes == "all"
+        stack = screen.query_one("#plots", BoxPlotStack)
+        assert stack.sizes and len(stack.plots) == len(stack.sizes)
+        assert summary_model(screen).rows
+        assert "MAGMA" in (screen.sub_title or "")
+        assert "files" in (screen.sub_title or "")
+
+
+async def test_switching_metric_changes_plots_and_table(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert "gflops_median" in summary_model(screen).keys
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.selection is not None and screen.selection.metric == "time_ms"
+        assert "time_ms_median" in summary_model(screen).keys
+        stack = screen.query_one("#plots", BoxPlotStack)
+        assert stack.metric == "time_ms"
+        assert all(plot.metric == "time_ms" for plot in stack.query(BoxPlot))
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.selection.metric == "gflops"
+        assert "gflops_median" in summary_model(screen).keys
+
+
+async def test_cycling_cluster_size_changes_summary_nodes(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        model = screen.model
+        assert model is not None and len(model.node_counts) >= 2
+        nodes_col = summary_model(screen).keys.index("nodes")
+        assert {row[nodes_col] for row in summary_model(screen).rows} == {"all"}
+        seen = []
+        for _ in model.node_counts:
+            await pilot.press("n")
+            await pilot.pause()
+            assert screen.selection is not None
+            seen.append(screen.selection.nodes)
+            nodes = {str(row[nodes_col]) for row in summary_model(screen).rows}
+            assert nodes <= {screen.selection.nodes}
+        assert seen == list(model.node_counts)
+        await pilot.press("n")  # wraps round to pooled
+        await pilot.pause()
+        assert screen.selection.nodes == "all"
+        await pilot.press("N")  # and backwards to the largest size
+        await pilot.pause()
+        assert screen.selection.nodes == model.node_counts[-1]
+
+
+async def test_cycling_test(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and screen.selection is not None
+        tests = screen.model.tests
+        if len(tests) < 2:
+            pytest.skip("data has a single MAGMA test")
+        first = screen.selection.test
+        await pilot.press("t")
+        await pilot.pause()
+        assert screen.selection.test != first
+        test_col = summary_model(screen).keys.index("test")
+        assert {row[test_col] for row in summary_model(screen).rows} == {screen.selection.test}
+
+
+async def test_export_writes_csv(magma_data: Path, tmp_path: Path) -> None:
+    app = magma_app(magma_data)
+    target = tmp_path / "out" / "summary.csv"
+    target.parent.mkdir()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        notes = capture_notifications(app)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)
+        field = app.screen.query_one("#export-path", Input)
+        assert field.value == "magma-summary.csv"
+        field.value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+    with target.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][:6] == ["test", "environment", "nodes", "problem_size", "count", "gflops_median"]
+    assert len(rows) > 1
+    assert any(str(target) in n["message"] and n.get("severity", "information") != "error" for n in notes)
+
+
+async def test_export_to_unwritable_path_notifies_error(magma_data: Path, tmp_path: Path) -> None:
+    app = magma_app(magma_data)
+    target = tmp_path / "no-such-dir" / "summary.csv"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        notes = capture_notifications(app)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+    assert not target.exists()
+    errors = [n for n in notes if n.get("severity") == "error"]
+    assert errors and str(target) in errors[0]["message"]
+
+
+async def test_export_cancel_writes_nothing(magma_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+    assert not any(tmp_path.iterdir())
+
+
+async def test_markup_in_environment_name_is_literal(magma_data: Path, tmp_path: Path) -> None:
+    source = next(p for p in sorted(magma_data.rglob("*.out")) if "vbatched" in p.name)
+    for env in ("[bold]red", "plain"):
+        folder = tmp_path / env / "size4"
+        folder.mkdir(parents=True)
+        shutil.copy(source, folder / source.name)
+    app = magma_app(tmp_path)
+    async with app.run_test(size=(200, 60)) as pilot:
+        screen = await settle(app, pilot)
+        table = screen.query_one("#summary", ResultTableView)
+        shown = {cell.plain for cell in table.get_column("environment")}
+        assert "[bold]red" in shown
+        lines = [table.render_line(y).text for y in range(min(table.size.height, table.row_count + 1))]
+        assert any("[bold]red" in line for line in lines)
+        plots = list(screen.query(BoxPlot))
+        assert plots and all("[bold]red" in str(plot.render()) for plot in plots)
+
+
+async def test_empty_result_shows_message(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a MAGMA file\n")
+    app = magma_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None and screen.model.empty
+        message = str(screen.query_one("#empty-message").render())
+        assert "No MAGMA results found" in message
+        assert screen.query_one("#magma-switch").current == "empty"  # type: ignore[attr-defined]
+        await pilot.press("m", "n", "e")  # disabled keys do nothing, raise nothing
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_load_failure_shows_message() -> None:
+    def broken() -> Any:
+        raise OSError("disk on fire")
+
+    app = GpuscopeApp(first_screen=lambda: MagmaScreen(["/nowhere"], loader=broken))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        assert "disk on fire" in str(screen.query_one("#empty-message").render())
+
+
+async def test_findings_listed(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.model is not None
+        findings = screen.query_one("#findings", DataTable)
+        assert findings.row_count == len(screen.model.result.findings) > 0
+        severities = {findings.get_cell_at((r, 0)).plain for r in range(findings.row_count)}
+        assert severities <= {"error", "warning", "info"}
+
+
+async def test_help_theme_and_quit(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settle(app, pilot)
+        assert app.theme == "textual-dark"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-dark"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        described = {description for _, description, _ in app.screen.keys}
+        assert {"Metric", "Nodes", "Test", "Export", "Quit", "Help"} <= described
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_command_palette_provider(magma_data: Path) -> None:
+    from gpuscope.tui.commands import GpuscopeCommands
+
+    app = magma_app(magma_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        provider = GpuscopeCommands(screen)
+        titles = [title for title, _, _ in provider._available()]
+        assert titles == ["Switch metric", "Next cluster size", "Next MAGMA test", "Export summary", "Toggle theme"]
+        hits = [hit async for hit in provider.search("metric")]
+        assert hits and hits[0].text == "Switch metric"
+        await hits[0].command()  # type: ignore[misc]
+        await pilot.pause()
+        assert screen.selection is not None and screen.selection.metric == "time_ms"
+
+
+async def test_export_asks_before_replacing_a_file(magma_data: Path, tmp_path: Path) -> None:
+    app = magma_app(magma_data)
+    target = tmp_path / "keep.csv"
+    target.write_text("precious\n")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)  # first Export only warns
+        assert target.read_text() == "precious\n"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+    assert target.read_text().startswith("test,environment")
+
+
+async def test_i_switches_to_the_implementations_the_test_timed() -> None:
+    """dgemm timed MAGMA and cuBLAS: `i` shows cuBLAS's numbers; dgemm_vbatched timed MAGMA alone."""
+    from paths import EXAMPLES
+
+    app = magma_app(EXAMPLES, exclude=["attempt-1"])
+    notes = capture_notifications(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await settle(app, pilot)
+        assert screen.selection is not None and (screen.selection.test, screen.selection.impl) == ("dgemm_vbatched", "magma")
+        await pilot.press("i")
+        await pilot.pause()
+        assert screen.selection.impl == "magma" and "one implementation only" in notes[-1]["message"]
+        await pilot.press("t", "i")
+        await pilot.pause()
+        assert (screen.selection.test, screen.selection.impl) == ("dgemm", "cublas")
+        assert "cublas" in summary_model(screen).title
+        summary = screen.model.summary(screen.selection)  # type: ignore[union-attr]
+        first = summary[summary["problem_size"] == "1088x1088x1088"]
+        assert 1300 < first["gflops_median"].iloc[0] < 1500  # cuBLAS's first calls; MAGMA's are 14 Gflop/s warm-ups
+        await pilot.press("t")
+        await pilot.pause()
+        assert (screen.selection.test, screen.selection.impl) == ("dgemm_vbatched", "magma")  # vbatched timed no cuBLAS
+
+
+def screen_text(app: GpuscopeApp) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def tied_folder(magma_data: Path, tmp_path: Path) -> Path:
+    """The two Google environments of the examples alone: their medians differ by noise only."""
+    google = magma_data / "google"
+    if not google.is_dir():
+        pytest.skip("no google environments in the MAGMA data")
+    shutil.copytree(google, tmp_path / "google")
+    return tmp_path
+
+
+async def comparison(app, pilot):  # noqa: ANN001, ANN201 - textual's App, Pilot -> MagmaScreen
+    """The MAGMA screen once loaded, on its comparison tab."""
+    screen = await settle(app, pilot)
+    await pilot.press("c")
+    await pilot.pause()
+    return screen
+
+
+async def test_tied_verdict_and_p_note_readable_at_80x24(magma_data: Path, tmp_path: Path) -> None:
+    """At 80x24 'tied with #2' and 'within noise' are whole (rank 2's p beside them), and the
+    line under the table says how p was computed and corrected."""
+    app = magma_app(tied_folder(magma_data, tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await comparison(app, pilot)
+        text = screen_text(app)
+        assert re.search(r"1\.000 +tied with #2 ", text)
+        assert re.search(r"0\.67 +within noise ", text)  # rank 2's p, on the next row, beside its verdict
+        table = screen.query_one("#comparison", ResultTableView)
+        keys = [str(column.key.value) for column in table.columns.values()]
+        assert keys[-1] == "verdict" and "p_value" in keys and "rows" not in keys  # 'of' gave its room
+        assert {cell.plain for cell in table.get_column("verdict")} == {"tied with #2", "within noise"}
+        note = next(line for line in text.splitlines() if "Mann-Whitney" in line)
+        assert "Holm-corrected over" in note and note.rstrip().endswith("comparisons")
+        # The export keeps the p in the verdict and the 'of' column.
+        assert any("tied with #2 (p = " in str(record["verdict"]) for record in screen.model.comparison_table(screen.selection).records())
+
+
+async def test_verdicts_whole_at_80x24_with_three_environments(magma_data: Path) -> None:
+    app = magma_app(magma_data)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await comparison(app, pilot)
+        text = screen_text(app)
+        assert re.search(r"e-07 +beyond noise ", text)
+        assert "Holm-corrected" in text
+        verdicts = [cell.plain for cell in screen.query_one("#comparison", ResultTableView).get_column("verdict")]
+        assert "best" in verdicts and not any("…" in v for v in verdicts)
+
+
+async def test_wide_comparison_keeps_the_full_verdict(magma_data: Path, tmp_path: Path) -> None:
+    """Where the whole table fits, rank 1's verdict says the p of rank 2 too, and 'of' is shown."""
+    app = magma_app(tied_folder(magma_data, tmp_path))
+    async with app.run_test(size=(220, 30)) as pilot:
+        screen = await comparison(app, pilot)
+        table = screen.query_one("#comparison", ResultTableView)
+        assert "rows" in [str(column.key.value) for column in table.columns.values()]
+        assert any(cell.plain.startswith("tied with #2 (p = ") for cell in table.get_column("verdict"))

@@ -1,0 +1,135 @@
+"""Pilot tests of the replay screen (the cursor's logic is tested in test_replay_model.py):
+open, step, jump, play, events, refused signals, a cut recording, and the browser opening a
+recording this way."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from textual.widgets import Input
+
+from fake_watch import FakeSource, status
+
+from gpuscope.collectors.recorder import Recorder
+from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.model.replay import open_replay
+from gpuscope.tui.screens.replay import ReplayScreen
+from gpuscope.tui.widgets.history_plot import HistoryPlot
+
+
+def footer_text(screen) -> str:
+    """The words the footer shows for the screen's enabled bindings."""
+    return " ".join(b.binding.description for b in screen.active_bindings.values() if b.binding.show and b.enabled)
+
+
+def recording(path: Path, n: int = 120) -> Path:
+    source = FakeSource(gpus=2, processes=10)
+    with Recorder(path, batch_samples=30) as rec:
+        for i in range(n):
+            s = source.poll()
+            if 40 <= i < 110:  # GPU 1 idle for 70 s: one event at sample 41 (#41)
+                s = dataclasses.replace(s, gpus=tuple(dataclasses.replace(g, util_gpu=0.0) if g.index == 1 else g for g in s.gpus))
+            rec.add(s)
+    return path
+
+
+async def opened(pilot) -> ReplayScreen:
+    screen = pilot.app.screen
+    for _ in range(100):
+        if isinstance(screen, ReplayScreen) and screen.cursor is not None:
+            return screen
+        await pilot.pause(0.05)
+        screen = pilot.app.screen
+    raise AssertionError("the replay did not open")
+
+
+async def test_keys_move_the_cursor(tmp_path: Path) -> None:
+    path = recording(tmp_path / "job.gsrec")
+    replay = open_replay(path)
+    app = GpuscopeApp(first_screen=lambda: ReplayScreen(path, replay))
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await opened(pilot)
+        assert "replay · job.gsrec ·" in screen.sub_title and "(sample 1 of 120) · 1x" in screen.sub_title
+        assert "REPLAY" in status(screen) and "recorded, not live" in status(screen)
+        plot = screen.query_one("#watch-gpu-plot", HistoryPlot)
+        assert plot.span is not None and plot.cursor == replay.times[0] and len(plot.history) == 120  # the whole recording
+        await pilot.press("full_stop", "full_stop", "greater_than_sign")
+        assert screen.cursor.index == 62 and screen.snapshot == replay.snapshot(62)
+        await pilot.press("comma", "home")
+        assert screen.cursor.index == 0
+        await pilot.press("end")
+        assert screen.cursor.index == 119 and "sample 120 of 120" in screen.sub_title
+        await pilot.press("n")  # none later
+        assert screen.cursor.index == 119
+        await pilot.press("N")
+        assert screen.cursor.index == 40 and any("GPU 1 went idle" in n.message for n in app._notifications)
+        await pilot.press("g")
+        box = screen.query_one("#replay-goto", Input)
+        assert box.display and box.has_focus
+        await pilot.press(*"+10s", "enter")
+        assert screen.cursor.index == 50 and not box.display
+        await pilot.press("g", *"soon", "enter")
+        assert box.display and any("type a clock time" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        assert not box.display and screen.cursor.index == 50
+        await pilot.press("k")
+        assert any("No signals in a replay" in n.message for n in app._notifications)
+        assert "Play" in footer_text(screen)
+        await pilot.press("space")  # at the first speed: still playing when the footer is read, however slow the machine
+        await pilot.pause()
+        assert screen.cursor.playing and "Pause" in footer_text(screen) and "Play" not in footer_text(screen)
+        await pilot.press("plus", "plus", "plus")
+        assert "600x" in screen.sub_title
+        for _ in range(600):  # a liveness bound: 70 samples at 600x take about 0.1 s
+            if not screen.cursor.playing:
+                break
+            await pilot.pause(0.05)
+        assert screen.cursor.index == 119 and not screen.cursor.playing  # played to the end and stopped
+        await pilot.press("q")
+
+
+async def test_cut_recording_is_said_and_browser_opens_a_recording(tmp_path: Path) -> None:
+    path = recording(tmp_path / "job.gsrec", n=90)
+    data = path.read_bytes()
+    (tmp_path / "cut.gsrec").write_bytes(data[: len(data) * 3 // 4])
+    from gpuscope.tui.screens.browse.open import view_screen
+    from gpuscope.parsers import registry
+
+    rec = registry.recognise(tmp_path / "cut.gsrec")
+    assert rec.kind == "recording" and rec.screen == "replay"
+    screen = view_screen(rec, tmp_path / "cut.gsrec")  # what the browser's Enter pushes
+    assert isinstance(screen, ReplayScreen)
+    app = GpuscopeApp(first_screen=lambda: screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        replay_screen = await opened(pilot)  # read in a worker: the browser stays responsive
+        assert 30 <= replay_screen.cursor.last + 1 < 90
+        assert any(n.title == "Recording cut short" for n in app._notifications)
+        assert "REPLAY" in status(replay_screen)
+
+
+async def test_o_shows_the_next_node_of_a_multi_node_recording_at_the_same_time(tmp_path: Path) -> None:
+    """A recording of two nodes (as `record --job` over srun writes one): the first node shows,
+    the notification says there are two, `o` reads the other (in a worker) and keeps the time."""
+    path = tmp_path / "two.gsrec"
+    source = FakeSource(gpus=1, processes=4)
+    with Recorder(path, batch_samples=20) as rec:
+        for _ in range(60):
+            s = source.poll()
+            for node in ("cn01", "cn02"):
+                rec.add(dataclasses.replace(s, host=dataclasses.replace(s.host, hostname=node)))
+    app = GpuscopeApp(first_screen=lambda: ReplayScreen(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot)
+        assert screen.replay.node == "cn01" and screen.cursor.last == 59 and "node cn01 (1 of 2)" in screen.sub_title
+        assert any("holds 2 nodes" in n.message for n in app._notifications)
+        await pilot.press("greater_than_sign")
+        at = screen.cursor.time
+        first = screen.replay
+        await pilot.press("o")
+        for _ in range(100):
+            if screen.replay is not first and screen.cursor is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.replay.node == "cn02" and screen.cursor.time == at and "node cn02 (2 of 2)" in screen.sub_title
+        assert screen.snapshot.host.hostname == "cn02"

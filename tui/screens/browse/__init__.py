@@ -1,0 +1,1 @@
+"""Provides the browser: the tree, the preview, and what it opens."""

@@ -1,0 +1,321 @@
+"""Provides `BrowseScreen`: a result folder as a tree, each file with its kind and summary, a
+preview beside it, and Enter into the screen for that kind.
+
+Recognition (`parsers.registry`: a stat and at most a few KB per file) runs over the whole tree
+in one thread worker, which posts batches (every `BATCH_S` or `BATCH_FILES` files, whichever
+comes first), never a message per file; the tree and the folder counts take each batch in
+on the main thread and repaint the visible lines once. The screen is drawn before the first
+file is recognised, and keys are answered in between batches. What a view opens over is
+pushed on this screen, so Escape (the app's `back`) returns to the tree as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DirectoryTree, Header, Tree
+from textual.worker import get_current_worker
+
+from gpuscope.metrics.safe_text import clean
+from gpuscope.parsers import registry
+from gpuscope.parsers.files import display_name
+from gpuscope.tui.model.folder import FolderCounts, is_below, studies
+from gpuscope.tui.screens.browse.open import study_screen, titles, view_screen
+from gpuscope.tui.screens.browse.preview import PreviewPane
+from gpuscope.tui.screens.browse.tree import BrowseTree
+from gpuscope.tui.widgets.keys_footer import KeysFooter
+
+BATCH_S = 0.5
+BATCH_FILES = 5000
+"""A batch goes to the screen after this long or this many files: two repaints a second.
+Each repaint (tree lines, title, the preview's counts) takes the main thread, and so the GIL,
+from the recognising thread, and a key pressed meanwhile waits for it: at 10 a second, 10,000
+files took 4 s instead of 2.4; at 4 a second keys waited 71 ms at the 95th percentile, at 2 a
+second 54 ms (bench/browse_bench.py, one run each)."""
+
+
+class BrowseScreen(Screen[None]):
+    """Folder tree with kinds and summaries on the left, the selection described on the right."""
+
+    HELP_TITLE = "Keys: browse"
+    BINDINGS = [
+        Binding("enter", "open", "Open", show=False, tooltip="Open the file in the view for its kind (MAGMA, kernels, scaling, table, log, ...); on a folder, unfold or fold it"),
+        Binding("a", "analyse", "Analyse", tooltip="Gather every file of one kind below the folder into one study (asks which when there are several)"),
+        Binding("s", "summary", "Summary", tooltip="One page about the folder: files per kind, what could not be read, errors and warnings in logs"),
+        Binding("w", "watch", "Watch", tooltip="Switch to the live watch (it keeps its state; b comes back here)"),
+    ]
+    """Browse keys. The tree answers Enter itself when it has the focus (its binding is the one
+    in the footer); this one lists it in the help and opens from the preview. Escape (back
+    from a view) is the app's."""
+
+    DEFAULT_CSS = """
+    BrowseScreen #browse-body {
+        height: 1fr;
+    }
+    BrowseScreen BrowseTree {
+        width: 3fr;
+        height: 1fr;
+        border-right: vkey $panel;
+        scrollbar-size-horizontal: 0;  /* a long label is cut; the preview shows it whole */
+    }
+    BrowseScreen PreviewPane {
+        width: 2fr;
+        height: 1fr;
+    }
+    """
+
+    class Recognised(Message):
+        """The worker recognised a batch of files; `done`: that was the last."""
+
+        def __init__(self, batch: tuple[Any, ...], counts: FolderCounts, done: bool) -> None:
+            super().__init__()
+            self.batch = batch
+            self.counts = counts
+            """The batch's kinds counted per folder."""
+            self.done = done
+
+    class Checked(Message):
+        """The expected ranges of `folder`'s expected.toml were checked."""
+
+        def __init__(self, folder: Path, results: list[Any]) -> None:
+            super().__init__()
+            self.folder = folder
+            self.results = results
+
+    def __init__(self, root: str | Path = ".", *, select: str | Path | None = None) -> None:
+        """`root`: the folder shown (its label as given); `select`: a file below it to put
+        the cursor on (a job's output file)."""
+        super().__init__()
+        self.root = Path(root)
+        self.base = self.root.resolve()
+        self.select = Path(select).resolve() if select is not None else None
+        self.recognitions: dict[Path, Any] = {}
+        """path -> `Recognition`, as batches arrive."""
+        self.counts = FolderCounts(self.base)
+        self.checks: dict[Path, list[Any]] = {}
+        """path -> expected-range results (`metrics.expected_check.CheckResult`) on that file."""
+        self.recognition_done = False
+        self.started = time.monotonic()
+        self.elapsed: float | None = None
+        """Seconds recognition took, once done."""
+        self.titles = titles()
+        self.screens = {reader.kind: reader.screen for reader in registry.READERS}
+        """kind -> the screen that opens it."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="browse-body"):
+            yield BrowseTree(self.root, self.recognitions, self.counts, self.checks, id="browse-tree")
+            yield PreviewPane(id="browse-preview")
+        yield KeysFooter()
+
+    async def on_mount(self) -> None:
+        self._title()
+        self.recognise_all()
+        tree = self.query_one(BrowseTree)
+        tree.focus()
+        if self.select is not None and await tree.reveal(self.select) is None:
+            self.notify(f"{clean(display_name(self.select))} is not below {clean(display_name(self.root))}", title="Not shown", markup=False)
+
+    # --- recognition ----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="recognise", exit_on_error=False)
+    def recognise_all(self) -> None:
+        worker = get_current_worker()
+        batch: list[Any] = []
+        counts = FolderCounts(self.base)  # counted here, merged on the UI thread per folder
+        sent = time.monotonic()
+        for path in registry.walk(self.base):
+            if worker.is_cancelled:
+                return
+            batch.append(rec := registry.recognise(path))
+            counts.add(rec)
+            if len(batch) >= BATCH_FILES or time.monotonic() - sent >= BATCH_S:
+                self.post_message(self.Recognised(tuple(batch), counts, False))
+                batch, counts, sent = [], FolderCounts(self.base), time.monotonic()
+        self.post_message(self.Recognised(tuple(batch), counts, True))
+
+    def on_browse_screen_recognised(self, message: Recognised) -> None:
+        self.recognitions.update((rec.path, rec) for rec in message.batch)
+        self.counts.merge(message.counts)
+        tree = self.query_one(BrowseTree)
+        if message.done:
+            self.recognition_done = tree.done = True
+            self.elapsed = time.monotonic() - self.started
+            folders = sorted(p.parent for p, r in self.recognitions.items() if r.kind == "expected" and p.name == "expected.toml")
+            if folders:
+                self.check_expected(folders)
+        with self.app.batch_update():  # tree, title and preview in one frame
+            tree.show_recognitions()
+            self._title()
+            self._preview(tree.cursor_node, refresh=True)
+
+    @work(thread=True, exclusive=True, group="expected", exit_on_error=False)
+    def check_expected(self, folders: list[Path]) -> None:
+        """Every folder's `expected.toml` checked against the tables it names (`gpuscope
+        check`'s own function), once recognition is done."""
+        from gpuscope.tui.model.check_report import check_folder
+
+        for folder in folders:
+            if get_current_worker().is_cancelled:
+                return
+            self.post_message(self.Checked(folder, check_folder(folder).results))
+
+    def on_browse_screen_checked(self, message: Checked) -> None:
+        for result in message.results:
+            self.checks.setdefault(message.folder / result.file, []).append(result)
+        tree = self.query_one(BrowseTree)
+        tree.show_recognitions()
+        self._preview(tree.cursor_node, refresh=True)
+
+    def _title(self) -> None:
+        n = len(self.recognitions)
+        state = f"{n:,} files" if self.recognition_done else f"recognising … {n:,} files so far"
+        self.sub_title = f"browse · {clean(display_name(self.root))} · {state}"
+
+    # --- preview and opening --------------------------------------------------------------
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted[Any]) -> None:
+        self._preview(event.node)
+
+    def _path(self, node: Any) -> Path | None:
+        """A node's path as recognition names it: the root's own is as typed (its label)."""
+        if node is None or node.data is None:
+            return None
+        return self.base if node.parent is None else node.data.path
+
+    def _preview(self, node: Any, refresh: bool = False) -> None:
+        path = self._path(node)
+        if path is None:
+            return
+        pane = self.query_one(PreviewPane)
+        if refresh and pane.path != path:
+            return
+        if node.allow_expand:
+            pane.show_folder(path, self.counts.of(path), self.recognition_done, self.titles, self.screens)
+        else:
+            pane.show_file(path, self.recognitions.get(path), self.titles, self.checks.get(path, ()))
+
+    @on(DirectoryTree.FileSelected)
+    def _file_selected(self, event: DirectoryTree.FileSelected) -> None:
+        event.stop()
+        self.open(event.path)
+
+    def open(self, path: Path) -> None:
+        """Push the screen for `path`'s kind; say why when there is none."""
+        rec = self.recognitions.get(path)
+        name = clean(display_name(path.name))
+        if rec is None:
+            self.notify(f"{name} is not recognised yet: a moment", markup=False)
+            return
+        if rec.kind is None:
+            why = rec.problem.message if rec.problem is not None else rec.reason
+            self.notify(f"{name}: {clean(why)}", title="Nothing to open", severity="warning", markup=False)
+            return
+        marks = {cell for result in self.checks.get(path, ()) for cell in result.outside}
+        screen = view_screen(rec, self.typed(path), marks)
+        if screen is None:
+            self.notify(f"No view for {rec.kind} files yet; the preview shows the first lines.", markup=False)
+            return
+        self.app.push_screen(screen)
+
+    def action_open(self) -> None:
+        """Enter with the preview focused: what Enter on the tree does."""
+        node = self.query_one(BrowseTree).cursor_node
+        path = self._path(node)
+        if node is None or path is None:
+            return
+        if node.allow_expand:
+            node.toggle()
+        else:
+            self.open(path)
+
+    # --- folders --------------------------------------------------------------------------
+
+    def typed(self, path: Path) -> Path:
+        """`path` below the root as the user typed the root (titles then read `results/x.out`,
+        not the absolute path)."""
+        try:
+            return self.root / path.relative_to(self.base)
+        except ValueError:
+            return path
+
+    @property
+    def cursor_path(self) -> Path | None:
+        """The path under the cursor, as recognition names it."""
+        return self._path(self.query_one(BrowseTree).cursor_node)
+
+    def _folder(self) -> Path:
+        """The folder under the cursor, or the folder of the file under it."""
+        node = self.query_one(BrowseTree).cursor_node
+        path = self._path(node)
+        if path is None:
+            return self.base
+        return path if node.allow_expand else path.parent
+
+    def _ready(self, what: str) -> bool:
+        if not self.recognition_done:
+            self.notify(f"Still recognising ({len(self.recognitions):,} files so far): {what} needs every file. Try again in a moment.",
+                        title="Not yet", markup=False)
+        return self.recognition_done
+
+    def action_analyse(self) -> None:
+        """`a`: one study over every file of one kind below the folder. The study's screen
+        reads the folder itself (its reader takes only files of its kind), so what the path
+        says (MAGMA environments and cluster sizes, scaling's resource counts, marker files
+        beside profiles) comes with them, as `gpuscope magma DIR` reads it."""
+        if not self._ready("the analysis"):
+            return
+        folder = self._folder()
+        found = studies(self.recognitions.values(), folder)
+        if not found:
+            self.notify("No MAGMA outputs, profiler exports or run logs below this folder: the summary says what is there.",
+                        markup=False)
+            self.action_summary()
+            return
+        typed = [self.typed(folder)]
+        if len(found) == 1:
+            self.app.push_screen(study_screen(next(iter(found)), typed))
+            return
+        from gpuscope.tui.screens.studies.folder import StudyModal
+
+        def chosen(choice: str | None) -> None:
+            if choice == "summary":
+                self.action_summary()
+            elif choice in found:
+                self.app.push_screen(study_screen(choice, typed))
+
+        self.app.push_screen(StudyModal(folder, {screen: len(paths) for screen, paths in found.items()}), chosen)
+
+    def action_summary(self) -> None:
+        """`s`: the folder summary."""
+        if not self._ready("the summary"):
+            return
+        from gpuscope.tui.screens.studies.folder import FolderSummaryScreen
+
+        folder = self._folder()
+        below = [rec for path, rec in self.recognitions.items() if is_below(path, folder)]
+        self.app.push_screen(FolderSummaryScreen(folder, below, self.titles, label=self.typed(folder)))
+
+    async def show_path(self, path: Path) -> bool:
+        """Put the cursor on `path` (opening folders on the way); False when it is not here."""
+        return await self.query_one(BrowseTree).reveal(path.resolve()) is not None
+
+    def action_watch(self) -> None:
+        """`w`: the watch mode (the app keeps both, each as it was left)."""
+        self.app.show_watch()  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`w` only where the app can show a watch (not under `gpuscope magma` and the like)."""
+        if action == "watch":
+            return getattr(self.app, "can_watch", False)
+        return True

@@ -1,0 +1,1 @@
+"""Provides the study screens: MAGMA, kernels, scaling and the folder summary, with their own widgets."""

@@ -1,0 +1,1 @@
+"""Provides the generic views of one file: table, log, Markdown, image, PDF."""

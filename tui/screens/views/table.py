@@ -1,0 +1,341 @@
+"""Provides `TableViewScreen`: a CSV, TSV, Parquet or JSON file as a table to sort, filter,
+describe and plot.
+
+The first rows are read and shown at once (`table_read.read_head`), the rest in the same thread
+worker afterwards; until then the status line says the row count is not known yet. Keys work
+on the model (`tui.model.table_model`), which keeps the file's text for display and each
+column's numbers (`143.9 ± 0.0`, `15.85×`, `45%`) for sorting, statistics, filters and plots.
+The grid shows at most `DISPLAY_ROWS` rows of the result (a `DataTable` holds every cell as an
+object); sorting, filtering, statistics and export use all of them. Cell text is cleaned and
+shown as `Text`, never markup. Cells an expected range failed on (`marks`) are highlighted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.cells import cell_len
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import ContentSwitcher, DataTable, Header, Input, Static
+from textual_plotext import PlotextPlot
+
+from gpuscope.metrics import export
+from gpuscope.metrics.safe_text import clean
+from gpuscope.tui.model.table_filter import FilterError, parse_filter
+from gpuscope.tui.model.table import ROW, TableModel, TableView, draw_xy, stats_cells
+from gpuscope.tui.model.table_read import read_all, read_head
+from gpuscope.tui.screens.modals import ExportModal
+from gpuscope.tui.screens.views.base import FileScreen
+from gpuscope.tui.widgets.keys_footer import KeysFooter
+
+DISPLAY_ROWS = 2000
+"""Rows put in the grid; a filter or a sort brings the others into it."""
+MAX_WIDTH = 40
+"""Widest a column is drawn; longer cells are cut in the middle (export keeps them whole)."""
+MARK_STYLE = "bold white on red"
+NEEDS_DATA = {"sort", "filter", "plot", "plot_x", "export"}
+
+
+class XYPlot(PlotextPlot):
+    """One column against another; `replot` on the main thread only."""
+
+    def replot(self, xs: Any, ys: Any, x_label: str, y_label: str) -> str:
+        note = draw_xy(self.plt, xs, ys, x_label, y_label, self.size.width or 80)
+        self.refresh()
+        return note
+
+
+class TableViewScreen(FileScreen):
+    """The grid, an optional plot under it, the cursor column's statistics at the bottom."""
+
+    KIND = "Table"
+    HELP_TITLE = "Keys: table"
+    DEFAULT_CSS = """
+    TableViewScreen #table-body { height: 1fr; }
+    TableViewScreen #table-grid { height: 1fr; }
+    TableViewScreen #table-plot { height: 16; border-top: hkey $panel; }
+    TableViewScreen #table-stats { height: auto; max-height: 2; padding: 0 1; background: $boost; }
+    TableViewScreen #table-notes { height: auto; max-height: 3; padding: 0 1; color: $text-warning; }
+    TableViewScreen #table-filter { dock: bottom; margin-bottom: 1; }
+    """
+    BINDINGS = [
+        Binding("s", "sort", "Sort", tooltip="Sort by the cursor's column (clicking a header too): ascending, descending, file order"),
+        Binding("slash", "filter", "Filter", tooltip="Keep rows containing a text, or matching  column > 3  (< <= = != ~ !~, 'and'; quote names with spaces)"),
+        Binding("p", "plot", "Plot", tooltip="Plot the cursor's column against the x column (again to hide)"),
+        Binding("x", "plot_x", "X axis", tooltip="Use the cursor's column as the plot's x (again: the row number)"),
+        Binding("e", "export", "Export", tooltip="Write the rows shown, all of them (format from the file extension)"),
+    ]
+
+    def __init__(self, path: str | Path, recognition: Any = None, marks: set[tuple[int, str]] | None = None) -> None:
+        """`marks`: (row in the file, column) cells an expected range failed on."""
+        super().__init__(path, recognition)
+        self.marks = frozenset(marks or ())
+        self.model: TableModel | None = None
+        """Rows read so far (the head first, then all); None until the first arrive."""
+        self.view = TableView()
+        self.rows = np.array([], dtype=int)
+        """Indices of the rows the view keeps, in order (all of them, not only those drawn)."""
+        self.x_column = ROW
+        """The plot's x: a column, or `ROW` (the row number)."""
+        self._shown: list[str] = []
+        self._stats: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id=self.VIEW_ID, markup=False)
+        with ContentSwitcher(initial="view-loading", id=self.SWITCH_ID):
+            yield from self.compose_states()
+            with Vertical(id="table-body"):
+                yield DataTable(id="table-grid", cursor_type="cell", zebra_stripes=True)
+                yield XYPlot(id="table-plot")
+                yield Static(id="table-stats", markup=False)
+                yield Static(id="table-notes", markup=False)
+        yield Input(id="table-filter", placeholder="filter: text, or  column > 3  (Enter keeps it, Escape clears)", compact=True)
+        yield KeysFooter()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#table-filter", Input).display = False
+        self.query_one("#table-plot", XYPlot).display = False
+        self.read_table()
+
+    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
+    def read_table(self) -> None:
+        """The head, then (when there is more) every row: two models, two messages."""
+        try:
+            model = TableModel(read_head(self.path), self.marks)
+            self.post_message(self.Loaded(model))
+            if not model.read.final:
+                self.post_message(self.Loaded(TableModel(read_all(self.path), self.marks)))
+        except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
+            self.post_message(self.LoadFailed(self.error_text(error)))
+
+    def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
+        model: TableModel = message.model
+        if not model.columns and model.read.final:
+            self.model = None
+            self.refresh_bindings()
+            self.sub_title = f"Table · nothing to show · {self.name_text}"
+            self.show_empty(f"No table in {self.paths_text()}.", model.findings)
+            return
+        if not model.columns:
+            return  # a JSON head: nothing until the whole file is read
+        self.model = model
+        self.refresh_bindings()
+        switch = self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher)
+        if switch.current != "table-body":
+            switch.current = "table-body"
+            self.query_one("#table-grid", DataTable).focus()
+        notes = [f"{clean(f.message)}" + (f" ({f.count:,})" if f.count > 1 else "") for f in model.findings]
+        self.query_one("#table-notes", Static).update(Text("\n".join(notes)))
+        self.apply(self.view)
+
+    def on_loading_screen_load_failed(self, message: FileScreen.LoadFailed) -> None:
+        self.sub_title = f"Table · could not read {self.name_text}"
+        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
+
+    def set_marks(self, marks: set[tuple[int, str]]) -> None:
+        """Highlight these cells (e.g. when the expected ranges are checked after opening)."""
+        self.marks = frozenset(marks)
+        if self.model is not None:
+            self.model.marks = self.marks
+            self.apply(self.view)
+
+    def apply(self, view: TableView) -> None:
+        """Show `view` (sort, filter) of the model: the grid, the status, the statistics."""
+        model = self.model
+        if model is None:
+            return
+        self.view = view
+        self.rows = model.rows(view)
+        self._stats = {}
+        grid = self.query_one("#table-grid", DataTable)
+        row, column = grid.cursor_coordinate
+        grid.clear(columns=True)
+        self._shown = list(model.columns)
+        drawn = self.rows[:DISPLAY_ROWS]
+        for name in self._shown:
+            texts = model.text[name][drawn]
+            width = min(MAX_WIDTH, max([cell_len(clean(name)) + 2] + [cell_len(t) for t in texts]))
+            arrow = (" ↓" if view.descending else " ↑") if view.sort == name else ""
+            label = clean(name) + arrow
+            pad = " " * max(0, width - cell_len(label)) if model.is_numeric(name) else ""
+            grid.add_column(Text(pad + label), key=name, width=width)
+        widths = [grid.columns[name].width for name in self._shown]
+        numeric = [model.is_numeric(name) for name in self._shown]
+        for r in drawn:
+            grid.add_row(*(self._cell(int(r), name, width, right) for name, width, right in zip(self._shown, widths, numeric)), key=str(r))
+        if len(drawn):
+            grid.move_cursor(row=min(row, len(drawn) - 1), column=min(column, len(self._shown) - 1))
+        self.status(self._status_text())
+        self._show_stats()
+        if self.query_one("#table-plot", XYPlot).display:
+            self._replot()
+
+    def _cell(self, row: int, column: str, width: int, numeric: bool) -> Text:
+        assert self.model is not None
+        shown = export.middle(self.model.text[column][row], width)
+        marked = (row, column) in self.model.marks
+        return Text(" " * (width - cell_len(shown)) + shown if numeric else shown, style=MARK_STYLE if marked else "")  # numbers on the right
+
+    def _status_text(self) -> Text:
+        assert self.model is not None
+        model, view = self.model, self.view
+        text = Text()
+        if model.complete:
+            text.append(f"{model.row_count:,} rows", style="bold")
+        else:
+            text.append(f"first {model.row_count:,} rows", style="bold")
+            total = model.read.total_rows
+            if total is not None:
+                text.append(f" of {total:,}", style="dim")
+            text.append(" · reading the rest" + ("" if total is not None else ", row count not known yet") if not model.read.final
+                        else " · the file is over the size limit (see below)", style="dim")
+        text.append(f" · {len(model.columns)} columns", style="dim")
+        if view.sort:
+            text.append(" · sorted by ", style="dim").append(clean(view.sort) + (" ↓" if view.descending else " ↑"), style="bold")
+        if not view.filter.empty:
+            text.append(f" · {len(self.rows):,} match", style="bold")
+        if len(self.rows) > DISPLAY_ROWS:
+            text.append(f" · first {DISPLAY_ROWS:,} drawn (sort/filter reach the rest)", style="dim")
+        marked = sum(1 for row, column in model.marks if column in model.text and 0 <= row < model.row_count)
+        if marked:
+            text.append(f" · {marked} cell(s) outside expected range", style=MARK_STYLE)
+        return text
+
+    def cursor_column(self) -> str | None:
+        grid = self.query_one("#table-grid", DataTable)
+        return self._shown[grid.cursor_column] if self._shown and grid.cursor_column < len(self._shown) else None
+
+    def stats_text(self, column: str) -> str:
+        """'column: count 25 · n/a 0 · min ...' over the rows the view keeps (cached per view)."""
+        if column not in self._stats and self.model is not None:
+            cells = stats_cells(self.model.stats(column, self.rows))
+            self._stats[column] = f"{clean(column)}: " + " · ".join(f"{label} {value}" for label, value in cells)
+        return self._stats.get(column, "")
+
+    def _show_stats(self) -> None:
+        column = self.cursor_column()
+        self.query_one("#table-stats", Static).update(Text(self.stats_text(column) if column else ""))
+
+    @on(DataTable.CellHighlighted, "#table-grid")
+    def _cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        self._show_stats()
+
+    @on(DataTable.HeaderSelected, "#table-grid")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return None if action in NEEDS_DATA and self.model is None else True
+
+    def sort_by(self, column: str) -> None:
+        """Ascending, then descending, then back to the file's order."""
+        view = self.view
+        if view.sort != column:
+            self.apply(TableView(column, False, view.filter))
+        elif not view.descending:
+            self.apply(TableView(column, True, view.filter))
+        else:
+            self.apply(TableView(None, False, view.filter))
+
+    def action_sort(self) -> None:
+        column = self.cursor_column()
+        if column is not None:
+            self.sort_by(column)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#table-filter", Input)
+        box.display = True
+        box.focus()
+
+    def filter_by(self, text: str) -> str:
+        """Keep the rows `text` matches; returns the error (empty when it parsed)."""
+        if self.model is None:
+            return ""
+        try:
+            row_filter = parse_filter(text, self.model.columns)
+        except FilterError as error:
+            self.status(Text(f"Filter: {error}", style="bold"))
+            return str(error)
+        self.apply(TableView(self.view.sort, self.view.descending, row_filter))
+        return ""
+
+    @on(Input.Changed, "#table-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_by(event.value)
+
+    @on(Input.Submitted, "#table-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.input.display = bool(event.value.strip())
+        self.query_one("#table-grid", DataTable).focus()
+
+    def action_back(self) -> None:
+        """Escape in the filter box clears the filter; elsewhere it closes the view."""
+        box = self.query_one("#table-filter", Input)
+        if box.has_focus:
+            with box.prevent(Input.Changed):
+                box.value = ""
+            box.display = False
+            self.query_one("#table-grid", DataTable).focus()
+            self.filter_by("")
+            return
+        super().action_back()
+
+    def action_plot_x(self) -> None:
+        column = self.cursor_column()
+        self.x_column = ROW if column is None or column == self.x_column else column
+        self.notify(f"Plot x: {clean(self.x_column) if self.x_column != ROW else 'row number'}", markup=False)
+        if self.query_one("#table-plot", XYPlot).display:
+            self._replot()
+
+    def action_plot(self) -> None:
+        plot = self.query_one("#table-plot", XYPlot)
+        if plot.display:
+            plot.display = False
+            return
+        column = self.cursor_column()
+        if self.model is not None and column is not None and not self.model.is_numeric(column):
+            self.notify(f"{clean(column)} holds no numbers to plot: move to a numeric column", severity="warning", markup=False)
+            return
+        plot.display = True
+        self._replot()
+
+    def _replot(self) -> str:
+        column = self.cursor_column()
+        if self.model is None or column is None:
+            return ""
+        if not self.model.is_numeric(column):
+            note = f"{clean(column)} holds no numbers to plot: move to a numeric column"
+            self.notify(note, severity="warning", markup=False)
+            return note
+        xs, ys = self.model.points(self.x_column, column, self.rows)
+        plot = self.query_one("#table-plot", XYPlot)
+        note = plot.replot(xs, ys, "row number" if self.x_column == ROW else self.x_column, column)
+        if note:
+            self.notify(note, severity="warning", markup=False)
+        return note
+
+    def action_export(self) -> None:
+        if self.model is not None:
+            self.app.push_screen(ExportModal(f"{self.path.stem}-view.csv", "table shown"), self.export_to)
+
+    def export_to(self, path: str | None) -> None:
+        if not path or self.model is None:
+            return
+        target = Path(path).expanduser()
+        fmt = export.format_for_path(target)
+        table = self.model.result_table(self.rows, self.name_text)
+        try:
+            written = export.write(target, fmt, [table])
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
+            return
+        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)

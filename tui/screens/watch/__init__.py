@@ -1,0 +1,1 @@
+"""Provides the watch screen and the panes and dialogs only it uses."""
