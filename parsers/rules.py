@@ -14,10 +14,8 @@ from typing import Callable
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers.runlogs import formats as fmt
+from gpuscope.parsers.base import Head
 
-Head = bytes | str
-"""What a rule looks at: the head's bytes; `runlogs` and `magma`, which hold a whole file's
-text or bytes already, pass that instead (a rule reads no further than it needs)."""
 
 
 # ============================================================== the head, decoded once
