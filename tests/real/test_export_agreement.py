@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 
 import pytest
-from plotext._figure import _figure_class as Figure
 
 from gpuscope.metrics import export
 from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.parsers.magma.read import read_tree
 from gpuscope.tui.cli.main import main
-from gpuscope.tui.render.boxplot import draw_boxes, nice_ticks, strip_colour
+from gpuscope.tui.render import plots
+from gpuscope.tui.render.boxplot import draw_boxes, nice_ticks
 from gpuscope.tui.model.magma import build_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,10 +91,9 @@ def test_magma_summary_opens_on_sizes_with_data(capsys: pytest.CaptureFixture[st
 
 
 def plot_labels_and_ticks(rows, metric: str = "gflops") -> tuple[list[str], list[str]]:
-    fig = Figure()
-    fig.plotsize(100, 20)
+    fig = plots.figure(100, 20)
     draw_boxes(fig, rows, metric, "t")
-    lines = strip_colour(fig.build()).splitlines()
+    lines = plots.plain_text(fig).splitlines()
     labels = [m.group(1).strip() for line in lines if (m := re.match(r"^\s*(\S[^┤│]*?)\s*┤", line))]
     ticks_line = next(line for line in reversed(lines) if re.search(r"\d", line) and "┤" not in line and "│" not in line and "gflop" not in line.lower() and "Gflop" not in line)
     return labels, ticks_line.split()

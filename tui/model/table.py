@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -247,28 +247,3 @@ def stats_cells(stats: ColumnStats) -> list[tuple[str, str]]:
     else:
         cells += [("min", "n/a"), ("median", "n/a"), ("mean", "n/a"), ("max", "n/a")]
     return cells + [("unique", f"{stats.unique:,}")]
-
-
-def downsample(xs: Sequence[float], ys: Sequence[float], limit: int) -> tuple[list[float], list[float]]:
-    """At most `limit` evenly spaced points (a plot cell holds 2 braille dots across)."""
-    n = len(xs)
-    if n <= limit or limit <= 0:
-        return list(map(float, xs)), list(map(float, ys))
-    pick = np.linspace(0, n - 1, limit).round().astype(int)
-    return [float(xs[i]) for i in pick], [float(ys[i]) for i in pick]
-
-
-def draw_xy(plt: Any, xs: Sequence[float], ys: Sequence[float], x_label: str, y_label: str, width: int) -> str:
-    """`y` against `x` on a plotext figure; returns a note when there is nothing to draw."""
-    plt.clear_data()
-    plt.clear_figure()
-    plt.title(f"{clean(y_label)} against {clean(x_label)}")
-    plt.xlabel(clean(x_label))
-    if not len(xs):
-        plt.ylabel("no row has both values")
-        return f"no row has numbers in both {clean(x_label)} and {clean(y_label)}"
-    x, y = downsample(xs, ys, max(20, 2 * width))
-    plt.plot(x, y, marker="braille", color="cyan")
-    if len(x) <= 60:  # few points: mark each, so a line between two is not read as data
-        plt.scatter(x, y, marker="dot", color="yellow")
-    return ""

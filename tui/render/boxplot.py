@@ -9,17 +9,15 @@ No Textual import here: `gpuscope magma --format text` must start fast.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import pandas as pd
-from plotext._figure import _figure_class as Figure
 
 from gpuscope.metrics.magma.stats import METRICS
 from gpuscope.metrics.safe_text import clean
+from gpuscope.tui.render import plots
 
 PLOT_HEIGHT = 14
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def plot_height(n_boxes: int) -> int:
@@ -91,13 +89,7 @@ def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
         if n_boxes == 0:
             blocks.append(f"{title}: no data left after exclusions (see findings)\n")
             continue
-        fig = Figure()
-        fig.plotsize(width, plot_height(n_boxes))
+        fig = plots.figure(width, plot_height(n_boxes))
         draw_boxes(fig, rows, metric, title)
-        blocks.append(strip_colour(fig.build()) + "\n")
+        blocks.append(plots.plain_text(fig) + "\n")
     return "\n".join(blocks)
-
-
-def strip_colour(text: str) -> str:
-    """plotext always colours its output; exported text must be plain."""
-    return "\n".join(line.rstrip() for line in ANSI.sub("", text).splitlines())

@@ -16,11 +16,10 @@ import math
 from typing import Any
 
 import pandas as pd
-from plotext._figure import _figure_class as Figure
 from rich.text import Text
 
 from gpuscope.metrics.safe_text import clean
-from gpuscope.tui.render.boxplot import strip_colour
+from gpuscope.tui.render import plots
 
 BAR_ROWS = 10
 BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -87,8 +86,7 @@ def draw_roofline(plt: Any, frame: pd.DataFrame, peak: Any) -> str:
     Coordinates are log10 values on linear axes, labelled with the powers of ten: plotext's own
     log scale rewrites the figure's data in place at every build, so a second render (a resize,
     a theme change) would take the log of a log and fail."""
-    plt.clear_data()
-    plt.clear_figure()
+    plots.clear(plt)
     points = roofline_points(frame)
     skipped = len(frame) - len(points)
     notes = [f"{skipped} row(s) without FLOPs or bytes not drawn"] if skipped else []
@@ -129,9 +127,8 @@ def draw_roofline(plt: Any, frame: pd.DataFrame, peak: Any) -> str:
 
 def roofline_text(frame: pd.DataFrame, peak: Any, width: int = 100, height: int = 24) -> str:
     """The roofline as plain text, for `--format text` and exports."""
-    fig = Figure()
-    fig.plotsize(width, height)
+    fig = plots.figure(width, height)
     note = draw_roofline(fig, frame, peak)
     if roofline_points(frame).empty:  # an empty frame says less than the note
         return f"Roofline: {note}\n"
-    return strip_colour(fig.build()) + (f"\n{note}" if note else "") + "\n"
+    return plots.plain_text(fig) + (f"\n{note}" if note else "") + "\n"

@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from plotext._figure import _figure_class as Figure
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.scaling.analysis import EFFICIENCY_THRESHOLD, KEYS, unit
 from gpuscope.metrics.scaling.fit import amdahl_speedup
-from gpuscope.tui.render.boxplot import nice_ticks, strip_colour
+from gpuscope.tui.render import plots
+from gpuscope.tui.render.boxplot import nice_ticks
 from gpuscope.tui.model.scaling_compare import metric_label
 
 COLORS = ("cyan", "magenta", "yellow", "green", "blue", "red")
@@ -77,8 +77,7 @@ def _series(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 def draw_speedup(plt: Any, summary: pd.DataFrame, fits: pd.DataFrame, title: str = "Speedup") -> str:
     """Measured speedup per series, the ideal line (p / p0) and the Amdahl fit where there is
     one; returns a note of what could not be drawn (empty when all was)."""
-    plt.clear_data()
-    plt.clear_figure()
+    plots.clear(plt)
     plt.title(title)
     drawn = _series(summary)
     if not drawn:
@@ -129,8 +128,7 @@ def _tick(value: float) -> str:
 def draw_efficiency(plt: Any, summary: pd.DataFrame, title: str = "Parallel efficiency (%)") -> str:
     """Efficiency bars per configuration (several series side by side) and the 75 % line;
     a series with one configuration has no bar (its 100 % is itself against itself)."""
-    plt.clear_data()
-    plt.clear_figure()
+    plots.clear(plt)
     plt.title(title)
     rows = summary[np.isfinite(summary["efficiency"].to_numpy(float))] if len(summary) else summary
     single = sorted({clean(s) for s in rows["series"][~_compared(rows)]}) if len(rows) else []
@@ -167,8 +165,7 @@ def draw_efficiency(plt: Any, summary: pd.DataFrame, title: str = "Parallel effi
 
 def draw_curves(plt: Any, curves: list[tuple[str, list[int], list[float]]], metric: str) -> str:
     """Per-epoch `metric` of several runs overlaid, one colour each."""
-    plt.clear_data()
-    plt.clear_figure()
+    plots.clear(plt)
     plt.title(f"{metric_label(metric)} per epoch")
     if not curves:
         plt.xlabel("no run has this curve")
@@ -184,7 +181,6 @@ def draw_curves(plt: Any, curves: list[tuple[str, list[int], list[float]]], metr
 
 def as_text(draw: Any, *args: Any, width: int = 100, height: int = 20) -> str:
     """A drawing function's figure as plain text (its note under it)."""
-    fig = Figure()
-    fig.plotsize(width, height)
+    fig = plots.figure(width, height)
     note = draw(fig, *args)
-    return strip_colour(fig.build()) + "".join(f"\n{line}" for line in textwrap.wrap(note, width)) + "\n"
+    return plots.plain_text(fig) + "".join(f"\n{line}" for line in textwrap.wrap(note, width)) + "\n"

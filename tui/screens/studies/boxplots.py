@@ -17,6 +17,7 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from gpuscope.metrics.magma.stats import EXCLUDED_NAMES, EXCLUSIONS
+from gpuscope.tui.render import plots
 from gpuscope.tui.render.boxplot import draw_boxes
 from gpuscope.tui.model.magma import METRIC_LABELS, problem_sizes
 
@@ -48,7 +49,7 @@ class BoxPlot(PlotextPlot):
 
     def replot(self) -> None:
         """Redraw from `summary` and `metric` (main thread only)."""
-        self.plt.clear_figure()
+        plots.clear(self.plt)
         draw_boxes(self.plt, self.summary, self.metric, self.plot_title)
         self.refresh()
 

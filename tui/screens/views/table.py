@@ -28,8 +28,9 @@ from textual_plotext import PlotextPlot
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.model.table_filter import FilterError, parse_filter
-from gpuscope.tui.model.table import ROW, TableModel, TableView, draw_xy, stats_cells
+from gpuscope.tui.model.table import ROW, TableModel, TableView, stats_cells
 from gpuscope.tui.model.table_read import read_all, read_head
+from gpuscope.tui.render.xy_plot import draw_xy
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.views.base import FileScreen
 from gpuscope.tui.widgets.keys_footer import KeysFooter
