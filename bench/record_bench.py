@@ -101,7 +101,8 @@ def open_as_replay(path: Path) -> tuple[float, int]:
 
 def time_report(path: Path) -> float:
     """Seconds `gpuscope report --recording PATH` takes to read and reduce the recording."""
-    from gpuscope.metrics.job.report import report, usage_per_node
+    from gpuscope.metrics.job.report import report
+    from gpuscope.parsers.recording.usage import usage_per_node
     from gpuscope.parsers.recording import read as recording
 
     start = time.perf_counter()

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
+from gpuscope.metrics.samples import JobScope
 from gpuscope.parsers.recording import schema as recording_schema
 
 OSC_TITLE = "\x1b]0;PWNED-TITLE\x07"
@@ -74,8 +75,8 @@ def _messages(data: bytes) -> list[tuple[int, int, int]]:
 
 def claims_rows(path: Path, rows: int = 2**31) -> Path:
     """A batch of 1,001 samples whose metadata says `rows` (the batch's length and its
-    columns'): a few kilobytes claiming gigabytes."""
-    snap = _snapshots(1, gpus=0, backend="none", processes=0)[0]
+    columns'): a few kilobytes claiming gigabytes (a node view: its scope is two strings)."""
+    snap = dataclasses.replace(_snapshots(1, gpus=0, backend="none", processes=0)[0], scope=JobScope(kind="node", label="node"))
     batch = recording_schema.to_batch([snap] * 1001)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, recording_schema.SCHEMA, options=ZSTD) as writer:
@@ -106,7 +107,7 @@ def huge_string(path: Path, size: int = 2**30) -> Path:
     return path
 
 
-def _with(path: Path, batch: pa.RecordBatch, version: bytes = b"1") -> Path:
+def _with(path: Path, batch: pa.RecordBatch, version: bytes = str(recording_schema.VERSION).encode()) -> Path:
     schema = batch.schema.with_metadata({recording_schema.VERSION_KEY: version})
     with pa.ipc.new_stream(str(path), schema, options=ZSTD) as writer:
         writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))
@@ -123,16 +124,38 @@ def missing_column(path: Path, column: str = "gpus") -> Path:
 
 
 def all_strings(path: Path) -> Path:
-    """Every column a string (a CSV converted to Arrow by another tool, say), version 1."""
+    """Every column a string (a CSV converted to Arrow by another tool, say), the current version."""
     batch = _batch()
     return _with(path, pa.RecordBatch.from_pydict({name: [str(v) for v in batch.column(name).to_pylist()] for name in batch.schema.names}))
 
 
 def scope_text(path: Path, text: str) -> Path:
-    """A recording whose samples' scope is `text` (not JSON, JSON nested deep...)."""
+    """A version 1 recording (its scope JSON text) whose samples' scope is `text` (not JSON,
+    JSON nested deep...)."""
     batch = _batch()
     scope = pa.array([text] * batch.num_rows, pa.string())
-    return _with(path, batch.set_column(batch.schema.get_field_index("scope"), "scope", scope))
+    return _with(path, batch.set_column(batch.schema.get_field_index("scope"), "scope", scope), b"1")
+
+
+def scope_json_v1(path: Path, snapshots: list, order=sorted) -> Path:
+    """A version 1 recording of `snapshots`, its scope JSON text as version 1 wrote it, the
+    keys put in `order` (version 1 wrote JobScope's field order; JSON does not fix one)."""
+    def text(scope) -> str:
+        data = dataclasses.asdict(scope)
+        data["pids"] = sorted(scope.pids)
+        return json.dumps({k: data[k] for k in order(data)}, separators=(",", ":"))
+
+    batch = recording_schema.to_batch(snapshots)
+    scope = pa.array([text(s.scope) for s in snapshots], pa.string())
+    return _with(path, batch.set_column(batch.schema.get_field_index("scope"), "scope", scope), b"1")
+
+
+def scope_without(path: Path, name: str = "kind") -> Path:
+    """A current recording whose samples' scope struct has no `name` (null)."""
+    batch = _batch()
+    scope = batch.column("scope")
+    children = [pa.nulls(len(scope), f.type) if f.name == name else scope.field(f.name) for f in scope.type]
+    return _with(path, batch.set_column(batch.schema.get_field_index("scope"), "scope", pa.StructArray.from_arrays(children, fields=list(scope.type))))
 
 
 def deep_json(depth: int = 100_000) -> str:

@@ -1,9 +1,10 @@
 """Provides readings of a recording's Arrow columns for many samples at once, without a
-Snapshot per sample: what the replay (tui/model/replay.py) and the job report
-(metrics/job/report.py) both read from a recording (parsers/recording/schema.py's layout).
+Snapshot per sample: what the replay (tui/model/replay.py) and the job report's reduction
+(parsers/recording/usage.py) both read from a recording (parsers/recording/schema.py's layout).
 
     times = floats(table.column("timestamp"))       # NaN where null
     gpus = gpu_columns(table.column("gpus"), rows)   # GPU index -> its readings per sample
+    index, scopes = scope_runs(table.column("scope")) # each sample's JobScope, made once per run
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from gpuscope.metrics.samples import JobScope
+from gpuscope.parsers.recording.schema import scope_from
 
 BENIGN_THROTTLE = frozenset({"gpu_idle", "applications_clocks_setting", "sync_boost", "display_clock_setting"})
 """NVML clock-event reasons that are not throttling: an idle GPU, clocks the admin set, the
@@ -89,3 +93,50 @@ def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuCol
     return out
 
 
+
+
+def _differs(array: pa.Array, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each pair of rows (a[i], b[i]) of `array`, whether they differ: a null against a
+    value, or any value, nested in lists and structs too (compared item by item, in C)."""
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    out = valid[a] != valid[b]
+    kind = array.type
+    if pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            out |= _differs(pc.struct_field(array, [i]), a, b)
+    elif pa.types.is_list(kind):
+        offsets = array.offsets.to_numpy(zero_copy_only=False)  # into array.values, this slice's
+        lengths = np.where(valid, np.diff(offsets), 0)
+        out |= lengths[a] != lengths[b]
+        pairs = np.flatnonzero((lengths[a] == lengths[b]) & (lengths[a] > 0))
+        if pairs.size:
+            count = lengths[a][pairs]
+            pair = np.repeat(pairs, count)
+            k = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)  # item k of its row
+            items = _differs(array.values, offsets[a][pair] + k, offsets[b][pair] + k)
+            out[pair[items]] = True
+    else:
+        unequal = pc.not_equal(array.take(pa.array(a)), array.take(pa.array(b)))
+        out |= pc.fill_null(unequal, False).to_numpy(zero_copy_only=False)  # both null: equal
+    return out
+
+
+def changed(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """bool per row: it differs from the row before (the first row: True)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    n = len(array)
+    out = np.ones(n, bool)
+    if n > 1:
+        out[1:] = _differs(array, np.arange(n - 1), np.arange(1, n))
+    return out
+
+
+def scope_runs(scopes: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[JobScope]]:
+    """Each row's scope as an index into a list of JobScopes, one per run of equal rows (a
+    scope rarely changes: it is made once per run, not per sample)."""
+    if isinstance(scopes, pa.ChunkedArray):
+        scopes = scopes.combine_chunks()
+    new = changed(scopes)
+    firsts = np.flatnonzero(new)
+    return np.cumsum(new) - 1, [scope_from(value) for value in scopes.take(pa.array(firsts, pa.int64())).to_pylist()]

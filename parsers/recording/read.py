@@ -7,14 +7,16 @@
 This is the one place a recording's bytes become data, and everything read goes through the
 same checks (`Stream.batches` for the whole file, `Batches` for one batch of it at a time):
 
-- the schema is the one its version declares (metrics/recording_schema.schema_problem), so a
-  column missing or of another type is said once, before any sample is used;
+- the schema is the one its version declares (schema.schema_problem), so a column missing or
+  of another type is said once, before any sample is used;
 - a batch's decoded size is budgeted before it is decoded (`claim`: its rows and buffer sizes
   from the message's metadata, without decompressing), so a few kilobytes that claim 2^31 rows
   or a gigabyte string are refused, never allocated;
-- each decoded batch is validated (offsets, UTF-8), its scopes parsed, and its strings
-  cleaned by metrics/safe_text.clean exactly as live ones are at collection, so a process
-  command, host or GPU name cannot retitle or clear the terminal on replay or report.
+- each decoded batch is validated (offsets, UTF-8), its strings cleaned by
+  metrics/safe_text.clean exactly as live ones are at collection, so a process command, host
+  or GPU name cannot retitle or clear the terminal on replay or report, and it is brought to
+  the current layout with its scopes checked (schema.current): whatever the file's version,
+  what is read has one layout.
 
 Every whole batch before a problem is kept: a recording cut by `kill -9`, a full disk or a
 lost node ends in a partial message, and the reader keeps what came before and says how it
@@ -97,7 +99,7 @@ class Recording:
     def snapshot(self, i: int) -> Snapshot:
         if self.table is None or not 0 <= i < self.samples:
             raise IndexError(i)
-        return recording_schema.snapshot_at(self.table, i, self.version or recording_schema.VERSION)
+        return recording_schema.snapshot_at(self.table, i)
 
 
 def looks_like_recording(head: bytes) -> bool:
@@ -220,11 +222,11 @@ def clean_strings(array: pa.Array) -> pa.Array | None:
 
 
 class _Checked:
-    """The checks after decoding: valid buffers, scopes that parse, clean strings. Scopes
-    seen are remembered (a scope repeats in every sample; a bounded set)."""
+    """The checks after decoding: valid buffers, clean strings, then the current layout with
+    scopes that are scopes (a batch of a recording of `version`)."""
 
-    def __init__(self) -> None:
-        self._scopes: set[str] = set()
+    def __init__(self, version: int) -> None:
+        self.version = version
 
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         try:
@@ -234,17 +236,10 @@ class _Checked:
                 batch = pa.RecordBatch.from_arrays([c if c is not None else old for c, old in zip(columns, batch.columns)], schema=batch.schema)
         except ARROW_ERRORS as exc:
             raise Unreadable("damaged", f"a batch is damaged ({exc})") from None
-        if "scope" in batch.schema.names:
-            for text in pc.unique(batch.column("scope")).to_pylist():
-                if text in self._scopes:
-                    continue
-                try:
-                    recording_schema.scope_of(text)
-                except ValueError as exc:
-                    raise Unreadable("damaged", str(exc)) from None
-                self._scopes = self._scopes if len(self._scopes) < 4096 else set()
-                self._scopes.add(text)
-        return batch
+        try:
+            return recording_schema.current(batch, self.version)
+        except ValueError as exc:
+            raise Unreadable("damaged", str(exc)) from None
 
 
 def _mapped(handle) -> pa.Buffer:  # noqa: ANN001 - an open binary file
@@ -302,8 +297,8 @@ class Stream:
         except ARROW_ERRORS as exc:
             self._say("damaged", f"the recording's schema is damaged ({exc})")
             return
-        self.schema = reader.schema
-        checked = _Checked()
+        self.schema = recording_schema.current_schema(reader.schema, self.version)
+        checked = _Checked(self.version)
         while True:
             try:
                 message = messages.read_next_message()
@@ -366,7 +361,7 @@ class Batches:
         self._messages: list[pa.ipc.Message] = []
         self._schema: pa.Schema | None = None
         self._cache: dict[int, pa.RecordBatch] = {}
-        self._checked = _Checked()
+        self._checked = _Checked(recording_schema.VERSION)
         self.problem: str | None = None
         handle, _size, problems = open_regular(path, display_name(path))
         if handle is None:
@@ -376,6 +371,8 @@ class Batches:
             with handle:
                 reader = pa.ipc.MessageReader.open_stream(pa.BufferReader(_mapped(handle)))
             self._schema = pa.ipc.read_schema(reader.read_next_message())
+            version = recording_schema.version_of(self._schema)
+            self._checked = _Checked(version if version in recording_schema.SCHEMAS else recording_schema.VERSION)
             for message in reader:
                 if message.type == "record batch":
                     self._messages.append(message)

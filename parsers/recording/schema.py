@@ -3,20 +3,25 @@
 A recording (`gpuscope record`, `watch --record`) is an Arrow IPC stream, one row per sample, in
 the schema of `gpuscope watch --once --format json` (metrics/samples.py): the host's readings
 as columns, `cpu_percent` a list, `gpus` and `processes` lists of structs (each GPU with its
-processes and MIG instances nested), `verdicts` a list of structs, and the job scope as a JSON
-text (it changes rarely, so compression makes its repeats nearly free). The version is in the
-schema's metadata (`gpuscope.recording.version`).
+processes and MIG instances nested), `verdicts` a list of structs, and the job scope a struct
+(JobScope's fields; its pid set a sorted list; it changes rarely, so compression makes its
+repeats nearly free). The version is in the schema's metadata (`gpuscope.recording.version`).
 
 The fields are declared once, below, as (name, Arrow type) per dataclass; a tuple of fields in
 place of a type is a list of those structs. Writing reads each row's attributes with one
 `attrgetter` and builds one array per field for a whole batch; reading gives back the same
-dataclasses. Every later version must read every earlier one: `READERS` maps a version to
-its row reader, and tests keep a recording of each version.
+dataclasses. Every later version reads every earlier one: a batch of an earlier version is
+brought to the current layout as it is read (`current`, through `UPGRADES`), so whatever reads
+a recording sees one layout; `SCHEMAS` keeps each version's columns, and tests keep a
+recording of each version.
+
+Version 1 wrote the scope as JSON text; version 2 writes it as a struct.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import operator
 import re
@@ -24,12 +29,13 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import (AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow,
                                       Snapshot, Verdict)
 
-VERSION = 1
+VERSION = 2
 VERSION_KEY = b"gpuscope.recording.version"
 
 GPU_PROCESS = (("pid", pa.int32()), ("gpu_index", pa.int16()), ("used_memory", pa.int64()), ("sm_percent", pa.float64()), ("kind", pa.string()))
@@ -45,21 +51,38 @@ PROCESS = (("pid", pa.int32()), ("ppid", pa.int32()), ("user", pa.string()), ("u
            ("cpu_id", pa.int32()), ("cpu_time", pa.float64()), ("gpu_memory", pa.int64()), ("gpu_sm_percent", pa.float64()),
            ("gpu_indices", pa.list_(pa.int16())))
 VERDICT = (("severity", pa.string()), ("text", pa.string()))
+ALLOCATED_GPU = (("index", pa.int16()), ("uuid", pa.string()), ("evidence", pa.string()))
+SCOPE = (("kind", pa.string()), ("label", pa.string()), ("pids", pa.list_(pa.int32())), ("job_id", pa.string()), ("user", pa.string()),
+         ("cpus_allocated", pa.int32()), ("cpu_ids", pa.list_(pa.int32())), ("memory_limit", pa.int64()), ("memory_used", pa.int64()),
+         ("memory_peak", pa.int64()), ("gpus", ALLOCATED_GPU), ("cgroup", pa.string()), ("work_dir", pa.string()), ("stdout", pa.string()),
+         ("evidence", pa.list_(pa.string())), ("problems", pa.list_(pa.string())))
+"""JobScope's fields in its order (a test holds them equal); `pids`, a set, is written sorted."""
 HOST = (("timestamp", pa.float64()), ("hostname", pa.string()), ("cpu_count", pa.int32()), ("uptime", pa.float64()))
 MEMORY = tuple((f.name, pa.int64()) for f in dataclasses.fields(MemoryUse))
 CLASSES = {GPU_PROCESS: GpuProcess, MIG: MigSample, GPU: GpuSample, PROCESS: ProcessRow, VERDICT: Verdict}
 
 
+def _fields(kind: tuple) -> list[pa.Field]:
+    return [pa.field(n, _arrow_type(k)) for n, k in kind]
+
+
 def _arrow_type(kind: Any) -> pa.DataType:
-    return pa.list_(pa.struct([(n, _arrow_type(k)) for n, k in kind])) if isinstance(kind, tuple) else kind
+    return pa.list_(pa.struct(_fields(kind))) if isinstance(kind, tuple) else kind
 
 
-SCHEMA = pa.schema(
-    [*HOST, ("load_avg", pa.list_(pa.float64())), *((f"memory_{n}", t) for n, t in MEMORY), ("cpu_percent", pa.list_(pa.float64())),
-     ("gpu_backend", pa.string()), ("gpu_reason", pa.string()), ("gpu_driver", pa.string()),
-     ("gpus", _arrow_type(GPU)), ("processes", _arrow_type(PROCESS)), ("verdicts", _arrow_type(VERDICT)), ("scope", pa.string())],
-    metadata={VERSION_KEY: str(VERSION).encode()},
-)
+def _schema(version: int, scope: pa.DataType) -> pa.Schema:
+    return pa.schema(
+        [*HOST, ("load_avg", pa.list_(pa.float64())), *((f"memory_{n}", t) for n, t in MEMORY), ("cpu_percent", pa.list_(pa.float64())),
+         ("gpu_backend", pa.string()), ("gpu_reason", pa.string()), ("gpu_driver", pa.string()),
+         ("gpus", _arrow_type(GPU)), ("processes", _arrow_type(PROCESS)), ("verdicts", _arrow_type(VERDICT)), ("scope", scope)],
+        metadata={VERSION_KEY: str(version).encode()},
+    )
+
+
+SCOPE_TYPE = pa.struct(_fields(SCOPE))
+SCHEMA = _schema(VERSION, SCOPE_TYPE)
+SCHEMAS = {1: _schema(1, pa.string()), 2: SCHEMA}
+"""The columns of each version (a new version adds its own and keeps the old ones)."""
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -73,15 +96,26 @@ def _column(values: Sequence[Any], kind: Any) -> pa.Array:
     offsets = np.zeros(len(values) + 1, dtype=np.int32)
     np.cumsum([len(v) for v in values], out=offsets[1:])
     rows = [row for value in values for row in value]
-    children = [_column(list(map(operator.attrgetter(n), rows)), k) for n, k in kind]  # a field at a time: half the CPU of rows zipped into columns
-    struct = pa.StructArray.from_arrays(children, fields=[pa.field(n, _arrow_type(k)) for n, k in kind])
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), _struct(rows, kind))
 
 
-def _scope_text(scope: JobScope) -> str:
-    data = dataclasses.asdict(scope)
-    data["pids"] = sorted(scope.pids)
-    return json.dumps(data, separators=(",", ":"), allow_nan=False, default=str)
+def _struct(rows: Sequence[Any], kind: tuple) -> pa.StructArray:
+    """Dataclass rows as one struct array, built a field at a time (half the CPU of rows zipped
+    into columns); a set is written sorted."""
+    children = []
+    for name, sub in kind:
+        values = list(map(operator.attrgetter(name), rows))
+        children.append(_column([sorted(v) for v in values] if values and isinstance(values[0], (set, frozenset)) else values, sub))
+    return pa.StructArray.from_arrays(children, fields=_fields(kind))
+
+
+def _scope_column(scopes: Sequence[JobScope]) -> pa.StructArray:
+    """Each sample's scope; built once per run of equal ones (the scope rarely changes)."""
+    starts = [i for i, s in enumerate(scopes) if not i or s != scopes[i - 1]]
+    distinct = scope_structs([scopes[i] for i in starts])
+    if len(starts) == len(scopes):
+        return distinct
+    return distinct.take(pa.array(np.repeat(np.arange(len(starts)), np.diff([*starts, len(scopes)]))))
 
 
 def to_batch(snapshots: Sequence[Snapshot]) -> pa.RecordBatch:
@@ -97,10 +131,7 @@ def to_batch(snapshots: Sequence[Snapshot]) -> pa.RecordBatch:
     arrays.append(_column([s.gpus for s in snapshots], GPU))
     arrays.append(_column([s.processes for s in snapshots], PROCESS))
     arrays.append(_column([s.verdicts for s in snapshots], VERDICT))
-    scopes: list[str] = []
-    for i, s in enumerate(snapshots):  # the scope rarely changes: text it again only when it does
-        scopes.append(scopes[-1] if i and s.scope == snapshots[i - 1].scope else _scope_text(s.scope))
-    arrays.append(_column(scopes, pa.string()))
+    arrays.append(_scope_column([s.scope for s in snapshots]))
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 
@@ -124,12 +155,26 @@ def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
     return tuple(out)
 
 
+UNKNOWN_SCOPE = {"kind": "node", "label": "unknown (not recorded)"}
+
+
+def scope_from(value: dict[str, Any] | None) -> JobScope:
+    """A row of the scope column (a dict of JobScope's fields) back as a JobScope (a node view
+    when it was not recorded), its strings cleaned as the live ones are (collectors/scope.py).
+    ValueError, saying why, when it is not a scope gpuscope writes (a crafted file)."""
+    try:
+        return _scope_from(value if value is not None else UNKNOWN_SCOPE)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"a sample's scope is not one gpuscope writes ({clean(exc)})") from None
+
+
+@functools.lru_cache(maxsize=1024)
 def scope_of(text: str | None) -> JobScope:
-    """A row's `scope` text back as a JobScope (a node view when it was not recorded), its
-    strings cleaned as the live ones are (collectors/scope.py). ValueError, saying why, when
-    the text is not a scope's JSON (a crafted or damaged recording)."""
+    """A version 1 row's `scope` JSON text back as a JobScope (a node view when it was not
+    recorded), as `scope_from`. ValueError, saying why, when the text is not a scope's JSON.
+    Remembered: a scope repeats in every sample (a JobScope is immutable)."""
     if not text:
-        return _scope_from({"kind": "node", "label": "unknown (not recorded)"})
+        return _scope_from(UNKNOWN_SCOPE)
     try:
         data = json.loads(text)
     except RecursionError:
@@ -186,13 +231,14 @@ def _scope_from(data: dict[str, Any]) -> JobScope:
     return JobScope(**out)
 
 
-def _snapshot_v1(row: dict[str, Any]) -> Snapshot:
+def _snapshot(row: dict[str, Any]) -> Snapshot:
+    """A row of the current layout back as a Snapshot."""
     memory = MemoryUse(**{n: row[f"memory_{n}"] for n, _t in MEMORY})
     host = HostSample(timestamp=row["timestamp"], hostname=row["hostname"], cpu_percent=tuple(row["cpu_percent"] or ()),
                       load_avg=tuple(row["load_avg"] or (None, None, None)), memory=memory, cpu_count=row["cpu_count"], uptime=row["uptime"])
     status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
     return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
-                    scope=scope_of(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
+                    scope=scope_from(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
 
 
 def from_json_dict(data: dict[str, Any]) -> Snapshot:
@@ -211,10 +257,44 @@ def from_json_dict(data: dict[str, Any]) -> Snapshot:
         raise ValueError(f"not a gpuscope snapshot: {exc!r}") from None
 
 
-READERS = {1: _snapshot_v1}
-"""Row reader per schema version: a new version adds its reader and keeps the old ones."""
-SCHEMAS = {1: SCHEMA}
-"""The schema of each version (a new version adds its own and keeps the old ones)."""
+def scope_structs(scopes: Sequence[JobScope]) -> pa.StructArray:
+    """JobScopes as rows of the scope column."""
+    return _struct(scopes, SCOPE)
+
+
+def _scope_from_json(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Version 1 -> 2: the scope's JSON text parsed (once per distinct text) into the struct."""
+    at = batch.schema.get_field_index("scope")
+    encoded = pc.dictionary_encode(batch.column(at))
+    scopes = [scope_of(text) for text in encoded.dictionary.to_pylist()]
+    try:
+        column = scope_structs(scopes).take(encoded.indices)
+    except (pa.ArrowException, OverflowError) as exc:  # a number past its column's type
+        raise ValueError(f"a sample's scope is not one gpuscope writes ({clean(exc)})") from None
+    return batch.set_column(at, pa.field("scope", SCOPE_TYPE), column)
+
+
+UPGRADES = {1: _scope_from_json}
+"""Per version, what brings its batch to the next version's layout (a new version adds one)."""
+
+
+def current(batch: pa.RecordBatch, version: int) -> pa.RecordBatch:
+    """A checked batch of a recording of `version` in the current layout (the columns read,
+    `processes` perhaps left out). ValueError, saying why, when a sample's scope is not one
+    gpuscope writes (JSON that does not parse, a scope with no kind...)."""
+    for step in range(version, VERSION):
+        batch = UPGRADES[step](batch)
+    if "scope" in batch.schema.names:
+        scope = batch.column("scope")
+        for name in ("kind", "label"):  # what every reader of a scope trusts to be there
+            if pc.any(pc.and_(scope.is_valid(), pc.struct_field(scope, name).is_null())).as_py():
+                raise ValueError(f"a sample's scope is not one gpuscope writes (it has no {name})")
+    return batch.replace_schema_metadata(SCHEMA.metadata)
+
+
+def current_schema(schema: pa.Schema, version: int) -> pa.Schema:
+    """The schema `current` gives the batches of a stream in `schema`."""
+    return current(pa.RecordBatch.from_pylist([], schema=schema), version).schema
 
 
 def version_of(schema: pa.Schema) -> int | None:
@@ -236,7 +316,7 @@ def schema_problem(schema: pa.Schema) -> tuple[str, str] | None:
         shown = clean(raw[:40].decode("utf-8", "replace"))
         return "version", f"recording version {shown!r} is not one gpuscope writes (a whole number from 1): a damaged or foreign file"
     if version > VERSION:
-        return "newer-version", f"written by a newer gpuscope (recording version {version}; this one reads {'version 1' if VERSION == 1 else f'versions 1 to {VERSION}'}): update gpuscope"
+        return "newer-version", f"written by a newer gpuscope (recording version {version}; this one reads versions 1 to {VERSION}): update gpuscope"
     expected = SCHEMAS[version]
     missing = [n for n in expected.names if n not in schema.names]
     other = [f"{n} is {schema.field(n).type}, not {expected.field(n).type}" for n in expected.names
@@ -250,6 +330,6 @@ def schema_problem(schema: pa.Schema) -> tuple[str, str] | None:
     return None
 
 
-def snapshot_at(table: pa.Table, i: int, version: int = VERSION) -> Snapshot:
-    """Sample `i` of a recording's table as a Snapshot."""
-    return READERS[version](table.slice(i, 1).to_pylist()[0])
+def snapshot_at(table: pa.Table, i: int) -> Snapshot:
+    """Sample `i` of a recording's table (in the current layout: `current`) as a Snapshot."""
+    return _snapshot(table.slice(i, 1).to_pylist()[0])

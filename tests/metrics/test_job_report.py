@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from fake_watch import FakeSource
-from gpuscope.metrics.job.report import Usage, report, usage_from_snapshots
+from gpuscope.metrics.job.report import Usage, report
 from gpuscope.metrics.samples import JobScope
+from gpuscope.parsers.recording.usage import usage_from_snapshots
 
 GIB = 1024**3
 
@@ -74,7 +75,7 @@ def test_a_multi_node_recording_is_reported_per_node_and_scopes_select_processes
     """Batches as `record --job` over srun writes them (nodes interleaved in one batch): one
     row per node. A user scope counts that user's processes; a node view counts every one."""
     from gpuscope.parsers.recording import schema as recording_schema
-    from gpuscope.metrics.job.report import usage_per_node
+    from gpuscope.parsers.recording.usage import usage_per_node
 
     source = FakeSource(gpus=2, processes=6)
     snaps = [source.poll() for _ in range(4)]

@@ -4,6 +4,7 @@ files, permissions, and the version-1 file kept in tests/data (every later gpusc
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import stat
@@ -18,8 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hostile_recordings as hostile
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder, RecordingError
+from gpuscope.metrics.samples import JobScope
 from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.parsers.recording import read as recording
 
@@ -206,6 +209,58 @@ def test_version_1_file_kept_in_the_tests_reads() -> None:
     assert first.scope.kind == "job"
 
 
+def test_version_2_file_kept_in_the_tests_reads() -> None:
+    """tests/data/recordings/v2.gsrec: FakeSource(gpus=2), 12 samples in batches of 5, written
+    by schema version 2 (the scope a struct). Never written again: every later gpuscope reads it."""
+    back = recording.read(DATA / "v2.gsrec")
+    assert back.version == 2 and back.samples == 12 and back.complete and back.findings == []
+    first = back.snapshot(0)
+    assert len(first.gpus) == 2 and first.gpus[0].simulated and len(first.processes) >= 6
+    assert first.scope.kind == "job" and first.scope.job_id == "4242" and first.scope.pids and first.scope.gpus[0].uuid
+
+
+def test_a_recording_written_now_has_a_struct_scope_column(tmp_path: Path) -> None:
+    """The scope is a struct of JobScope's fields (the pid set a sorted list), as pyarrow alone reads it."""
+    taken = snapshots(6, gpus=2, processes=8)
+    with Recorder(tmp_path / "r.gsrec") as rec:
+        for s in taken:
+            rec.add(s)
+    raw = pa.ipc.open_stream(str(tmp_path / "r.gsrec")).read_all()
+    assert raw.schema.metadata[recording_schema.VERSION_KEY] == str(recording_schema.VERSION).encode() and recording_schema.VERSION == 2
+    kind = raw.schema.field("scope").type
+    assert pa.types.is_struct(kind) and [f.name for f in kind] == [f.name for f in dataclasses.fields(JobScope)]
+    assert kind.field("pids").type == pa.list_(pa.int32()) and pa.types.is_struct(kind.field("gpus").type.value_type)
+    row = raw.column("scope")[0].as_py()
+    scope = taken[0].scope
+    assert row["kind"] == scope.kind and row["pids"] == sorted(scope.pids) and row["memory_used"] == scope.memory_used
+    assert row["gpus"] == [{"index": g.index, "uuid": g.uuid, "evidence": g.evidence} for g in scope.gpus]
+    assert recording_schema.scope_from(row) == scope
+
+
+def test_an_old_version_reads_the_same_scope() -> None:
+    """The version 1 file's scope JSON text, parsed by json.loads, is the scope read back: as a
+    struct in the table (the current layout) and as the snapshot's JobScope."""
+    raw = pa.ipc.open_stream(str(DATA / "v1.gsrec")).read_all()
+    assert raw.schema.field("scope").type == pa.string()
+    back = recording.read(DATA / "v1.gsrec")
+    assert back.table.schema.field("scope").type == recording_schema.SCOPE_TYPE
+    for i, text in enumerate(raw.column("scope").to_pylist()):
+        data = json.loads(text)
+        struct = back.table.column("scope")[i].as_py()
+        assert {k: v for k, v in struct.items() if v is not None} == {k: v for k, v in data.items() if v is not None}
+        scope = back.snapshot(i).scope
+        assert scope.pids == frozenset(data["pids"]) and scope.label == data["label"] and scope.memory_peak == data["memory_peak"]
+        assert [g.uuid for g in scope.gpus] == [g["uuid"] for g in data["gpus"]] and list(scope.evidence) == data["evidence"]
+
+
+@pytest.mark.parametrize("order", [sorted, lambda keys: list(reversed(list(keys)))], ids=["sorted keys", "reversed keys"])
+def test_a_version_1_scope_in_any_key_order_reads_as_version_2(tmp_path: Path, order) -> None:
+    taken = snapshots(8, gpus=2, processes=6)
+    old = recording.read(hostile.scope_json_v1(tmp_path / "v1.gsrec", taken, order))
+    assert old.version == 1 and old.findings == []
+    assert [old.snapshot(i) for i in range(8)] == taken
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=4000), cut=st.integers(min_value=0, max_value=6000))
 def test_any_bytes_after_a_real_start_never_raise(tmp_path: Path, data: bytes, cut: int) -> None:
@@ -241,7 +296,8 @@ def test_a_new_recording_is_readable_before_its_first_batch(tmp_path: Path) -> N
 def test_a_clock_set_back_is_said_and_the_report_span_stays_forward(tmp_path: Path) -> None:
     """Samples keep the wall-clock time they were taken at; a clock stepped back 1 h mid-way
     is named by the reader, and the report's span counts forward time only (4 s, not -3596 s)."""
-    from gpuscope.metrics.job.report import report, usage_from_snapshots
+    from gpuscope.metrics.job.report import report
+    from gpuscope.parsers.recording.usage import usage_from_snapshots
 
     source = FakeSource(gpus=1, processes=3)
     snaps = [source.poll() for _ in range(5)]

@@ -20,7 +20,8 @@ import hostile_recordings as hostile
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
 from gpuscope.parsers.recording import schema as recording_schema
-from gpuscope.metrics.job.report import report, usage_per_node
+from gpuscope.metrics.job.report import report
+from gpuscope.parsers.recording.usage import usage_per_node
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers.recording import read as recording
 from gpuscope.tui.app import GpuscopeApp
@@ -67,7 +68,7 @@ def test_read_cleans_every_outside_string(tmp_path: Path) -> None:
 def test_the_report_and_replay_read_clean_strings(tmp_path: Path) -> None:
     path = hostile.escapes(tmp_path / "hostile.gsrec")
     rows = [row for batch in recording.Stream(path).batches() for row in batch.to_pylist()]  # what the report reduces
-    scopes = [recording_schema.scope_of(row.pop("scope")) for row in rows]  # JSON text: its strings are cleaned once parsed
+    scopes = [recording_schema.scope_from(row.pop("scope")) for row in rows]  # the struct's strings, read back as a JobScope
     assert len(rows) == 30 and assert_clean(strings(rows), "stream") > 30 * 30 and assert_clean(strings(scopes), "scopes") > 30 * 5
     replay = open_replay(path)
     try:
@@ -164,6 +165,7 @@ def test_a_bigger_batch_after_good_ones_keeps_them(tmp_path: Path) -> None:
 
 # --- crafted and foreign recordings ---------------------------------------------------------
 
+NEWER = recording_schema.VERSION + 1
 CRAFTED = {
     "missing column": (hostile.missing_column, "no column gpus"),
     "every column a string": (hostile.all_strings, "timestamp is string, not double"),
@@ -172,7 +174,8 @@ CRAFTED = {
     "scope of wrong types": (lambda p: hostile.scope_text(p, hostile.scope_wrong_types()), "its pids are not a list of int"),
     **{f"version {v!r}": (lambda p, v=v: hostile.version(p, v.encode()), f"recording version {v!r} is not one gpuscope writes")
        for v in ("1.0", "abc", "-1", "0", "")},
-    "version 2": (lambda p: hostile.version(p, b"2"), "written by a newer gpuscope (recording version 2"),
+    "scope with no kind": (hostile.scope_without, "it has no kind"),
+    "a newer version": (lambda p: hostile.version(p, str(NEWER).encode()), f"written by a newer gpuscope (recording version {NEWER}"),
 }
 
 
@@ -184,7 +187,7 @@ def test_crafted_recordings_are_one_message_and_exit_1(tmp_path: Path, case: str
         assert main(command) == 1, command
         err = capsys.readouterr().err
         assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (command, err)
-        assert ("newer gpuscope" in err) == (case == "version 2")
+        assert ("newer gpuscope" in err) == (case == "a newer version")
 
 
 # --- many small batches --------------------------------------------------------------------

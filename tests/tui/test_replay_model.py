@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hostile_recordings as hostile
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
 from gpuscope.metrics.history import History
@@ -263,6 +264,27 @@ def test_scope_fields_cannot_be_faked_by_a_label(tmp_path: Path) -> None:
     taken = [dataclasses.replace(s, scope=dataclasses.replace(s.scope, label='x","pids":[1,2,3],"memory_used":5')) for s in taken]
     replay = open_replay(write(tmp_path / "r.gsrec", taken))
     assert replay.series["scope.mem"][0] == taken[0].scope.memory_used
+
+
+@pytest.mark.parametrize("order", [sorted, lambda keys: list(reversed(list(keys)))], ids=["sorted keys", "reversed keys"])
+def test_the_replay_scope_does_not_depend_on_json_field_order(tmp_path: Path, order) -> None:
+    """A version 1 file's scope (JSON text, its keys in any order) replays as the same scope
+    written now (a struct): the scope's memory, the process events, the snapshots."""
+    taken = fake(12, gpus=1, processes=6)
+    for i in range(6, 12):
+        taken[i] = dataclasses.replace(taken[i], scope=dataclasses.replace(taken[i].scope, pids=taken[i].scope.pids | {99999}))
+    taken[11] = dataclasses.replace(taken[11], scope=dataclasses.replace(taken[11].scope, kind="node", memory_used=None, pids=frozenset()))
+    new = open_replay(write(tmp_path / "v2.gsrec", taken))
+    old = open_replay(hostile.scope_json_v1(tmp_path / "v1.gsrec", taken, order))
+    try:
+        assert old.recording.version == 1 and new.recording.version == 2
+        assert np.array_equal(old.series["scope.mem"], new.series["scope.mem"], equal_nan=True)
+        assert old.series["scope.mem"][0] == taken[0].scope.memory_used and old.series["scope.mem"][11] == taken[11].host.memory.used
+        assert old.events == new.events and [e.kind for e in old.events if e.kind.startswith("process")] == ["process-start", "process-end"]
+        assert old.snapshot(3) == new.snapshot(3) == taken[3]
+    finally:
+        old.close()
+        new.close()
 
 
 def test_summary_names_gpus_with_the_same_news_together() -> None:

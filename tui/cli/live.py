@@ -295,7 +295,7 @@ def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from gpuscope.metrics.job.report import report, usage_per_node
+    from gpuscope.metrics.job.report import report
     from gpuscope.metrics.table import Column, ResultTable
 
     fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
@@ -311,6 +311,7 @@ def run_report(args: argparse.Namespace) -> int:
     usages, use = [], None
     if args.recording is not None:
         from gpuscope.parsers.recording import read as recording
+        from gpuscope.parsers.recording.usage import usage_per_node
 
         stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
         usages = usage_per_node(stream.batches())

@@ -16,7 +16,6 @@ playing and jumping never go backwards, while the screen shows each sample's own
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -29,13 +28,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuscope.parsers.recording import schema as recording_schema
-from gpuscope.parsers.recording.columns import GpuColumns, floats, gpu_columns, parents
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.metrics.snapshot_tables import busy_cores, scope_memory_used, scope_processes
 from gpuscope.parsers.recording import read as recording
+from gpuscope.parsers.recording import schema as recording_schema
+from gpuscope.parsers.recording.columns import GpuColumns, changed, floats, gpu_columns, parents, starts
 
 IDLE_PCT = 5.0
 """A GPU under this utilisation (%) is idle..."""
@@ -89,29 +88,11 @@ def _percent(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
         return np.where(whole > 0, 100.0 * part / np.where(whole > 0, whole, 1.0), np.nan)
 
 
-SCOPE_FIELDS = re.compile(r'"kind":(?P<kind>"[^"\\]*"),.*?"pids":(?P<pids>\[[^\]]*\]),.*?"memory_used":(?P<memory_used>-?[0-9]+|null)')
-"""The scope fields a replay reads from every sample, in the order recording_schema writes
-them (JobScope's field order, compact JSON)."""
-
-
-def scope_fields(scopes: pa.ChunkedArray | pa.Array) -> dict[str, pa.Array]:
-    """kind, pids and memory_used of each row's scope as their JSON text (null where absent).
-    One regex over the column's distinct texts, not a JSON parse per sample (a day is 86,400
-    scopes, most of them repeats). Inside a JSON string a quote is escaped, so a label or a
-    path cannot fake `"pids":`."""
-    encoded = pc.dictionary_encode(scopes).combine_chunks() if isinstance(scopes, pa.ChunkedArray) else pc.dictionary_encode(scopes)
-    found = pc.extract_regex(encoded.dictionary, SCOPE_FIELDS.pattern)
-    return {name: pc.take(pc.struct_field(found, name), encoded.indices) for name in SCOPE_FIELDS.groupindex}
-
-
-def _number(text: pa.Array) -> np.ndarray:
-    """JSON numbers as floats, NaN for null or absent."""
-    return floats(pc.cast(pc.if_else(pc.equal(text, "null"), pa.scalar(None, pa.string()), text), pa.float64()))
-
-
-def series_of(table: pa.Table, gpus: dict[int, GpuColumns], scope: dict[str, pa.Array]) -> dict[str, np.ndarray]:
+def series_of(table: pa.Table, gpus: dict[int, GpuColumns]) -> dict[str, np.ndarray]:
     """What `watch_model.record` appends for each sample, for every sample at once. The scope's
-    busy cores need the process lists, which a replay does not decompress: n/a (NaN)."""
+    busy cores need the process lists, which a replay does not decompress: n/a (NaN). Its
+    kind and memory are read from the scope's struct column (what the reader gives for every
+    version of the file)."""
     rows = table.num_rows
     out: dict[str, np.ndarray] = {}
     cores = table.column("cpu_percent")
@@ -132,8 +113,9 @@ def series_of(table: pa.Table, gpus: dict[int, GpuColumns], scope: dict[str, pa.
     else:
         out["gpu.util_mean"] = out["gpu.util_max"] = out["gpu.mem_mean"] = np.full(rows, np.nan)
     out["scope.cores"] = out["scope.cpu_share"] = np.full(rows, np.nan)
-    used = _number(scope["memory_used"])
-    node = pc.fill_null(pc.equal(scope["kind"], '"node"'), False).to_numpy(zero_copy_only=False)
+    scope = table.column("scope")
+    used = floats(pc.struct_field(scope, "memory_used"))
+    node = pc.fill_null(pc.equal(pc.struct_field(scope, "kind"), "node"), False).to_numpy(zero_copy_only=False)
     out["scope.mem"] = np.where(np.isnan(used) & node, floats(table.column("memory_used")), used)  # as snapshot_tables.scope_memory_used
     return out
 
@@ -192,37 +174,25 @@ def gpu_events(gpus: dict[int, GpuColumns], times: np.ndarray) -> list[Event]:
     return events
 
 
-def process_events(pids: pa.Array, times: np.ndarray) -> list[Event]:
+def process_events(pids: pa.Array | pa.ChunkedArray, times: np.ndarray) -> list[Event]:
     """Processes starting and ending, from the scope's pid set (a job's or a process tree's;
-    recorded with every sample). Only where the set changes is it parsed. Node and user scopes
-    have no pid set: every shell command there would be an event, so they get none. `pids`:
-    the JSON text of each sample's set (`scope_fields`)."""
-    n = len(pids)
-    if n < 2:
-        return []
-    changed = pc.fill_null(pc.not_equal(pids.slice(1), pids.slice(0, n - 1)), True).to_numpy(zero_copy_only=False)
-    at = np.flatnonzero(changed) + 1
+    recorded with every sample): only where the set changes is it looked at. Node and user
+    scopes have no pid set: every shell command there would be an event, so they get none.
+    `pids`: the scope column's `pids` list per sample."""
+    at = np.flatnonzero(changed(pids)[1:]) + 1
     if not at.size:
         return []
-    texts = pc.take(pids, pa.array(np.concatenate([at - 1, at]))).to_pylist()
-    before, after = texts[: at.size], texts[at.size:]
+    first = starts(pids)
+    values = pc.list_flatten(pids).to_numpy(zero_copy_only=False)
     events: list[Event] = []
-    for i, old, new in zip(at.tolist(), before, after):
-        a, b = _pid_set(old), _pid_set(new)
+    for i in at.tolist():
+        a, b = set(values[first[i - 1]:first[i]].tolist()), set(values[first[i]:first[i + 1]].tolist())
         for kind, pids_now, verb in (("process-start", b - a, "started"), ("process-end", a - b, "ended")):
             if pids_now:
                 listed = ", ".join(str(p) for p in sorted(pids_now)[:5]) + (", ..." if len(pids_now) > 5 else "")
                 what = f"process {listed}" if len(pids_now) == 1 else f"{len(pids_now)} processes ({listed})"
                 events.append(Event(i, float(times[i]), kind, f"{what} {verb}"))
     return events
-
-
-def _pid_set(text: str | None) -> set[int]:
-    try:
-        values = json.loads(text) if text else []
-    except ValueError:
-        return set()
-    return {v for v in values if isinstance(v, int)} if isinstance(values, list) else set()
 
 
 @dataclass
@@ -306,7 +276,7 @@ class Replay:
         k = int(np.searchsorted(self.starts, row, side="right")) - 1
         batch = self.batches.batch(k) if self.batches is not None else None
         if batch is not None and batch.num_rows == self.starts[k + 1] - self.starts[k]:  # else not the batch the light read counted
-            return recording_schema.snapshot_at(pa.Table.from_batches([batch]), row - int(self.starts[k]), self.recording.version or recording_schema.VERSION)
+            return recording_schema.snapshot_at(pa.Table.from_batches([batch]), row - int(self.starts[k]))
         return self.recording.snapshot(row)
 
     def index_at(self, t: float) -> int:
@@ -337,9 +307,8 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     replay.times = np.where(np.isnan(replay.times), np.fmax.accumulate(replay.times), replay.times)
     replay.clock = np.fmax.accumulate(replay.times)
     gpus = gpu_columns(table.column("gpus"), table.num_rows)
-    scope = scope_fields(table.column("scope"))
-    replay.series = series_of(table, gpus, scope)
-    events = gpu_events(gpus, replay.times) + process_events(scope["pids"], replay.times)
+    replay.series = series_of(table, gpus)
+    events = gpu_events(gpus, replay.times) + process_events(pc.struct_field(table.column("scope"), "pids"), replay.times)
     replay.events = sorted(events, key=lambda e: (e.index, KINDS.index(e.kind)))
     lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
     replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
