@@ -5,7 +5,7 @@ singular value testers (testing_dsyevd, testing_dsyevdx_2stage, testing_dgeev; M
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.parsers.magma import read as magma
 from gpuscope.parsers.magma import layout as fmt
 from gpuscope.tui.model.magma import build_model
-from gpuscope.tui.model.magma_report import report
+from gpuscope.tui.model.magma_report import MagmaOptions, report
 
 SIZES_1X = "-N 100 -N 1000 --range 10:90:10 --range 100:900:100 --range 1000:3000:1000"
 ASKED = [100, 1000, *range(10, 91, 10), *range(100, 901, 100), 1000, 2000, 3000]
@@ -182,9 +182,8 @@ def test_time_only_tests_open_and_print_in_ms(tmp_path: Path) -> None:
     sel = model.first_selection(metric="gflops")
     assert sel.metric == "time_ms" and sel.test in model.time_only
     assert model.cycle_test(sel).metric == "time_ms"
-    args = argparse.Namespace(metric="gflops", test=None, nodes=None, impl="magma", pool_nodes=False, keep_warmup=False,
-                              keep_impossible=False, keep_untrusted=False, table=None, width=120)
-    tables, _ = report(result, args, "csv")
+    options = MagmaOptions(metric="gflops", width=120)
+    tables, _ = report(result, options, "csv")
     assert tables[0].title.startswith("MAGMA summary")
-    tables, _ = report(result, argparse.Namespace(**{**vars(args), "table": "comparison"}), "text")
+    tables, _ = report(result, replace(options, table="comparison"), "text")
     assert tables[0].title.startswith("Environments compared (ms")

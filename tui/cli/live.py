@@ -1,4 +1,5 @@
-"""Provides the `gpuscope record` and `gpuscope report` commands (parsers added by tui/cli/main.py).
+"""Provides the live commands: `record`, `report`, `collect` (their parsers: `add_parsers`),
+`watch` and `replay` (parsers in tui/cli/main.py).
 
 `record` samples with no screen into a recording (collectors/recorder.py) until it is stopped
 (SIGTERM, SIGINT / Ctrl+C, SIGHUP), `--duration` passes, or the watched job or process tree
@@ -19,7 +20,7 @@ import time
 from typing import Any
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli.output import emit, say, stdout_failed
+from gpuscope.tui.cli.output import emit, fail, run_screen, say, stdout_failed, text_width
 from gpuscope.tui.cli.checks import finite_float, positive_int
 
 GONE_SAMPLES = 3
@@ -336,3 +337,91 @@ def run_report(args: argparse.Namespace) -> int:
     text = export.render(tables, fmt, width, limit=args.width or (width if sys.stdout.isatty() else None))  # fits the terminal
     text += "" if text.endswith("\n") else "\n"
     return emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands
+
+
+def _watch_source(args: argparse.Namespace, fan_out: bool = False):  # -> SnapshotSource | NodesSource
+    """This node's collectors; with `fan_out`, every node of the job through srun (`collect --stream` on each)."""
+    if fan_out:
+        from gpuscope.collectors.fanout import NodesSource
+
+        return NodesSource.for_job(args.job, args.interval)
+    from gpuscope.collectors.snapshot import SnapshotSource
+
+    return SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    if (problem := scope_problem(args, longest=10)) is not None:
+        return fail(problem, 2)  # before the screen opens or a reading is printed
+    if args.record and (args.once or args.format or args.output):
+        return fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
+    if args.all_nodes and (args.job is None or args.once or args.format or args.output):
+        return fail("--all-nodes goes with --job and the screen; to record every node use: gpuscope record --job ID -o FILE", 2)
+    if not (args.once or args.format or args.output):
+        from gpuscope.tui.screens.watch.screen import WatchScreen
+
+        source = _watch_source(args, fan_out=every_node(args))
+        if args.record:
+            from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
+
+            try:
+                source = RecordingSource(source, Recorder(args.record))
+            except RecordingError as exc:
+                source.close()
+                return fail(str(exc), 2)
+        try:
+            code = run_screen(lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True),
+                               "use --once (one snapshot) or --format to print instead", mode="watch")
+        finally:
+            source.close()
+        if code is not None:
+            return code
+        # stdout is not a terminal (`gpuscope watch > file`): one snapshot as text, like --once
+    import json
+
+    from gpuscope.collectors.snapshot import snapshot_once
+    from gpuscope.metrics.snapshot_tables import snapshot_dict, snapshot_tables
+
+    source = _watch_source(args)
+    try:
+        snapshot = snapshot_once(source, settle_s=min(args.interval, 1.0))
+    finally:
+        source.close()
+    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    if fmt == "json":
+        text = json.dumps(snapshot_dict(snapshot), indent=2, allow_nan=False) + "\n"
+    else:
+        tables = snapshot_tables(snapshot, width=args.width)
+        if args.table:
+            tables = [t for t in tables if t.title.lower().startswith(args.table)]
+        text = export.render(tables, fmt, text_width(args), limit=args.width)
+    if emit(args, fmt, text):
+        return 1
+    for problem in snapshot.scope.problems:
+        say(problem)
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """The replay screen over a recording. A missing path or a folder is a usage error (2); a file
+    with nothing to replay (damaged, crafted, foreign, empty) exits 1, as other commands do for a
+    file they cannot read."""
+    if not os.path.lexists(args.file):
+        return fail(f"no such file: {args.file}", 2)
+    if os.path.isdir(args.file):
+        return fail(f"{args.file} is a folder; replay opens a recording (gpuscope browse shows a folder's recordings)", 2)
+    from gpuscope.tui.model.replay import open_replay
+
+    replay = open_replay(args.file)
+    if replay.problem is not None:
+        replay.close()
+        return fail(f"{args.file}: {replay.problem}", 1)
+    from gpuscope.tui.screens.replay import ReplayScreen
+
+    try:
+        code = run_screen(lambda: ReplayScreen(args.file, replay), "replay is a screen; gpuscope report --recording FILE prints the job's report")
+    finally:
+        replay.close()
+    if code is None:
+        return fail("replay is a screen and stdout is not a terminal; gpuscope report --recording FILE prints the job's report", 2)
+    return code

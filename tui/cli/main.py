@@ -1,4 +1,5 @@
-"""Provides the `gpuscope` command line: subcommands open screens, `--format` prints instead.
+"""Provides the `gpuscope` command line: the parser and the dispatch to the commands
+(tui/cli/studies.py, tui/cli/live.py). Subcommands open screens, `--format` prints instead.
 
 The print path imports no Textual, so `gpuscope magma DIR --format text` starts fast and runs
 without a terminal (CI logs, cron, e-mail).
@@ -7,13 +8,12 @@ without a terminal (CI logs, cron, e-mail).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Sequence
 
 from gpuscope.metrics import export
 from gpuscope.tui.cli.checks import command_inputs, finite_float, overwritten_input, positive_int
-from gpuscope.tui.cli.output import emit, fail, print_findings, say, stdout_failed, text_width
+from gpuscope.tui.cli.output import fail, stdout_failed
 
 MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
 WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
@@ -192,331 +192,9 @@ def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str]) -
     parser.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
-def _run_screen(first_screen, hint: str, mode: str | None = None, watch=None) -> int | None:  # first_screen, watch: () -> Screen
-    """Open the screen; its exit status, or None when stdout is not a terminal (the caller
-    prints text instead). No terminal on stdin is a usage error (exit 2, with `hint`).
-    `mode`: 'watch' or 'browse' for the app of both modes; `watch` makes the watch screen
-    when the browser asks for it."""
-    from gpuscope.tui.app import GpuscopeApp, NoTerminal
-    from gpuscope.tui.screens.views.image import use_protocol
-
-    use_protocol()  # how pictures are drawn: before Textual starts, which owns the terminal's replies after
-    app = GpuscopeApp(first_screen=first_screen, mode=mode, watch=watch)
-    try:
-        app.run()
-    except NoTerminal as exc:
-        if exc.stream == "stdout":
-            return None
-        return fail(f"{exc}; {hint}", 2)
-    if app.terminal_lost:
-        try:
-            fail("the terminal went away: screen closed")
-        except OSError:  # stderr was that terminal
-            pass
-        return 1
-    return 0
-
-
-def run_magma(args: argparse.Namespace) -> int:
-    from gpuscope.parsers.magma import read as magma
-
-    if args.format is None and args.output is None:
-        code = _open_magma_screen(args)
-        if code is not None:
-            return code
-    try:
-        result = magma.read_tree(args.paths, path_pattern=args.path_pattern, exclude=args.exclude, peak_override=args.peak_gflops)
-    except ValueError as exc:  # a bad --path-pattern
-        return fail(str(exc), 2)
-    from gpuscope.tui.model.magma_report import report, unknown_choice
-
-    problem = unknown_choice(result.rows, args)
-    if problem:
-        return fail(problem, 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    tables, extra = report(result, args, fmt)
-    if emit(args, fmt, export.render(tables, fmt, text_width(args), extra, limit=args.width)):
-        return 1
-    if result.files_read == 0 or result.rows.empty:  # nothing to summarise: say why, and fail
-        print_findings([f for f in result.findings if f.severity != "info"] or result.findings)
-        return 1
-    print_findings([f for f in result.findings if f.kind in NO_ROWS])  # files that gave nothing: never silently
-    return 0
-
-
-NO_ROWS = ("no-data", "assert-only", "missing")
-"""Findings about a file that gave no rows at all: printed on stderr even when others did."""
-
-
-def _open_magma_screen(args: argparse.Namespace) -> int | None:
-    from gpuscope.tui.screens.studies.magma import MagmaScreen
-
-    for path in args.paths:
-        if not os.path.exists(path):
-            return fail(f"no such file or folder: {path}", 2)
-
-    def first_screen() -> MagmaScreen:
-        return MagmaScreen(args.paths, path_pattern=args.path_pattern, exclude=tuple(args.exclude), keep_warmup=args.keep_warmup,
-                           keep_impossible=args.keep_impossible, keep_untrusted=args.keep_untrusted, impl=args.impl,
-                           test=args.test, nodes=None if args.pool_nodes else args.nodes, metric=args.metric,
-                           peak_gflops=args.peak_gflops, tab=args.table)
-
-    return _run_screen(first_screen, "use --format text (or -o FILE) to print instead")
-
-
-def _watch_source(args: argparse.Namespace, fan_out: bool = False):  # -> SnapshotSource | NodesSource
-    """This node's collectors; with `fan_out`, every node of the job through srun (`collect --stream` on each)."""
-    if fan_out:
-        from gpuscope.collectors.fanout import NodesSource
-
-        return NodesSource.for_job(args.job, args.interval)
-    from gpuscope.collectors.snapshot import SnapshotSource
-
-    return SnapshotSource(job=args.job, user=args.user, pid=args.pid, demo=args.demo)
-
-
-def run_watch(args: argparse.Namespace) -> int:
-    from gpuscope.tui.cli.live import scope_problem
-
-    if (problem := scope_problem(args, longest=10)) is not None:
-        return fail(problem, 2)  # before the screen opens or a reading is printed
-    if args.record and (args.once or args.format or args.output):
-        return fail("--record goes with the screen; to record without one use: gpuscope record -o FILE", 2)
-    if args.all_nodes and (args.job is None or args.once or args.format or args.output):
-        return fail("--all-nodes goes with --job and the screen; to record every node use: gpuscope record --job ID -o FILE", 2)
-    if not (args.once or args.format or args.output):
-        from gpuscope.tui.cli.live import every_node
-        from gpuscope.tui.screens.watch.screen import WatchScreen
-
-        source = _watch_source(args, fan_out=every_node(args))
-        if args.record:
-            from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
-
-            try:
-                source = RecordingSource(source, Recorder(args.record))
-            except RecordingError as exc:
-                source.close()
-                return fail(str(exc), 2)
-        try:
-            code = _run_screen(lambda: WatchScreen(source, interval=args.interval, readonly=args.readonly, freeze_gc=True),
-                               "use --once (one snapshot) or --format to print instead", mode="watch")
-        finally:
-            source.close()
-        if code is not None:
-            return code
-        # stdout is not a terminal (`gpuscope watch > file`): one snapshot as text, like --once
-    import json
-
-    from gpuscope.collectors.snapshot import snapshot_once
-    from gpuscope.metrics.snapshot_tables import snapshot_dict, snapshot_tables
-
-    source = _watch_source(args)
-    try:
-        snapshot = snapshot_once(source, settle_s=min(args.interval, 1.0))
-    finally:
-        source.close()
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    if fmt == "json":
-        text = json.dumps(snapshot_dict(snapshot), indent=2, allow_nan=False) + "\n"
-    else:
-        tables = snapshot_tables(snapshot, width=args.width)
-        if args.table:
-            tables = [t for t in tables if t.title.lower().startswith(args.table)]
-        text = export.render(tables, fmt, text_width(args), limit=args.width)
-    if emit(args, fmt, text):
-        return 1
-    for problem in snapshot.scope.problems:
-        say(problem)
-    return 0
-
-
-def run_kernels(args: argparse.Namespace) -> int:
-    """Open the kernels screen, or with --format/-o print (or write) the same tables."""
-    from gpuscope.parsers.run_names import NamePattern
-
-    try:  # a malformed pattern is a usage error, before any file is read
-        NamePattern.compile(args.name_pattern) if args.name_pattern else None
-    except ValueError as exc:
-        return fail(str(exc), 2)
-    if args.format is None and args.output is None:
-        code = _open_kernels_screen(args)
-        if code is not None:
-            return code
-    from gpuscope.tui.model.kernels_report import report
-
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    try:
-        result = report(args, fmt, text_width(args))
-    except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
-        return fail(str(exc), 2)
-    if emit(args, fmt, export.render(result.tables, fmt, text_width(args), result.extra, limit=args.width)):
-        return 1
-    if result.empty:
-        errors = [f for f in result.findings if f.severity == "error"]
-        print_findings(errors or result.findings[:5])
-        return 1
-    return 0
-
-
-def _open_kernels_screen(args: argparse.Namespace) -> int | None:
-    from gpuscope.metrics.kernels.peak_choice import choose_peak
-    from gpuscope.tui.model.kernels_report import split_fields
-
-    for path in [*args.paths, *args.markers]:
-        if not os.path.exists(path):
-            return fail(f"no such file or folder: {path}", 2)
-    try:  # bad flags fail here, with the usage exit code, not inside the screen
-        choose_peak(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision)
-    except ValueError as exc:
-        return fail(str(exc), 2)
-    from gpuscope.tui.model.kernels import KernelView
-    from gpuscope.tui.screens.studies.kernels import KernelsScreen
-
-    options = dict(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
-                   name_pattern=args.name_pattern, group_by=split_fields(args.group_by), markers=tuple(args.markers))
-    view = KernelView(sort=args.sort, group=args.rank_by, top=args.top)
-    return _run_screen(lambda: KernelsScreen(args.paths, view=view, tab=args.table, **options),
-                       "use --format text (or -o FILE) to print instead")
-
-
-def run_scaling(args: argparse.Namespace) -> int:
-    """Open the scaling screen, or with --format/-o print (or write) its tables and plots."""
-    import re
-
-    from gpuscope.parsers.runlogs.read import compile_resources_pattern
-
-    if args.baseline is not None and args.baseline < 1:
-        return fail("--baseline must be a resource count of 1 or more", 2)
-    try:  # a malformed pattern is a usage error, before any file is read
-        compile_resources_pattern(args.resources) if args.resources else None
-    except (ValueError, re.error) as exc:  # the parser's messages name the option already
-        return fail(str(exc) if str(exc).startswith("--resources") else f"--resources {args.resources!r}: {exc}", 2)
-    from gpuscope.metrics.scaling.series import parse_keys
-
-    try:
-        args.series_by = parse_keys(args.series_by)
-    except ValueError as exc:
-        return fail(str(exc), 2)
-    if args.format is None and args.output is None:
-        code = _open_scaling_screen(args)
-        if code is not None:
-            return code
-    from gpuscope.parsers.runlogs.read import read_runs
-    from gpuscope.tui.model.scaling import build_model, series_names
-    from gpuscope.tui.model.scaling_report import report
-
-    result = read_runs(args.paths, resources_pattern=args.resources)
-    present = series_names(result.runs, args.series_by)
-    if args.series is not None and present and args.series not in present:
-        return fail(f"--series {args.series!r} matches nothing; present: {', '.join(present)}", 2)
-    model = build_model(result, args.baseline, args.series, args.series_by)
-    if model.empty:  # never an empty table that looks like a result
-        fail(f"no runs found in {', '.join(args.paths)}: no seed, MLPerf, ReFrame, sacct or (resources, time) table log")
-        print_findings([f for f in model.findings if f.severity != "info"] or model.findings[:5])
-        return 1
-    if (problem := model.unknown_baseline()) is not None:
-        return fail(problem, 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    printed = report(model, fmt, text_width(args), args.table)
-    if emit(args, fmt, export.render(printed.tables, fmt, text_width(args), printed.extra, limit=args.width)):
-        return 1
-    # warnings and errors, and that there is nothing to scale over; the rest are in the findings table
-    print_findings([f for f in model.findings if f.severity != "info" or f.kind == "single-config"])
-    if not (model.summary["runs"] > 0).any():  # runs read, none usable: the tables say why, the command fails
-        return fail("no run has a usable time: no speedup could be computed")
-    return 0
-
-
-def _open_scaling_screen(args: argparse.Namespace) -> int | None:
-    from gpuscope.tui.screens.studies.scaling import ScalingScreen
-
-    for path in args.paths:
-        if not os.path.exists(path):
-            return fail(f"no such file or folder: {path}", 2)
-    return _run_screen(lambda: ScalingScreen(args.paths, baseline=args.baseline, resources=args.resources, series=args.series, tab=args.table, series_by=args.series_by),
-                       "use --format text (or -o FILE) to print instead")
-
-
-def run_check(args: argparse.Namespace) -> int:
-    """Print the expected-range checks of a folder; 0 all pass, 1 one does not, 2 usage."""
-    from gpuscope.metrics.expected import all_passed, results_table
-    from gpuscope.tui.model.check_report import check_folder
-
-    if not os.path.isdir(args.folder):
-        return fail(f"no such folder: {args.folder}", 2)
-    report = check_folder(args.folder, args.expected)
-    print_findings(report.findings)
-    if not report.checks:
-        return fail(f"no checks to run from {report.expected_file} (see 'gpuscope check --help' for its format)", 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    if emit(args, fmt, export.render([results_table(report.results)], fmt, text_width(args), limit=args.width)):
-        return 2
-    if not report.expected_ok:
-        return 2  # a check was left out: passing the rest must not look like a pass
-    return 0 if all_passed(report.results) else 1
-
-
-def run_browse(args: argparse.Namespace) -> int:
-    """Open the browser, or with --format/-o print (or write) the listing of every file."""
-    if not os.path.lexists(args.folder):
-        return fail(f"no such file or folder: {args.folder}", 2)
-    if args.format is None and args.output is None:
-        code = _open_browse_screen(args)
-        if code is not None:
-            return code
-    from gpuscope.tui.model.browse_listing import listing
-
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
-    return emit(args, fmt, export.render([listing(args.folder)], fmt, text_width(args), limit=args.width))
-
-
-def _open_browse_screen(args: argparse.Namespace) -> int | None:
-    """The browser screen's exit status; None when stdout is not a terminal (the listing is
-    printed instead). `w` opens the watch of this node (or of the job gpuscope runs in),
-    made when first asked for; its source is closed when the app ends."""
-    from gpuscope.collectors.snapshot import SnapshotSource
-    from gpuscope.tui.screens.browse.screen import BrowseScreen
-    from gpuscope.tui.screens.watch.screen import WatchScreen
-
-    sources: list[SnapshotSource] = []
-
-    def watch_screen() -> WatchScreen:
-        sources.append(SnapshotSource())
-        return WatchScreen(sources[-1])
-
-    folder = args.folder if os.path.isdir(args.folder) else os.path.dirname(args.folder) or "."
-    select = None if os.path.isdir(args.folder) else args.folder  # a file: its folder, the file selected
-    try:
-        return _run_screen(lambda: BrowseScreen(folder, select=select), "use --format text (or -o FILE) to print the listing instead",
-                           mode="browse", watch=watch_screen)
-    finally:
-        for source in sources:
-            source.close()
-
-
-def run_replay(args: argparse.Namespace) -> int:
-    """The replay screen over a recording. A missing path or a folder is a usage error (2); a file
-    with nothing to replay (damaged, crafted, foreign, empty) exits 1, as other commands do for a
-    file they cannot read."""
-    if not os.path.lexists(args.file):
-        return fail(f"no such file: {args.file}", 2)
-    if os.path.isdir(args.file):
-        return fail(f"{args.file} is a folder; replay opens a recording (gpuscope browse shows a folder's recordings)", 2)
-    from gpuscope.tui.model.replay import open_replay
-
-    replay = open_replay(args.file)
-    if replay.problem is not None:
-        replay.close()
-        return fail(f"{args.file}: {replay.problem}", 1)
-    from gpuscope.tui.screens.replay import ReplayScreen
-
-    try:
-        code = _run_screen(lambda: ReplayScreen(args.file, replay), "replay is a screen; gpuscope report --recording FILE prints the job's report")
-    finally:
-        replay.close()
-    if code is None:
-        return fail("replay is a screen and stdout is not a terminal; gpuscope report --recording FILE prints the job's report", 2)
-    return code
+STUDIES = ("magma", "kernels", "scaling", "check", "browse")
+"""Commands whose `run_NAME` is in tui/cli/studies.py; the others' (watch, replay, record, report,
+collect) are in tui/cli/live.py. Only the command's module is imported."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -538,36 +216,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         output = getattr(args, "output", None)  # `record -o` too: its --demo scenario is an input
         if output and (problem := overwritten_input(output, command_inputs(args))) is not None:
             return fail(problem, 2)
-        if args.command == "magma":
-            if args.path_pattern:
-                from gpuscope.parsers.patterns import PathPattern
+        if args.command == "magma" and args.path_pattern:
+            from gpuscope.parsers.patterns import PathPattern
 
-                try:
-                    PathPattern.compile(args.path_pattern)
-                except ValueError as exc:
-                    parser.error(str(exc))
-            return run_magma(args)
-        if args.command == "watch":
-            return run_watch(args)
-        if args.command == "kernels":
-            return run_kernels(args)
-        if args.command == "scaling":
-            return run_scaling(args)
-        if args.command == "check":
-            return run_check(args)
-        if args.command == "browse":
-            return run_browse(args)
-        if args.command == "replay":
-            return run_replay(args)
-        if args.command in ("record", "report", "collect"):
-            from gpuscope.tui.cli import live as cli_record
-
-            return {"record": cli_record.run_record, "report": cli_record.run_report, "collect": cli_record.run_collect}[args.command](args)
+            try:
+                PathPattern.compile(args.path_pattern)
+            except ValueError as exc:
+                parser.error(str(exc))
+        if args.command in STUDIES:
+            from gpuscope.tui.cli import studies as commands
+        else:
+            from gpuscope.tui.cli import live as commands
+        return getattr(commands, f"run_{args.command}")(args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError as exc:  # `gpuscope ... | head`, from a write that is not _emit's
+    except BrokenPipeError as exc:  # `gpuscope ... | head`, from a write that is not emit's
         return stdout_failed(exc)
-    return 2  # pragma: no cover
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,6 @@
 """Provides how every command speaks: one cleaned line on stderr, and its output on stdout or
-into -o FILE, where a write that fails (a full disk, a closed pipe) is one line and exit 1."""
+into -o FILE, where a write that fails (a full disk, a closed pipe) is one line and exit 1; or
+its screen (`run_screen`), whose Textual modules are imported only when a screen opens."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import os
 import shutil
 import sys
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
@@ -83,3 +84,28 @@ def stdout_failed(exc: OSError) -> int:
 def print_findings(findings: Sequence[Finding]) -> None:
     for finding in findings:
         say(f"{finding.where() + ': ' if finding.where() else ''}{finding.message}")
+
+
+def run_screen(first_screen: Callable[[], Any], hint: str, mode: str | None = None, watch: Callable[[], Any] | None = None) -> int | None:
+    """Open the screen; its exit status, or None when stdout is not a terminal (the caller
+    prints text instead). No terminal on stdin is a usage error (exit 2, with `hint`).
+    `mode`: 'watch' or 'browse' for the app of both modes; `watch` makes the watch screen
+    when the browser asks for it."""
+    from gpuscope.tui.app import GpuscopeApp, NoTerminal
+    from gpuscope.tui.screens.views.image import use_protocol
+
+    use_protocol()  # how pictures are drawn: before Textual starts, which owns the terminal's replies after
+    app = GpuscopeApp(first_screen=first_screen, mode=mode, watch=watch)
+    try:
+        app.run()
+    except NoTerminal as exc:
+        if exc.stream == "stdout":
+            return None
+        return fail(f"{exc}; {hint}", 2)
+    if app.terminal_lost:
+        try:
+            fail("the terminal went away: screen closed")
+        except OSError:  # stderr was that terminal
+            pass
+        return 1
+    return 0

@@ -11,12 +11,32 @@ grouped (`--group-by`), the findings.
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.kernels import KernelsModel, KernelView, build_model
+
+
+@dataclass(frozen=True)
+class KernelsOptions:
+    """What to read and how to rank it: the command line builds it from its flags."""
+
+    paths: tuple[str, ...]
+    gpu: str | None = None
+    peak_tflops: float | None = None
+    peak_gbs: float | None = None
+    precision: str = "fp32"
+    name_pattern: str | None = None
+    group_by: tuple[str, ...] = ()
+    markers: tuple[str, ...] = ()
+    sort: str = "flops"
+    rank_by: str = "kernel"
+    top: int = 0
+    table: str | None = None
+    """One table only (`--table`); None: every table (the ranking alone for CSV)."""
+
 
 class Report(NamedTuple):
     tables: list[ResultTable]
@@ -27,12 +47,11 @@ class Report(NamedTuple):
     """No kernel launch was read: the command fails (exit 1) after printing."""
 
 
-def load(args: argparse.Namespace) -> KernelsModel:
+def load(args: KernelsOptions) -> KernelsModel:
     """The model for the command line's options. Raises ValueError for a bad flag."""
     return build_model(
-        args.paths, gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
-        name_pattern=getattr(args, "name_pattern", None), group_by=split_fields(getattr(args, "group_by", None)),
-        markers=getattr(args, "markers", None) or (),
+        list(args.paths), gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
+        name_pattern=args.name_pattern, group_by=args.group_by, markers=args.markers,
     )
 
 
@@ -65,15 +84,15 @@ def plots_text(model: KernelsModel, view: KernelView, width: int) -> list[str]:
     return [f"Time share of the longest {view.group}s\n\n{bars}\n", roofline_text(rows, model.peak, width, 24)]
 
 
-def report(args: argparse.Namespace, fmt: str = "text", width: int = 100) -> Report:
+def report(args: KernelsOptions, fmt: str = "text", width: int = 100) -> Report:
     """Tables, findings and plots as text for the chosen format. Raises ValueError for a bad
     flag (unknown --gpu, bad peak value, malformed --name-pattern, unknown --group-by field)."""
     model = load(args)
-    view = KernelView(sort=args.sort, group=getattr(args, "rank_by", None) or "kernel", top=args.top)
+    view = KernelView(sort=args.sort, group=args.rank_by, top=args.top)
     if view.group not in model.groups:
         raise ValueError(f"cannot rank by {view.group}: these profiles have no {view.group} values (choose from {', '.join(model.groups)})")
     tables = tables_for(model, view, fmt)
-    chosen = getattr(args, "table", None) or ("kernels" if fmt == "csv" else None)
+    chosen = args.table or ("kernels" if fmt == "csv" else None)
     if chosen:
         if chosen == "runs" and "runs" not in tables:  # asked for: show it even for one profile
             tables["runs"] = model.runs_table(compact=fmt in ("text", "markdown"))

@@ -6,7 +6,7 @@ in the TUI is what the export contains.
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -19,11 +19,29 @@ FINDINGS_SHOWN = 40
 """Above this many findings the text and markdown reports group them by kind."""
 
 
+@dataclass(frozen=True)
+class MagmaOptions:
+    """What the printed report shows: the command line builds it from its flags."""
+
+    metric: str = "gflops"
+    test: str | None = None
+    nodes: int | None = None
+    impl: str = "magma"
+    pool_nodes: bool = False
+    keep_warmup: bool = False
+    keep_impossible: bool = False
+    keep_untrusted: bool = False
+    table: str | None = None
+    """One table only (`--table`); None: every table (the summary alone for CSV)."""
+    width: int | None = None
+    """`--width`: the box plots' width (at most 160; default 100)."""
+
+
 def metric_key(metric: str) -> str:
     return "time_ms" if metric in ("ms", "time_ms") else "gflops"
 
 
-def unknown_choice(rows: pd.DataFrame, args: argparse.Namespace) -> str | None:
+def unknown_choice(rows: pd.DataFrame, args: MagmaOptions) -> str | None:
     """A message when --test, --nodes or --impl names nothing in the rows (with what exists)."""
     if rows.empty:
         return None
@@ -46,7 +64,7 @@ def select(rows: pd.DataFrame, *, test: str | None = None, nodes: int | None = N
     return rows[keep]
 
 
-def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[list[ResultTable], list[str]]:
+def report(result: MagmaResult, args: MagmaOptions, fmt: str) -> tuple[list[ResultTable], list[str]]:
     """Tables (and, for text/markdown, box plots) for the chosen format."""
     metric = metric_key(args.metric)
     rows = select(result.rows, test=args.test, nodes=args.nodes)
@@ -70,6 +88,6 @@ def report(result: MagmaResult, args: argparse.Namespace, fmt: str) -> tuple[lis
     if fmt in ("text", "markdown"):
         from gpuscope.tui.render.boxplot import boxplots_text
 
-        plots = boxplots_text(summary, metric, width=min(getattr(args, "width", None) or 100, 160))
+        plots = boxplots_text(summary, metric, width=min(args.width or 100, 160))
         return list(tables.values()), [plots] if plots else []
     return list(tables.values()), []
