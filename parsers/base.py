@@ -27,10 +27,9 @@ from typing import Any, Protocol
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.files import Head
 
-Head = bytes | str
-"""What a rule looks at: the head's bytes; a reader that holds a whole file's text or bytes
-already may pass that instead (a rule reads no further than it needs)."""
+__all__ = ["FileRead", "Head", "Reader"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Provides `read` and `parse`: the expected ranges of a result folder, from `expected.toml`.
+"""Provides the file kind `expected` and `read_checks` / `parse`: the expected ranges of a result
+folder, from `expected.toml`.
 
 The file is a list of checks, each a `[[check]]` table:
 
@@ -34,6 +35,7 @@ import pandas as pd
 
 from gpuscope.metrics.expected import Check
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import display_name, read_text
 
 if sys.version_info >= (3, 11):
@@ -153,7 +155,27 @@ def to_frame(checks: list[Check]) -> pd.DataFrame:
     )
 
 
-def read(path: str | Path) -> tuple[list[Check], list[Finding]]:
+KIND = "expected"
+TITLE = "Expected result ranges"
+VIEW = "table"
+BOUNDED = False
+
+
+def match(name: str, head: Head) -> str | None:
+    return "named expected.toml: expected result ranges" if name.lower() == FILE_NAME else None
+
+
+def describe(head: Head, size: int) -> str:
+    return "expected ranges"
+
+
+def read(path: Path) -> FileRead:
+    """The checks as a table (`to_frame`), for a file view."""
+    checks, findings = read_checks(path)
+    return FileRead(to_frame(checks), list(findings), {"checks": len(checks)})
+
+
+def read_checks(path: str | Path) -> tuple[list[Check], list[Finding]]:
     """The checks of the expected-ranges file at `path`; never raises."""
     label = display_name(path)
     text, findings = read_text(Path(path), label, max_bytes=MAX_BYTES)

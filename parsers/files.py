@@ -1,4 +1,6 @@
-"""Provides `read_text()`: load a result file as text, or say in one finding why not.
+"""Provides what every reader does with a file: the head recognition looks at (`read_head`),
+the one folder walker (`walk`), limits, and `read_text()`: a result file as text, or in one
+finding why not.
 
 Every parser starts here so binary, empty, huge, compressed, unreadable and non-UTF-8 files
 get the same clear messages everywhere. Gzip files are opened transparently because result
@@ -16,11 +18,14 @@ import gzip
 import io
 import os
 import stat
+import errno
+import functools
 import zlib
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.metrics.safe_text import clean
 
 MB = 1024 * 1024
 
@@ -50,6 +55,10 @@ few KB can decode to gigabytes. What is over it is left unread, and a finding sa
 size as MAX_BYTES, for the same reason: what reads the table (the table view's text and numbers,
 the kernel tables) costs several times the decoded size."""
 SNIFF_BYTES = 64 * 1024
+"""How much of a file a full read tests for NUL bytes (binary), and what `head` shows by default."""
+HEAD_BYTES = 8192
+"""Recognition reads at most this much of a file (`read_head`): every kind's `match` and
+`describe` see the same head, so the browser and a study command never tell a file apart."""
 CHUNK = 1 * MB
 GZIP_MAGIC = b"\x1f\x8b"
 _NOT_REGULAR = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -221,3 +230,182 @@ def read_text(path: Path, label: str | None = None, max_bytes: int = MAX_BYTES) 
         return None, findings
     text, more = decode(data, label)
     return text, findings + more
+
+
+# ============================================================== the head recognition reads
+Head = bytes | str
+
+
+def _problem(kind: str, message: str, label: str, severity: str = "error") -> Finding:
+    return Finding(severity, kind, message, label)  # type: ignore[arg-type]
+
+
+def _os_problem(exc: OSError, label: str) -> Finding:
+    if exc.errno == errno.ELOOP:
+        return _problem("symlink-loop", "symbolic link loop: the link points (through others) back at itself", label)
+    if exc.errno == errno.ENOENT:
+        return _problem("missing", "no such file (a dangling symbolic link, or it was removed)", label)
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return _problem("unreadable", "permission denied", label)
+    if exc.errno == errno.ENAMETOOLONG:
+        return _problem("unreadable", "name too long to open", label)
+    return _problem("unreadable", f"cannot read: {exc.strerror or exc}", label)
+
+
+def read_head(path: Path, label: str) -> tuple[bytes | None, int, bool, Finding | None]:
+    """(head bytes, size, gzip?, problem): one stat, one open (non-blocking, so a FIFO swapped
+    in never waits for a writer) and one read of at most HEAD_BYTES; a gzip file's head is
+    inflated from those bytes only."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return None, 0, False, _os_problem(exc, label)
+    if stat.S_ISDIR(info.st_mode):
+        try:
+            with os.scandir(path):
+                pass
+        except OSError as exc:
+            return None, 0, False, _problem("unreadable", f"cannot list folder: {exc.strerror or exc}", label)
+        return None, 0, False, _problem("folder", "a folder" + (" (symbolic link, not followed)" if os.path.islink(path) else ""), label, "info")
+    if not stat.S_ISREG(info.st_mode):
+        what = next((n for test, n in _NOT_REGULAR[1:] if test(info.st_mode)), "not a regular file")
+        return None, 0, False, _problem("not-a-file", f"{what}, not a regular file: not opened", label, "warning")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        return None, info.st_size, False, _os_problem(exc, label)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, 0, False, _problem("not-a-file", "not a regular file: not opened", label, "warning")
+        raw = os.read(fd, HEAD_BYTES)
+    except OSError as exc:
+        return None, info.st_size, False, _os_problem(exc, label)
+    finally:
+        os.close(fd)
+    if raw[:2] == GZIP_MAGIC:
+        try:  # inflate only the bytes already read: the head of the content, bounded
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEAD_BYTES), info.st_size, True, None
+        except zlib.error:
+            return raw, info.st_size, False, None
+    return raw, info.st_size, False, None
+
+
+_CONTROL_BYTES = bytes([*range(9), *range(14, 32), 127])
+
+
+def binary_garbage(head: bytes) -> bool:
+    """NUL bytes, or mostly bytes that are neither text nor UTF-8: not a text result."""
+    if b"\x00" in head:
+        return True
+    sample = head[:1024]
+    bad = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    return bad > len(sample) // 10
+
+
+# ============================================================== the one folder walker
+def walk(root: str | os.PathLike[str]) -> Iterator[Path]:
+    """Every file below `root`, sorted by name, a folder's files before its subfolders; hidden
+    names (`.git`) skipped. A folder that cannot be listed and a link to a folder (not followed)
+    are yielded themselves, so `read_head` names them; a symlink loop is yielded like a file.
+    `root` itself, when it is not a folder, is yielded as it is."""
+    root = Path(root)
+    if not root.is_dir():
+        yield root
+        return
+    pending: list[Path] = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            if folder != root:
+                yield folder
+            continue
+        subfolders = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                subfolders.append(Path(entry.path))
+            else:
+                yield Path(entry.path)
+        pending.extend(reversed(subfolders))
+
+
+# ============================================================== what rules read in a head
+@functools.lru_cache(maxsize=4)
+def _decoded(head: bytes) -> str:
+    return head.decode("utf-8", "replace")
+
+
+def head_text(head: Head) -> str:
+    """The head as text; decoded once however many rules look at it (the same bytes object)."""
+    return head if isinstance(head, str) else _decoded(head)
+
+
+def head_bytes(head: Head) -> bytes:
+    return head if isinstance(head, bytes) else head.encode("utf-8", "surrogateescape")
+
+
+def line_of(text: Head, at: int) -> int:
+    return text.count("\n" if isinstance(text, str) else b"\n", 0, at) + 1  # type: ignore[arg-type]
+
+
+def quote(line: str, width: int = 36) -> str:
+    """A line of the file as a reason quotes it: cleaned, trimmed, in backticks."""
+    line = clean(line.strip())
+    return f"`{line[:width - 1]}…`" if len(line) > width else f"`{line}`"
+
+
+def line_at(text: str, at: int) -> str:
+    end = text.find("\n", at)
+    start = text.rfind("\n", 0, at) + 1
+    return text[start:end if end >= 0 else len(text)]
+
+
+def suffix(name: str) -> str:
+    """The lowercase extension, looking through `.gz` (`trace.json.gz` -> `.json`)."""
+    name = name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    dot = name.rfind(".")
+    return name[dot:] if dot > 0 else ""
+
+
+def first_line(text: str) -> str:
+    """The first line that is not blank, without its leading blanks (no split of the whole head)."""
+    text = text.lstrip()
+    end = text.find("\n")
+    return text if end < 0 else text[:end]
+
+
+def _count(n: int, word: str, about: str = "") -> str:
+    """`1 row`, `~12 rows`: the plural only where it belongs."""
+    return f"{about}{n:,} {word}" + ("" if n == 1 and not about else "s")
+
+
+def describe_rows(head: Head, size: int) -> str:
+    """`N rows` when the whole file is in the head, else `~N rows` from the head's mean line length."""
+    data = head_bytes(head)
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    if not data:
+        return "empty"
+    if len(data) >= size:
+        return _count(max(lines - 1, 0), "row")
+    estimate = round(size / (len(data) / max(lines, 1)))
+    return _count(max(estimate - 1, 0), "row", "~")
+
+
+def describe_lines(head: Head, size: int) -> str:
+    data = head_bytes(head)
+    if not data:
+        return "empty"
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if len(data) >= size:
+        return _count(lines, "line")
+    return _count(round(size / (len(data) / max(lines, 1))), "line", "~")

@@ -23,8 +23,31 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
-from gpuscope.parsers.base import FileRead
-from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, _human, display_name, open_regular
+from gpuscope.parsers.base import FileRead, Head
+from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, _human, describe_lines, display_name, head_bytes, open_regular, suffix
+
+KIND = "log"
+TITLE = "Plain log"
+VIEW = "log"
+BOUNDED = False
+SUFFIXES = (".log", ".out", ".err", ".txt")
+
+
+def match(name: str, head: Head) -> str | None:
+    found = suffix(name)
+    return f"`{found}` name: plain log" if found in SUFFIXES else None
+
+
+def describe(head: Head, size: int) -> str:
+    """Lines, and when the whole log is in the head its error / warning / success lines (a longer
+    log is counted when it is read: recognition never reads past the head)."""
+    data = head_bytes(head)
+    lines = describe_lines(data, size)
+    if not data or len(data) < size:
+        return lines
+    said = [f"{n} {name}{'s' if n != 1 else ''}" for name, n in count_classes(data).items() if n]
+    return " · ".join([lines, *said])
+
 
 CHUNK = 4 * MB
 MAX_NUMBERS = 10_000

@@ -1,4 +1,5 @@
-"""Provides path context: the environment and cluster size a result file's path encodes.
+"""Provides the one {field} pattern compiler and its two uses: path context (the environment and
+cluster size a result file's path encodes) and configuration fields from file names.
 
 Studies keep context in folder names (`aws/eks/gpu/size16/results/...`), so the part of the
 path between the folder the user gave and a component like `size16`, `16n` or `nodes-16`
@@ -11,7 +12,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import PurePath, PurePosixPath
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from gpuscope.metrics.findings import Finding
 
 # A folder name that states the cluster size. Ordered: the first that matches wins.
 NODE_COMPONENT = re.compile(
@@ -39,6 +45,48 @@ def default_context(rel: PurePosixPath | str) -> dict[str, object]:
     return {"environment": "/".join(folders) or ".", "nodes": None}
 
 
+def _compile(text: str, option: str, translate: Callable[[str, str], str], tail: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    """The one {field} compiler: `{name}` becomes a named group, every other character is
+    literal except what `translate` turns into regex (`*`, `**`, `?`...). `translate(token,
+    after)` gets the token (`{name}`, `**`, `*`, `?`) and the text after it. Raises ValueError
+    for a malformed pattern (a command-line mistake, not file content), naming `option`."""
+    out: list[str] = []
+    fields: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "{":
+            end = text.find("}", i)
+            name = text[i + 1:end] if end > 0 else ""
+            if not name.isidentifier():
+                raise ValueError(f"bad field at position {i} in {option} {text!r}: use {{name}}")
+            if name in fields:
+                raise ValueError(f"field {{{name}}} appears twice in {option} {text!r}")
+            fields.append(name)
+            out.append(f"(?P<{name}>{translate('{' + name + '}', text[end + 1:])})")
+            i = end + 1
+            continue
+        token = "**" if text.startswith("**", i) else text[i]
+        out.append(translate(token, text[i + len(token):]))
+        i += len(token)
+    return re.compile("^" + "".join(out) + tail), tuple(fields)
+
+
+def _path_token(token: str, after: str) -> str:
+    if token.startswith("{"):
+        return r"\d+" if token[1:-1] in NUMERIC_FIELDS else ".+?"
+    return {"**": ".*", "*": "[^/]*", "?": "[^/]"}.get(token, re.escape(token))
+
+
+def _name_token(token: str, after: str) -> str:
+    if token.startswith("{"):
+        # Before a literal: shortest text up to it; before '*', another field or the end:
+        # one name part (no '_' or '.'), so '{batch}*' on 'bs64_v2' is 64.
+        return "[^/]+?" if after[:1] not in ("", "*", "{") else "[^_./]+"
+    if token == "**":
+        return ".*?.*?"
+    return ".*?" if token == "*" else re.escape(token)
+
+
 @dataclass(frozen=True)
 class PathPattern:
     """A user's layout, e.g. `'{environment}/gpu/size{nodes}/**'`.
@@ -56,34 +104,9 @@ class PathPattern:
         pattern = text.strip().strip("/")
         if not pattern:
             raise ValueError("empty --path-pattern")
-        out, fields, i = [], [], 0
-        while i < len(pattern):
-            if pattern.startswith("**", i):
-                out.append(".*")
-                i += 2
-            elif pattern[i] == "*":
-                out.append("[^/]*")
-                i += 1
-            elif pattern[i] == "?":
-                out.append("[^/]")
-                i += 1
-            elif pattern[i] == "{":
-                end = pattern.find("}", i)
-                name = pattern[i + 1 : end] if end > 0 else ""
-                if not name.isidentifier():
-                    raise ValueError(f"bad field at position {i} in --path-pattern {text!r}: use {{name}}")
-                if name in fields:
-                    raise ValueError(f"field {{{name}}} appears twice in --path-pattern {text!r}")
-                fields.append(name)
-                out.append(f"(?P<{name}>\\d+)" if name in NUMERIC_FIELDS else f"(?P<{name}>.+?)")
-                i = end + 1
-            else:
-                out.append(re.escape(pattern[i]))
-                i += 1
-        regex = "^" + "".join(out) + ("" if pattern.endswith("**") else "(?:/.*)?") + "$"
-        # '/.*' after '**' allows files directly under the folder too.
-        regex = regex.replace("/.*", "(?:/.*)?")
-        return cls(text, re.compile(regex), tuple(fields))
+        # '/.*' (after '**' too) allows files directly under the folder.
+        regex, fields = _compile(pattern, "--path-pattern", _path_token, "" if pattern.endswith("**") else "(?:/.*)?")
+        return cls(text, re.compile((regex.pattern + "$").replace("/.*", "(?:/.*)?")), fields)
 
     def match(self, rel: PurePosixPath | str) -> dict[str, object] | None:
         found = self.regex.match(str(rel))
@@ -123,3 +146,95 @@ def strip_common_prefix(environments: list[str]) -> dict[str, str]:
     while all(len(s) > common + 1 and s[common] == split[0][common] for s in split):
         common += 1
     return {e: "/".join(s[common:]) for e, s in zip(distinct, split)}
+
+
+# ============================================================== fields from file names
+# Provides configuration fields from result file names, for comparing many runs at once.
+# 
+# The seed study (seed 001) names its files
+# `run_0_config_{nodes}_{gpus}_{network}_{profiler}_{workers}_{nn}_{data_loader}_{batch_size}_{grad}_{comp}_ret_0_0.gzip`
+# (e.g. `run_0_config_8_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0.gzip`, and the marker
+# files the same with a `markers_` prefix and `.csv`). `config_fields` reads those by default; a
+# user with another naming describes it with a pattern such as `'exp_{nodes}n_{batch_size}_*'`:
+# `{name}` captures text (at least one character; before `*` or at the end, one part without `_` or `.`), `*` any text; the pattern must match the file
+# name from its start, and may stop before the end at a `_` or `.`. Values made of digits become
+# ints. A name that does not match gives a finding, never an exception.
+
+SEED_FIELDS = ("nodes", "gpus", "network", "profiler", "workers", "nn", "data_loader", "batch_size", "grad", "comp")
+DEFAULT_PATTERN = "run_{run}_config_" + "_".join("{%s}" % f for f in SEED_FIELDS) + "_ret_{ret}_{ret_index}"
+_SEED_NAME = re.compile(r"(?:^|_)run_(?P<run>\d+)_config_(?P<body>.+?)(?:_ret_(?P<ret>\d+)_(?P<ret_index>\d+))?(?:\.[A-Za-z0-9.]+)?$")
+
+
+def _value(text: str) -> object:
+    return int(text) if text.isdigit() else text
+
+
+@dataclass(frozen=True)
+class NamePattern:
+    """A user's file-name pattern, e.g. `'run_{run}_config_{nodes}_{gpus}_*'`: `{name}` captures
+    text (at least one character; before `*`, another field or the end, one part without `_` or
+    `.`), `*` any text; it matches the name from its start and may stop at a `_` or `.`."""
+
+    text: str
+    regex: re.Pattern[str]
+    fields: tuple[str, ...]
+
+    @classmethod
+    def compile(cls, text: str) -> "NamePattern":
+        """Raises ValueError for a malformed pattern (a command-line mistake, not file content)."""
+        pattern = text.strip()
+        if not pattern:
+            raise ValueError("empty --name-pattern")
+        regex, fields = _compile(pattern, "--name-pattern", _name_token, r"(?:[._][^/]*)?$")
+        return cls(text, regex, fields)
+
+    def match(self, name: str) -> dict[str, object] | None:
+        found = self.regex.match(name)
+        return None if found is None else {k: _value(v) for k, v in found.groupdict().items()}
+
+
+def seed_fields(name: str) -> dict[str, object] | None:
+    """The seed's naming: run, the ten config fields, ret, ret_index. Extra or missing config parts
+    are named `field_N` (1-based) so nothing is dropped; None when the name is not of that form."""
+    found = _SEED_NAME.search(name)
+    if found is None:
+        return None
+    parts = found["body"].split("_")
+    fields: dict[str, object] = {"run": int(found["run"])}
+    names = SEED_FIELDS if len(parts) == len(SEED_FIELDS) else tuple(f"field_{i + 1}" for i in range(len(parts)))
+    fields.update({k: _value(v) for k, v in zip(names, parts)})
+    if found["ret"] is not None:
+        fields["ret"] = int(found["ret"])
+        fields["ret_index"] = int(found["ret_index"])
+    return fields
+
+
+def config_fields(path: str | PurePath, pattern: NamePattern | str | None = None) -> tuple[dict[str, object] | None, list[Finding]]:
+    """(fields, findings) for one file; fields is None when the name does not match."""
+    name = PurePath(str(path)).name
+    if isinstance(pattern, str):
+        pattern = NamePattern.compile(pattern)
+    if pattern is None:
+        fields = seed_fields(name)
+        if fields is None:
+            return None, [Finding("warning", "no-config", f"file name does not follow {DEFAULT_PATTERN}; give --name-pattern", str(path))]
+        findings = []
+        if "field_1" in fields:
+            findings.append(Finding("info", "config-fields", f"{len([k for k in fields if k.startswith('field_')])} config parts, not {len(SEED_FIELDS)}; named field_1...", str(path)))
+        return fields, findings
+    fields = pattern.match(name)
+    if fields is None:
+        return None, [Finding("warning", "no-config", f"file name does not match --name-pattern {pattern.text!r}", str(path))]
+    return fields, []
+
+
+def config_frame(paths: Iterable[str | PurePath], pattern: NamePattern | str | None = None) -> tuple[pd.DataFrame, list[Finding]]:
+    """One row per file (`file` plus its fields; fields a file lacks are null) and the findings."""
+    if isinstance(pattern, str):
+        pattern = NamePattern.compile(pattern)
+    rows, findings = [], []
+    for path in paths:
+        fields, found = config_fields(path, pattern)
+        findings.extend(found)
+        rows.append({"file": str(path), **(fields or {})})
+    return pd.DataFrame(rows), findings

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.base import FileRead
 
 KERNEL_COLUMNS = ("source", "device", "stream", "kernel", "start_ns", "duration_ns", "flops", "bytes", "op", "direction")
 DTYPES = {
@@ -58,3 +59,24 @@ def canonical(frame: pd.DataFrame, source: str) -> pd.DataFrame:
 
 def empty(source: str) -> pd.DataFrame:
     return canonical(pd.DataFrame(), source)
+
+
+FILE_META = ("rows", "kernels", "unavailable")
+"""What `file_read` adds to a profile's facts in `FileRead.meta` (and `kernel_read` takes off)."""
+
+
+def file_read(got: KernelRead) -> FileRead:
+    """A profiler reader's result as the registry's one result type: the facts of the file
+    (`gpu_name`, `format`...) in `meta`, with the row and kernel counts and `unavailable`."""
+    meta: dict[str, Any] = {**got.meta, "rows": len(got.table), "unavailable": got.unavailable}
+    if "kernel" in got.table:
+        meta["kernels"] = int(got.table["kernel"].nunique())
+    return FileRead(got.table, list(got.findings), meta)
+
+
+def kernel_read(got: FileRead, drop: tuple[str, ...] = ()) -> KernelRead:
+    """The kernel table back from `file_read`'s FileRead (`drop`: more meta keys to leave out,
+    such as the registry's `kind` and `reason`); a read that failed is an empty table."""
+    table = got.table if got.table is not None else empty("unknown")
+    meta = {k: v for k, v in got.meta.items() if k not in FILE_META and k not in drop}
+    return KernelRead(table, list(got.findings), tuple(got.meta.get("unavailable", ())), meta)

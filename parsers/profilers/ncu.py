@@ -2,7 +2,7 @@
 profiled launch with duration, FLOPs and DRAM bytes.
 
     from gpuscope.parsers.profilers import ncu
-    result = ncu.read("sgemm.csv")    # long (one row per metric) or wide (`--page raw`, units row)
+    result = ncu.read_kernels("sgemm.csv") # long (one row per metric) or wide (`--page raw`, units row)
 
 Formats: shared/research/profile-anchors.md §2.6.
 * FLOPs = Σ over precisions d/f/h of `add + mul + 2·fma`, from
@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical
-from gpuscope.parsers.profilers.nsys import (
+from gpuscope.parsers.base import FileRead, Head
+from gpuscope.parsers.files import describe_rows, head_text
+from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, file_read
+from gpuscope.parsers.profilers.csv_common import is_code
+from gpuscope.parsers.profilers.csv_common import (
     BYTE_FACTORS_SI, TIME_FACTORS, bad_rows_finding, csv_rows, failed_read, no_rows, number, read_csv_export, skipped_preamble,
 )
 
@@ -59,7 +63,31 @@ def convert(value: float, unit: str) -> float | None:
     return None
 
 
-def read(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
+KIND = "ncu"
+TITLE = "Nsight Compute export"
+VIEW = "kernels"
+BOUNDED = False
+
+
+def match(name: str, head: Head) -> str | None:
+    if is_code(name):
+        return None
+    text = head_text(head)
+    if "==PROF==" in text:
+        return "`==PROF==` lines: Nsight Compute"
+    if '"Kernel Name"' in text and ("Metric" in text or "__" in text):
+        return "`Kernel Name` and metric columns: Nsight Compute CSV"
+    return None
+
+
+describe = describe_rows
+
+
+def read(path: Path) -> FileRead:
+    return file_read(read_kernels(path))
+
+
+def read_kernels(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
     """Read an `ncu --csv` file; never raises on bad content."""
     return read_csv_export(path, label, parse_csv, SOURCE)
 

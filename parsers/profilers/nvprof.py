@@ -1,7 +1,7 @@
 """Provides the nvprof reader: `nvprof --csv` output -> the canonical kernel table.
 
     from gpuscope.parsers.profilers import nvprof
-    result = nvprof.read("trace.csv")
+    result = nvprof.read_kernels("trace.csv")
 
 Formats: shared/research/profile-anchors.md §2.7.
 * `--print-gpu-trace --csv`: one row per launch/copy; the row under the header holds the units
@@ -35,8 +35,11 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.profilers import nvprof_text
-from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical
-from gpuscope.parsers.profilers.nsys import (
+from gpuscope.parsers.base import FileRead, Head
+from gpuscope.parsers.files import describe_rows, head_text
+from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, file_read
+from gpuscope.parsers.profilers.csv_common import is_code
+from gpuscope.parsers.profilers.csv_common import (
     bad_rows_finding, classify_name, csv_rows, failed_read, no_rows, not_numeric_finding, number, number_and_unit, read_csv_export,
     skipped_preamble, split_unit, time_factor,
 )
@@ -60,7 +63,39 @@ LEVEL = re.compile(r"^(?:Idle|Low|Mid|High|Max)\s*\((\d+)\)$", re.IGNORECASE)
 """Utilisation metrics (`dram_utilization`...): `Low (2)` on nvprof's 0-10 scale -> `<metric>_level`."""
 
 
-def read(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
+KIND = "nvprof"
+TITLE = "nvprof export"
+VIEW = "kernels"
+BOUNDED = False
+
+
+def match(name: str, head: Head) -> str | None:
+    if is_code(name):
+        return None
+    text = head_text(head)
+    if "NVPROF" in text:
+        return "`NVPROF` banner: nvprof"
+    if "==" in text.split("\n", 1)[0] and "Profiling result" in text:
+        return "`==PID== Profiling result`: nvprof"
+    if '"Grid X"' in text:
+        return "`Grid X` column: nvprof GPU trace CSV"
+    if "GPU activities:" in text:
+        return "`GPU activities:` summary: nvprof"
+    if "Invocations" in text and "Metric Name" in text:
+        return "`Invocations` and `Metric Name` columns: nvprof --metrics"
+    if "Time(%)" in text and "Calls" in text and "Avg" in text:
+        return "`Time(%)`, `Calls`, `Avg` columns: nvprof summary"
+    return None
+
+
+describe = describe_rows
+
+
+def read(path: Path) -> FileRead:
+    return file_read(read_kernels(path))
+
+
+def read_kernels(path: str | os.PathLike[str], label: str | None = None) -> KernelRead:
     """Read an `nvprof --csv` file; never raises on bad content."""
     return read_csv_export(path, label, parse_csv, SOURCE)
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, empty
-from gpuscope.parsers.profilers.nsys import classify_name, no_rows, number_and_unit, time_factor
+from gpuscope.parsers.profilers.csv_common import classify_name, no_rows, number_and_unit, time_factor
 
 SOURCE = "nvprof"
 PID_PREFIX = re.compile(r"^==\d+==\s?")

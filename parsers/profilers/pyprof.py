@@ -28,9 +28,11 @@ from pathlib import Path
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, empty
+from gpuscope.parsers.base import FileRead, Head
+from gpuscope.parsers.profilers.csv_common import is_code
+from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, empty, file_read
 from gpuscope.parsers.parquet_read import read_budgeted
-from gpuscope.parsers.files import MAX_LINES, SNIFF_BYTES, decode, display_name, looks_binary, read_raw, too_many_lines
+from gpuscope.parsers.files import MAX_LINES, SNIFF_BYTES, decode, describe_rows, display_name, head_bytes, head_text, looks_binary, read_raw, too_many_lines
 
 PARQUET_MAGIC = b"PAR1"
 
@@ -322,9 +324,61 @@ def _column_width(header: list[str], starts: list[int], name: str) -> int | None
     return starts[i + 1] - starts[i] - 1 if i + 1 < len(starts) else None
 
 
-# --- entry point -------------------------------------------------------------------------------
+# --- the file kind -----------------------------------------------------------------------------
 
-def read(path: str | Path, label: str | None = None) -> KernelRead:
+KIND = "pyprof"
+TITLE = "PyProf kernel table"
+VIEW = "kernels"
+BOUNDED = True
+"""The Parquet export is read within the decoded-data budget; `--csv` / `-w` text is read whole,
+within the full-read limit (a larger one is a `huge` finding when it is read)."""
+PYPROF_COLUMNS = (b"Sil(ns)", b"Kernel")
+"""PyProf's Parquet export has these columns; they show in the head only when the whole file
+(and so its footer, where Parquet keeps the schema) fits in it."""
+
+
+def match_parquet(name: str, head: Head) -> str | None:
+    data = head_bytes(head)
+    if not data.startswith(PARQUET_MAGIC):
+        return None
+    whole = data.endswith(PARQUET_MAGIC) and len(data) > 8
+    if all(c in data for c in PYPROF_COLUMNS):
+        return "PAR1 magic and PyProf columns (Kernel, Sil(ns)): PyProf Parquet"
+    if not whole and name.lower().endswith(".gzip"):
+        # PyProf saves with to_parquet(compression="gzip") under a .gzip name; the schema is in
+        # the footer, past the head, so the name is the clue.
+        return "PAR1 magic under a .gzip name: PyProf's Parquet export"
+    return None
+
+
+def match_text(name: str, head: Head) -> str | None:
+    if is_code(name):
+        return None
+    text = head_text(head)
+    if "Sil(ns)" in text:
+        return "`Sil(ns)` column: PyProf"
+    if '"Kernel"' in text and '"Op"' in text:
+        return "`Kernel` and `Op` columns: PyProf CSV"
+    if "Kernel" in text and "FLOPs" in text:
+        return "`Kernel` and `FLOPs` columns: PyProf"
+    return None
+
+
+def match(name: str, head: Head) -> str | None:
+    if head_bytes(head).startswith(PARQUET_MAGIC):  # Parquet that is not PyProf's is the generic kind's
+        return match_parquet(name, head)
+    return match_text(name, head)
+
+
+def describe(head: Head, size: int) -> str:
+    return "PyProf Parquet" if head_bytes(head).startswith(PARQUET_MAGIC) else describe_rows(head, size)
+
+
+def read(path: Path) -> FileRead:
+    return file_read(read_kernels(path))
+
+
+def read_kernels(path: str | Path, label: str | None = None) -> KernelRead:
     """PyProf kernel rows from `path` (Parquet, `--csv` or `-w` text) plus findings; never raises
     on bad content."""
     label = label if label is not None else display_name(path)

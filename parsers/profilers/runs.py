@@ -1,10 +1,12 @@
 """Provides `read_runs`: many profiler exports at once, each with its configuration and markers.
 
-    from gpuscope.parsers.profilers.runs import read_runs
-    runs = read_runs(["data/pcm/"], name_pattern=None)   # the seed's naming by default
+    from gpuscope.parsers import registry
+    runs = registry.read_profiles(["data/pcm/"], name_pattern=None)   # the seed's naming by default
     runs.kernels          # every kernel launch of every file (copies left out), column `file`
 
-Folders are searched; files are recognised from their content (`kernels.sniff`). Marker CSVs
+Folders are walked (`files.walk`); each file is recognised and read by the registry, which hands
+its `recognise` and `read` in (no reader imports the registry), so `kernels` takes a file for a
+profile exactly when the browser does. Marker CSVs
 (`markers_*.csv`) given as paths are used as markers, not profiles. Each profile gets its
 configuration fields from its name (`run_config`) and, when a marker file matches it
 (`markers.marker_for`), its batch duration. Nothing raises on file content: unreadable,
@@ -16,17 +18,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.profilers import markers as marker_files
 from gpuscope.parsers.profilers import nvprof
-from gpuscope.parsers.profilers.kernel_table import KERNEL_COLUMNS
-from gpuscope.parsers.profilers.read_any import identify, read_any
-from gpuscope.parsers.files import display_name
-from gpuscope.parsers.run_names import NamePattern, config_fields
+from gpuscope.parsers.base import FileRead
+from gpuscope.parsers.profilers.kernel_table import KERNEL_COLUMNS, KernelRead, empty, kernel_read
+from gpuscope.parsers.files import display_name, walk
+from gpuscope.parsers.patterns import NamePattern, config_fields
 
 COPY_OPS = ("memcpy", "memset")
 """Copies and memsets are not kernels: left out of efficiencies and rankings, kept for busy time."""
@@ -62,37 +64,49 @@ class ProfileRuns:
     their FLOPs and bytes are joined into the trace of the same run (`nvprof.pair_metrics`)."""
 
 
-def find_files(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[Path], list[Finding]]:
-    """(profiles, marker files, findings): files as given, and what folders hold (recursively).
-    What a folder holds that is not a profile is named in the findings: files no reader knows
-    (one finding for all), and each entry that cannot be opened (not a regular file, permission
-    denied, a symlink loop, a folder that cannot be listed or whose path is too long)."""
+KNOWN = ("PyProf Parquet/--csv/-w, Nsight Systems SQLite or `nsys stats` CSV, Nsight Compute CSV, "
+         "nvprof CSV, PyTorch profiler trace (.json/.json.gz)")
+VIEW = "kernels"
+"""The view of the kinds that are profiles (parsers/base: a reader module's VIEW)."""
+
+
+class Seen(Protocol):
+    """What the registry's `recognise` says of a file (its `Recognition`)."""
+
+    kind: str | None
+    screen: str | None
+    problem: Finding | None
+
+
+Recognise = Callable[[Path], Seen]
+Read = Callable[[Path], FileRead]
+
+
+def find_files(paths: Sequence[str | os.PathLike[str]], recognise: Recognise) -> tuple[list[Path], list[Path], list[Finding]]:
+    """(profiles, marker files, findings): files as given, and what folders hold (`files.walk`:
+    recursively, hidden names skipped, links to folders not followed). What a folder holds that
+    is not a profile is named in the findings: files of other kinds (one finding for all), and
+    each entry that cannot be opened (not a regular file, permission denied, a symlink loop, a
+    folder that cannot be listed or whose path is too long)."""
     found: list[Path] = []
     markers: list[Path] = []
     findings: list[Finding] = []
     unknown: list[str] = []
 
-    def unlisted(exc: OSError) -> None:
-        where = display_name(exc.filename) if exc.filename is not None else ""
-        findings.append(Finding("warning", "unreadable", f"cannot list folder: {exc.strerror or exc}", where))
-
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for folder, dirs, names in os.walk(path, onerror=unlisted):
-                dirs.sort()
-                for name in sorted(names):
-                    full = Path(folder) / name
-                    if marker_files.is_marker_file(full):
-                        markers.append(full)
-                        continue
-                    kind, problems = identify(full, display_name(full))
-                    if kind is not None:
-                        found.append(full)
-                    elif problems and problems[0].kind == "unknown-format":
-                        unknown.append(display_name(full))
-                    else:
-                        findings.extend(problems)
+            for full in walk(path):
+                if marker_files.is_marker_file(full):
+                    markers.append(full)
+                    continue
+                seen = recognise(full)
+                if seen.screen == VIEW:
+                    found.append(full)
+                elif seen.kind is None and seen.problem is not None and seen.problem.kind not in ("binary", "folder"):
+                    findings.append(seen.problem)
+                elif seen.problem is None or seen.problem.kind != "folder":  # a link to a folder is not followed
+                    unknown.append(display_name(full))
         elif path.exists() or path.is_symlink():
             (markers if marker_files.is_marker_file(path) else found).append(path)
         else:
@@ -126,13 +140,25 @@ def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tu
     return batch, path
 
 
-def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | None = None,
+def _profile(path: Path, recognise: Recognise, read: Read) -> KernelRead:
+    """One profile read through the registry; a file of another kind read as none (a finding)."""
+    label = display_name(path)
+    seen = recognise(path)
+    if seen.screen != VIEW:
+        problem = seen.problem if seen.kind is None and seen.problem is not None else \
+            Finding("error", "unknown-format", f"not a profiler export gpuscope reads (it reads {KNOWN})", label)
+        return KernelRead(empty("unknown"), [problem])
+    return kernel_read(read(path), drop=("kind", "reason"))
+
+
+def read_runs(paths: Sequence[str | os.PathLike[str]], *, recognise: Recognise, read: Read, name_pattern: str | None = None,
               markers: Sequence[str | os.PathLike[str]] = (), want_fields: bool = False) -> ProfileRuns:
-    """Read every profile under `paths`. Raises ValueError only for a malformed `name_pattern`.
-    `want_fields`: report names that do not match as findings even for a single profile (the
-    user asked for fields); otherwise only when several profiles are compared."""
+    """Read every profile under `paths`, each file recognised and read by `recognise` and `read`
+    (the registry's: `registry.read_profiles`). Raises ValueError only for a malformed
+    `name_pattern`. `want_fields`: report names that do not match as findings even for a single
+    profile (the user asked for fields); otherwise only when several profiles are compared."""
     pattern = NamePattern.compile(name_pattern) if name_pattern else None
-    files, given_markers, findings = find_files(paths)
+    files, given_markers, findings = find_files(paths, recognise)
     for path in markers:
         if not Path(path).exists():
             findings.append(Finding("error", "missing", "no such marker file or folder", display_name(path)))
@@ -141,7 +167,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, name_pattern: str | No
     tables: list[pd.DataFrame] = []
     meta: dict[str, Any] = {}
     name_findings: list[Finding] = []
-    reads, metrics, metric_findings = nvprof.pair_metrics([(path, read_any(path, display_name(path))) for path in files])
+    reads, metrics, metric_findings = nvprof.pair_metrics([(path, _profile(path, recognise, read)) for path in files])
     used: set[Path] = set()
     findings.extend(metric_findings)
     for path, result in reads:

@@ -1,7 +1,7 @@
 """Provides the PyTorch profiler (Kineto / Chrome trace JSON) reader: one row per GPU activity.
 
     from gpuscope.parsers.profilers import torch_trace
-    result = torch_trace.read("rank0.pt.trace.json.gz")   # -> KernelRead
+    result = torch_trace.read_kernels("rank0.pt.trace.json.gz")   # -> KernelRead
 
 Format: shared/research/profile-anchors.md §3. `.json` and `.json.gz` (gzip is detected from the
 magic bytes, not the name). Rows come from events whose `cat` is `kernel`, `gpu_memcpy`,
@@ -45,8 +45,9 @@ from typing import Any
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, empty
-from gpuscope.parsers.files import MAX_LINES, display_name, read_bytes, too_many_lines
+from gpuscope.parsers.base import FileRead, Head
+from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, empty, file_read
+from gpuscope.parsers.files import MAX_LINES, display_name, head_text, read_bytes, too_many_lines
 
 MAX_JSON_VALUES = 5 * MAX_LINES
 """A trace with more values than this is refused before json.loads turns each into an object
@@ -205,7 +206,30 @@ def _meta(doc: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def read(path: str | Path, label: str | None = None) -> KernelRead:
+KIND = "torch-trace"
+TITLE = "PyTorch profiler trace"
+VIEW = "kernels"
+BOUNDED = False
+
+
+def match(name: str, head: Head) -> str | None:
+    text = head_text(head)
+    if "traceEvents" in text:
+        return "`traceEvents` key: PyTorch profiler trace"
+    if text.lstrip().startswith("[{") and re.search(r'"ph"\s*:', text):  # Chrome trace events; plain records have no phase
+        return "a JSON list of trace events (`ph` phases): PyTorch profiler trace"
+    return None
+
+
+def describe(head: Head, size: int) -> str:
+    return "PyTorch trace"
+
+
+def read(path: Path) -> FileRead:
+    return file_read(read_kernels(path))
+
+
+def read_kernels(path: str | Path, label: str | None = None) -> KernelRead:
     """Read one Kineto trace; never raises on bad content."""
     path = Path(path)
     label = label or display_name(path)

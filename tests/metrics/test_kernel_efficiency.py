@@ -167,7 +167,7 @@ def test_seed_kernel_ranking_reproduced() -> None:
 
     peak = find_peak("Tesla K40m")
     assert peak is not None and peak.fp32_tflops == K40M_TFLOPS and peak.bandwidth_gbs == K40M_GBS
-    read = pyprof.read(RUN_8)
+    read = pyprof.read_kernels(RUN_8)
     ranking = kernel_ranking(read.table, peak_tflops=peak.fp32_tflops)
     assert len(ranking) == 66
     top = ranking.head(len(SEED_RANKING))
@@ -186,7 +186,7 @@ def test_seed_efficiencies_match_notebook_cells() -> None:
 
     raw = pd.read_parquet(RUN_8)
     expected = seed_efficiencies(raw, K40M_TFLOPS, K40M_GBS)
-    result = efficiency(pyprof.read(RUN_8).table, peak_tflops=K40M_TFLOPS, peak_gbs=K40M_GBS)
+    result = efficiency(pyprof.read_kernels(RUN_8).table, peak_tflops=K40M_TFLOPS, peak_gbs=K40M_GBS)
     got = (result.compute_efficiency_pct, result.flops_efficiency_pct, result.bandwidth_efficiency_pct)
     assert got == pytest.approx(expected, rel=1e-12)
     assert result.excluded_rows == 0 and result.findings == []

@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscope.metrics import export
 from gpuscope.metrics.kernels import efficiency as ke
-from gpuscope.parsers.profilers.read_any import read_any
+from gpuscope.parsers import registry
 from gpuscope.tui.model.kernels import KernelView, build_model
 from paths import ROOT
 
@@ -28,7 +28,7 @@ def _lines_with(text: str, word: str) -> list[str]:
 
 
 def test_trace_without_flops_has_no_compute_efficiency() -> None:
-    table = read_any(NSYS_V100).table
+    table = registry.read(NSYS_V100).table
     s = ke.sums(table)
     assert ke.compute_efficiency_pct(s) is None  # was 0.0: "no kernel has FLOPs" is not "0 % compute"
     assert ke.efficiency(table, peak_tflops=15.7, peak_gbs=900).compute_efficiency_pct is None
@@ -67,7 +67,7 @@ def test_kernel_without_flops_or_bytes_has_no_rate_efficiency_or_verdict() -> No
 
 def test_pyprof_kernel_without_flop_counts_is_na_in_both_rankings() -> None:
     # cat_kernel's FLOPs and Bytes are '-' (not counted); nchwToNhwc3To4Kernel counted 0 FLOPs.
-    table = read_any(PYPROF).table
+    table = registry.read(PYPROF).table
     seed = ke.kernel_ranking(table, peak_tflops=4.29).set_index("kernel")
     assert math.isnan(seed.loc["cat_kernel", "flops_per_s"])  # was 0.0
     assert math.isnan(seed.loc["cat_kernel", "flops_efficiency_pct"]) and math.isnan(seed.loc["cat_kernel", "flops"])

@@ -29,7 +29,6 @@ from hypothesis import strategies as st
 
 from gpuscope.parsers import parquet_read, registry
 from gpuscope.parsers import tables as generic_tables
-from gpuscope.parsers.profilers import read_any as kernels
 from gpuscope.parsers.profilers import nsys
 from gpuscope.parsers.profilers import pyprof
 from gpuscope.parsers.profilers import sqlite_bounded
@@ -83,12 +82,12 @@ def test_row_groups_are_read_while_they_fit(tmp_path: Path, monkeypatch: pytest.
 def test_pyprof_parquet_over_the_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parquet_read, "MAX_DECODED", 4 * MB)
     bomb = dictionary_bomb(tmp_path / "bomb.gzip", rows=100_000, pyprof=True)
-    assert kernels.sniff(bomb) == "pyprof"
-    got = pyprof.read(bomb)
+    assert registry.recognise(bomb).kind == "pyprof"
+    got = pyprof.read_kernels(bomb)
     assert 400 < len(got.table) < 512 and got.meta["rows_in_file"] == 100_000
     assert [f.kind for f in got.findings] == ["partial"]
     big = big_strings(tmp_path / "big.gzip", rows=8, group=8, pyprof=True)
-    got = pyprof.read(big)
+    got = pyprof.read_kernels(big)
     assert got.table.empty and [f.kind for f in got.findings] == ["huge"] and "GPUSCOPE_MAX_DECODED_MB" in got.findings[0].message
 
 
@@ -110,29 +109,29 @@ def test_real_pyprof_parquet_over_a_small_budget_keeps_its_first_rows(monkeypatc
     """36 MB decoded in one row group: within the default budget whole, refused under 16 MB, and
     under a row limit its first rows exactly as pandas reads them."""
     whole = pd.read_parquet(REAL_PYPROF)
-    got = pyprof.read(REAL_PYPROF)
+    got = pyprof.read_kernels(REAL_PYPROF)
     assert len(got.table) == len(whole) == 192_590 and not [f for f in got.findings if f.kind in ("partial", "huge")]
     monkeypatch.setattr(parquet_read, "MAX_LINES", 10_000)
-    got = pyprof.read(REAL_PYPROF)
+    got = pyprof.read_kernels(REAL_PYPROF)
     assert list(got.table["kernel"]) == list(whole["Kernel"][:10_000])
     assert list(got.table["duration_ns"]) == list(whole["Sil(ns)"][:10_000])
     assert got.findings[0].message == "read the first 10,000 rows of 192,590: over the 10,000 row limit (GPUSCOPE_MAX_LINES raises it)"
     monkeypatch.setattr(parquet_read, "MAX_DECODED", 16 * MB)
-    got = pyprof.read(REAL_PYPROF)
+    got = pyprof.read_kernels(REAL_PYPROF)
     assert got.table.empty and "row group 1 of 1 holds 34.2 MB uncompressed" in got.findings[0].message
 
 
 def test_nsys_export_over_the_row_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = nsys_rows(tmp_path / "rows.sqlite", rows=5000, nvtx=3000)
     monkeypatch.setattr(sqlite_bounded, "MAX_LINES", 1000)
-    got = nsys.read(path)
+    got = nsys.read_kernels(path)
     assert len(got.table) == 1000 and list(got.table["start_ns"][:3]) == [0, 1000, 2000]
     assert got.meta["gpu_name"] == "NVIDIA A100-SXM4-40GB" and len(got.meta["nvtx"]) == 1000
     assert [(f.kind, f.count) for f in got.findings] == [("partial", 4000), ("partial", 2000)]
     assert got.findings[0].message == ("read the first 1,000 rows of 5,000 in CUPTI_ACTIVITY_KIND_KERNEL (as stored): "
                                        "over the 1,000 row limit (GPUSCOPE_MAX_LINES raises it)")
     monkeypatch.setattr(sqlite_bounded, "MAX_LINES", 10_000)
-    got = nsys.read(path)
+    got = nsys.read_kernels(path)
     assert len(got.table) == 5000 and len(got.meta["nvtx"]) == 3000 and not got.findings
 
 
@@ -147,12 +146,12 @@ def test_out_of_memory_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", no_memory)
     for got in (generic_tables.read(table_path), registry.read(table_path)):
         assert [(f.kind, f.message) for f in got.findings] == [("huge", "not enough memory to read it")]
-    assert [(f.kind, f.message) for f in pyprof.read(kernels_path).findings] == [("huge", "not enough memory to read it")]
+    assert [(f.kind, f.message) for f in pyprof.read_kernels(kernels_path).findings] == [("huge", "not enough memory to read it")]
     def no_memory_either(*_a: object, **_k: object) -> None:
         raise MemoryError
 
     monkeypatch.setattr(sqlite_bounded.pd, "read_sql_query", no_memory_either)
-    assert [(f.kind, f.message) for f in nsys.read(export).findings] == [("huge", "not enough memory to read it")]
+    assert [(f.kind, f.message) for f in nsys.read_kernels(export).findings] == [("huge", "not enough memory to read it")]
 
 
 @st.composite

@@ -95,13 +95,13 @@ def test_top_level_mistakes() -> None:
 
 
 def test_read_unusable_files(tmp_path: Path) -> None:
-    assert expected.read(tmp_path / "missing.toml")[1][0].severity == "error"
+    assert expected.read_checks(tmp_path / "missing.toml")[1][0].severity == "error"
     (tmp_path / "empty.toml").write_text("")
-    assert expected.read(tmp_path / "empty.toml")[1][0].kind == "empty"
+    assert expected.read_checks(tmp_path / "empty.toml")[1][0].kind == "empty"
     (tmp_path / "bin.toml").write_bytes(b"\x00\x01garbage")
-    assert expected.read(tmp_path / "bin.toml")[1][0].kind == "binary"
+    assert expected.read_checks(tmp_path / "bin.toml")[1][0].kind == "binary"
     (tmp_path / "expected.toml").write_text(GOOD)
-    checks, findings = expected.read(tmp_path / "expected.toml")
+    checks, findings = expected.read_checks(tmp_path / "expected.toml")
     assert len(checks) == 3 and findings == []
 
 

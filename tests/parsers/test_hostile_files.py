@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscope.parsers.profilers import read_any as kernels
+from gpuscope.parsers import registry
 from gpuscope.parsers.magma import read as magma
 from gpuscope.parsers.profilers import markers
 from gpuscope.parsers.profilers import nsys
@@ -29,7 +29,7 @@ from gpuscope.parsers.profilers import pyprof
 from gpuscope.parsers.profilers import sqlite_bounded
 from gpuscope.parsers import files as textfile
 from gpuscope.parsers.profilers import torch_trace
-from gpuscope.parsers.profilers.runs import read_runs
+from gpuscope.parsers.registry import read_profiles as read_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
@@ -219,7 +219,7 @@ def test_gzip_bomb_stops_at_the_limit(tmp_path: Path) -> None:
     gzip_bomb(bomb, b'"k","1","1","1"\n' * (1 << 20), 8, b'"Kernel","Sil(ns)","FLOPs","Bytes"\n')  # 128 MB
     data, found = textfile.read_bytes(bomb, "bomb", max_bytes=16 << 20)
     assert data is None and found[0].kind == "huge" and "decompresses" in found[0].message
-    assert pyprof.read(bomb).findings[0].kind == "huge"
+    assert pyprof.read_kernels(bomb).findings[0].kind == "huge"
 
 
 def test_sparse_file_refused_before_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -244,7 +244,7 @@ def test_line_budget_refuses_a_file_before_parsing(tmp_path: Path, monkeypatch: 
     path = tmp_path / "many.csv"
     path.write_bytes(b'"Kernel","Sil(ns)","FLOPs","Bytes"\n' + b'"k","1","1","1"\n' * 1000)
     monkeypatch.setattr(pyprof, "MAX_LINES", 100)
-    assert [f.kind for f in pyprof.read(path).findings] == ["huge"]
+    assert [f.kind for f in pyprof.read_kernels(path).findings] == ["huge"]
 
 
 def test_magma_tree_budget_names_the_files_over_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -335,7 +335,7 @@ def test_permission_denied_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         return real_open(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(textfile.os, "open", denied)
-    found = kernels.read_any(path).findings
+    found = registry.read(path).findings
     assert [f.kind for f in found] == ["unreadable"] and "permission denied" in found[0].message.lower()
     walked = read_runs([tmp_path]).findings
     assert any("permission denied" in f.message.lower() for f in walked)
@@ -360,7 +360,7 @@ def test_recursive_view_is_refused_fast(tmp_path: Path) -> None:
     path = tmp_path / "view.sqlite"
     recursive_view_sqlite(path)
     start = time.monotonic()
-    result = nsys.read(path)
+    result = nsys.read_kernels(path)
     assert time.monotonic() - start < 5
     refused = [f for f in result.findings if f.kind == "refused"]
     assert refused and "CUPTI_ACTIVITY_KIND_KERNEL" in refused[0].message and result.table.empty
@@ -382,7 +382,7 @@ def test_slow_query_is_interrupted_and_named(tmp_path: Path, monkeypatch: pytest
     con.close()
     monkeypatch.setattr(sqlite_bounded, "QUERY_SECONDS", 0.05)
     start = time.monotonic()
-    result = nsys.read(path)
+    result = nsys.read_kernels(path)
     assert time.monotonic() - start < 10
     assert [f.kind for f in result.findings] == ["refused"] and "CUPTI_ACTIVITY_KIND_KERNEL" in result.findings[0].message
 

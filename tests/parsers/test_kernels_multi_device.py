@@ -18,8 +18,7 @@ import gpuscope.collectors.nvml as nvml
 from gpuscope.metrics import export
 from gpuscope.metrics.kernels.table import kernel_table
 from gpuscope.metrics.kernels.peak_choice import choose_peak
-from gpuscope.parsers.profilers.read_any import read_any
-from gpuscope.parsers.profilers.runs import read_runs
+from gpuscope.parsers import registry
 from gpuscope.tui.model.kernels import KernelView, build_model
 from paths import ROOT
 
@@ -46,7 +45,7 @@ def _runs(model: Any) -> dict[str, dict[str, Any]]:
 
 def _kernel_ns(path: Path) -> float:
     """Σ duration of a profile's kernels (copies and memsets left out), from its own reader."""
-    table = read_any(path).table
+    table = registry.read(path).table
     kernels = table[~table["op"].isin(["memcpy", "memset"]).fillna(False).astype(bool)]
     duration = kernels["duration_ns"].astype("float64")
     return float(duration[duration > 0].sum())
@@ -93,7 +92,7 @@ def test_launches_of_two_gpus_are_each_measured_against_their_own_peak() -> None
     from gpuscope.metrics.kernels.peak_choice import per_profile  # new in issue 13; imported here so that
     from gpuscope.tui.model.kernels import overall_peaks, with_launch_peaks  # the other tests run on older code
 
-    loaded = read_runs([str(SAMPLE)])
+    loaded = registry.read_profiles([str(SAMPLE)])
     one, eight = loaded.runs
     peaks = {one.file: choose_peak(gpu="K40m"), eight.file: choose_peak(gpu="V100")}
     frame = kernel_table(with_launch_peaks(loaded.kernels, peaks)).set_index("kernel")

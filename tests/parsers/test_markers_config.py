@@ -13,7 +13,7 @@ from gpuscope.parsers.profilers.markers import (
     batch_duration_s, batch_durations_ns, forward_pass_spans_ns, nvprof_batch_duration_s, parse_markers,
     pyprof_batch_duration_s, read_markers, scaled_efficiencies,
 )
-from gpuscope.parsers.run_names import DEFAULT_PATTERN, NamePattern, config_fields, config_frame
+from gpuscope.parsers.patterns import DEFAULT_PATTERN, NamePattern, config_fields, config_frame
 
 DATA = Path(__file__).parent.parent / "data" / "markers"
 MARKERS = DATA / "markers_run_0_config_1_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0.csv"
@@ -124,7 +124,7 @@ def test_real_runs_grouped_like_the_seed() -> None:
     rows = []
     for name in (RUN_8, RUN_1):
         fields, _ = config_fields(name)
-        eff = efficiency(pyprof.read(SHARED_PYPROF / name).table, peak_tflops=4.29, peak_gbs=288)
+        eff = efficiency(pyprof.read_kernels(SHARED_PYPROF / name).table, peak_tflops=4.29, peak_gbs=288)
         rows.append({**fields, "compute_efficiency (%)": eff.compute_efficiency_pct, "FLOPS_efficiency (%)": eff.flops_efficiency_pct})
     out = grouped(pd.DataFrame(rows), ["batch_size", "nodes"])
     assert list(out["nodes"]) == [1, 8] and list(out["runs"]) == [1, 1]
@@ -162,7 +162,7 @@ def test_marker_candidates_look_beside_the_profiles_folder(tmp_path: Path) -> No
 def test_read_runs_uses_markers_and_warns_about_unused_ones(tmp_path: Path) -> None:
     import shutil
 
-    from gpuscope.parsers.profilers.runs import read_runs
+    from gpuscope.parsers.registry import read_profiles as read_runs
 
     profile = tmp_path / "run_0_config_1_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0.csv"
     shutil.copy(Path(__file__).parent.parent / "data" / "kernels" / profile.name, profile)

@@ -27,7 +27,7 @@ def assert_canonical(result) -> None:
 
 
 def test_ncu_long_2022() -> None:
-    result = ncu.read(DATA / "ncu_long_2022.csv")
+    result = ncu.read_kernels(DATA / "ncu_long_2022.csv")
     assert_canonical(result)
     table = result.table
     assert list(table["id"]) == [0, 1]
@@ -45,7 +45,7 @@ def test_ncu_long_2022() -> None:
 
 
 def test_ncu_long_old_header_smsp_and_dram_total() -> None:
-    result = ncu.read(DATA / "ncu_long_old_kernel_time.csv")
+    result = ncu.read_kernels(DATA / "ncu_long_old_kernel_time.csv")
     first, second = result.table.iloc[0], result.table.iloc[1]
     assert first["duration_ns"] == 1_500_000  # msecond
     assert first["flops"] == 2 * 1_000_000 + 10  # smsp__ ffma + hadd
@@ -57,7 +57,7 @@ def test_ncu_long_old_header_smsp_and_dram_total() -> None:
 
 
 def test_ncu_wide_with_units_row() -> None:
-    result = ncu.read(DATA / "ncu_wide_raw.csv")
+    result = ncu.read_kernels(DATA / "ncu_wide_raw.csv")
     table = result.table
     assert list(table["kernel"]) == ["gemm_tile(float*)", "relu(float*)"]
     assert list(table["duration_ns"]) == [10_000, 2_500]
@@ -94,7 +94,7 @@ def test_ncu_no_header() -> None:
 
 
 def test_nvprof_gpu_trace_units_row() -> None:
-    result = nvprof.read(DATA / "nvprof_gpu_trace.csv")
+    result = nvprof.read_kernels(DATA / "nvprof_gpu_trace.csv")
     table = result.table
     assert_canonical(result)
     assert list(table["op"]) == ["memset", "memcpy", "kernel", "memcpy"]
@@ -108,14 +108,14 @@ def test_nvprof_gpu_trace_units_row() -> None:
 
 
 def test_nvprof_old_17_column_trace_in_ms() -> None:
-    table = nvprof.read(DATA / "nvprof_gpu_trace_old_ms.csv").table
+    table = nvprof.read_kernels(DATA / "nvprof_gpu_trace_old_ms.csv").table
     assert list(table["start_ns"]) == [512_125_000, 513_000_000]
     assert list(table["duration_ns"]) == [2048, 1_250_000]
     assert table["bytes"].iloc[1] == 2 * 1024**2
 
 
 def test_nvprof_summary() -> None:
-    result = nvprof.read(DATA / "nvprof_gpu_summary.csv")
+    result = nvprof.read_kernels(DATA / "nvprof_gpu_summary.csv")
     table = result.table
     assert list(table["kernel"]) == ["matmul(float*, float*, float*)", "[CUDA memcpy HtoD]"]
     assert list(table["duration_ns"]) == [353_084_000, 70_800_000]
@@ -124,7 +124,7 @@ def test_nvprof_summary() -> None:
 
 
 def test_nvprof_metrics() -> None:
-    result = nvprof.read(DATA / "nvprof_metrics.csv")
+    result = nvprof.read_kernels(DATA / "nvprof_metrics.csv")
     forma, copy = result.table.iloc[0], result.table.iloc[1]
     assert forma["calls"] == 3 and forma["flops"] == 3 * 673_384_360
     assert forma["bytes"] == 3 * 32 * (1100 + 500)  # transactions x 32 B

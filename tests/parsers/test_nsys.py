@@ -28,7 +28,7 @@ def assert_canonical(table: pd.DataFrame) -> None:
 
 @pytest.mark.skipif(not SHARED_SQLITE.is_file(), reason="../shared/data/profiles/nsys_sqlite is absent")
 def test_real_sqlite_export() -> None:
-    result = nsys.read(SHARED_SQLITE)
+    result = nsys.read_kernels(SHARED_SQLITE)
     assert not [f for f in result.findings if f.severity == "error"]
     kernels = result.table[result.table["op"] == "kernel"]
     assert len(kernels) == 5
@@ -62,7 +62,7 @@ def _make_db(path: Path, kernel_columns: str = "start INTEGER, end INTEGER, devi
 def test_synthetic_sqlite(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     _make_db(db)
-    result = nsys.read(db)
+    result = nsys.read_kernels(db)
     assert list(result.table["kernel"]) == ["void k<float>(float*)", "void k<float>(float*)", "k"]  # shortName fallback
     assert list(result.table["start_ns"]) == [100, 300, 500]
     assert result.table["duration_ns"].iloc[2] is pd.NA
@@ -73,7 +73,7 @@ def test_synthetic_sqlite(tmp_path: Path) -> None:
 def test_sqlite_missing_column_names_it(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     _make_db(db, "start INTEGER, deviceId INTEGER, demangledName INTEGER")
-    result = nsys.read(db)
+    result = nsys.read_kernels(db)
     errors = [f for f in result.findings if f.severity == "error"]
     assert len(errors) == 1 and "end" in errors[0].message and "streamId" in errors[0].message
     assert len(result.table) == 0
@@ -84,14 +84,14 @@ def test_sqlite_without_kernels(tmp_path: Path) -> None:
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT)")
     con.close()
-    result = nsys.read(db)
+    result = nsys.read_kernels(db)
     assert "no-kernels" in kinds(result) and len(result.table) == 0
 
 
 def test_corrupt_sqlite(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(nsys.SQLITE_MAGIC + b"\x10\x00garbage" * 200)
-    result = nsys.read(bad)
+    result = nsys.read_kernels(bad)
     assert [f.kind for f in result.findings] == ["corrupt"]
     assert result.findings[0].severity == "error" and len(result.table) == 0
 
@@ -100,7 +100,7 @@ def test_corrupt_sqlite(tmp_path: Path) -> None:
 def test_truncated_real_sqlite(tmp_path: Path) -> None:
     cut = tmp_path / "cut.sqlite"
     cut.write_bytes(SHARED_SQLITE.read_bytes()[:20_000])
-    result = nsys.read(cut)  # never raises; a clear error
+    result = nsys.read_kernels(cut)  # never raises; a clear error
     assert [(f.severity, f.kind) for f in result.findings] == [("error", "corrupt")]
     assert len(result.table) == 0
 
@@ -109,14 +109,14 @@ def test_truncated_real_sqlite(tmp_path: Path) -> None:
 def test_empty_and_binary(tmp_path: Path, content: bytes, kind: str) -> None:
     path = tmp_path / "x.csv"
     path.write_bytes(content)
-    result = nsys.read(path)
+    result = nsys.read_kernels(path)
     assert [f.kind for f in result.findings] == [kind]
     assert len(result.table) == 0
     assert_canonical(result.table)
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    result = nsys.read(tmp_path / "nope.csv")
+    result = nsys.read_kernels(tmp_path / "nope.csv")
     assert [f.kind for f in result.findings] == ["unreadable"]
 
 
@@ -126,7 +126,7 @@ def test_missing_file(tmp_path: Path) -> None:
     ("nsys_gpukernsum_2022_gridblock.csv", 10000, [3, 2], "vectorAdd(float const*, float const*, float*, int)"),
 ])
 def test_kernel_summaries(name: str, total: int, calls: list[int], first: str) -> None:
-    result = nsys.read(DATA / name)
+    result = nsys.read_kernels(DATA / name)
     table = result.table
     assert_canonical(table)
     assert table["duration_ns"].sum() == total
@@ -138,13 +138,13 @@ def test_kernel_summaries(name: str, total: int, calls: list[int], first: str) -
 
 
 def test_summary_preamble_is_reported() -> None:
-    result = nsys.read(DATA / "nsys_cuda_gpu_kern_sum_2023.csv")
+    result = nsys.read_kernels(DATA / "nsys_cuda_gpu_kern_sum_2023.csv")
     assert [f.kind for f in result.findings] == ["preamble"]
 
 
 @pytest.mark.parametrize("name", ["nsys_gputrace_2021.csv", "nsys_cuda_gpu_trace_2023.csv"])
 def test_trace_unit_variants_agree(name: str) -> None:
-    table = nsys.read(DATA / name).table
+    table = nsys.read_kernels(DATA / name).table
     kernel = table[table["op"] == "kernel"].iloc[0]
     assert kernel["start_ns"] == 924922186 and kernel["duration_ns"] == 17704808
     assert kernel["kernel"] == SAXPY and kernel["stream"] == 7
@@ -156,7 +156,7 @@ def test_trace_unit_variants_agree(name: str) -> None:
 
 
 def test_trace_2024_microseconds_and_greenctx() -> None:
-    result = nsys.read(DATA / "nsys_cuda_gpu_trace_2024_us.csv")
+    result = nsys.read_kernels(DATA / "nsys_cuda_gpu_trace_2024_us.csv")
     table = result.table
     assert list(table["start_ns"]) == [1000500, 1020000, 1030125]
     assert list(table["duration_ns"]) == [12250, 3000, 1875]
@@ -168,7 +168,7 @@ def test_trace_2024_microseconds_and_greenctx() -> None:
 
 
 def test_nvtx_pushpop_trace_real() -> None:
-    result = nsys.read(DATA / "nsys_nvtx_pushpop_trace_pipit_nbody.csv")
+    result = nsys.read_kernels(DATA / "nsys_nvtx_pushpop_trace_pipit_nbody.csv")
     nvtx = result.meta["nvtx"]
     assert len(nvtx) == 131
     assert nvtx["name"].iloc[0] == "main"
@@ -258,5 +258,5 @@ def test_mangled_reports_never_raise(text: str, data) -> None:
 def test_random_bytes_after_sqlite_magic(tmp_path: Path, blob: bytes) -> None:
     path = tmp_path / "x.sqlite"
     path.write_bytes(nsys.SQLITE_MAGIC + blob)
-    result = nsys.read(path)
+    result = nsys.read_kernels(path)
     _check(result)

@@ -37,13 +37,13 @@ def test_instances_are_calls_and_launches_in_every_table() -> None:
 
 
 def test_summary_statistics_are_kept_per_kernel() -> None:
-    table = nsys.read(KERN_SUM).table.set_index("kernel")
+    table = nsys.read_kernels(KERN_SUM).table.set_index("kernel")
     add = table.loc[ADD]
     assert (add["calls"], add["avg_ns"], add["median_ns"], add["min_ns"], add["max_ns"], add["stddev_ns"]) == \
         (16_448, 145_349.0, 144_896.0, 141_312, 162_816, 2_103.7)
     # the mean the profiler printed is the total over the instances, so nothing was lost
     assert add["avg_ns"] * add["calls"] == add["duration_ns"]
-    sums = ke.sums(nsys.read(KERN_SUM).table)
+    sums = ke.sums(nsys.read_kernels(KERN_SUM).table)
     assert dict(zip(sums.names, sums.launches)) == {ADD: 16_448, SGEMM: 1_536}
 
 

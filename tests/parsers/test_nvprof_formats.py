@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuscope.metrics.kernels.table import kernel_table
-from gpuscope.parsers.profilers import read_any as kernels
+from gpuscope.parsers import registry
 from gpuscope.parsers.profilers import nvprof
 from gpuscope.parsers.profilers import nvprof_text
 from gpuscope.parsers.profilers.kernel_table import KERNEL_COLUMNS
-from gpuscope.parsers.profilers.nsys import number_and_unit
+from gpuscope.parsers.profilers.csv_common import number_and_unit
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.cli.main import main
 from gpuscope.tui.model.kernels import build_model
@@ -52,7 +52,7 @@ def problems(result) -> list:
 
 
 def test_launch_ids_are_not_part_of_the_kernel_name() -> None:
-    result = nvprof.read(TRACE)
+    result = nvprof.read_kernels(TRACE)
     table = result.table
     assert not problems(result)
     assert list(table.columns[: len(KERNEL_COLUMNS)]) == list(KERNEL_COLUMNS)
@@ -68,7 +68,7 @@ def test_launch_ids_are_not_part_of_the_kernel_name() -> None:
 
 
 def test_metrics_with_units_give_the_profilers_own_efficiencies() -> None:
-    result = nvprof.read(METRICS)
+    result = nvprof.read_kernels(METRICS)
     assert not problems(result)
     table = result.table.set_index("kernel")
     saxpy, reduce = table.loc[SAXPY], table.loc[REDUCE]
@@ -92,7 +92,7 @@ def test_metric_throughput_units_are_converted_to_gbs() -> None:
 
 
 def test_metrics_join_the_trace_of_the_same_run() -> None:
-    trace, metrics = nvprof.read(TRACE).table, nvprof.read(METRICS).table
+    trace, metrics = nvprof.read_kernels(TRACE).table, nvprof.read_kernels(METRICS).table
     joined, findings = nvprof.join_metrics(trace, metrics, "metrics.csv", "trace.csv")
     launches = joined[joined["op"] == "kernel"]
     assert list(launches["flops"]) == [2_097_152] * 3 + [1_048_576]
@@ -102,7 +102,7 @@ def test_metrics_join_the_trace_of_the_same_run() -> None:
 
 
 def test_a_summary_row_gets_per_call_values_times_its_calls() -> None:
-    summary, metrics = nvprof.read(SUMMARY_TEXT).table, nvprof.read(METRICS).table
+    summary, metrics = nvprof.read_kernels(SUMMARY_TEXT).table, nvprof.read_kernels(METRICS).table
     joined, findings = nvprof.join_metrics(summary, metrics, "metrics.csv")
     by_name = joined.set_index("kernel")
     assert by_name.loc[SAXPY, "flops"] == 3 * 2_097_152 and by_name.loc[REDUCE, "flops"] == 1_048_576
@@ -111,8 +111,8 @@ def test_a_summary_row_gets_per_call_values_times_its_calls() -> None:
 
 
 def test_kernels_without_metrics_are_reported() -> None:
-    trace = nvprof.read(TRACE).table
-    metrics = nvprof.read(METRICS).table
+    trace = nvprof.read_kernels(TRACE).table
+    metrics = nvprof.read_kernels(METRICS).table
     joined, findings = nvprof.join_metrics(trace, metrics[metrics["kernel"] == SAXPY], "metrics.csv")
     assert str(joined[joined["kernel"] == REDUCE]["flops"].iloc[0]) == "<NA>"
     assert [f.kind for f in findings] == ["metrics-joined", "metrics-missing"] and findings[1].count == 1
@@ -123,8 +123,8 @@ def test_kernels_without_metrics_are_reported() -> None:
 
 @pytest.mark.parametrize("path", [SUMMARY_TEXT, SUMMARY_CELLS])
 def test_summary_text_and_units_in_cells(path: Path) -> None:
-    assert kernels.sniff(path) == "nvprof"
-    result = kernels.read_any(path)
+    assert registry.recognise(path).kind == "nvprof"
+    result = registry.read(path)
     assert not problems(result)  # no "no-units": each cell says its unit
     table = result.table.set_index("kernel")
     assert list(table.index) == ["[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]", SAXPY, REDUCE, "[CUDA memset]"]
@@ -139,7 +139,7 @@ def test_summary_text_and_units_in_cells(path: Path) -> None:
 
 
 def test_cuda8_text_summary_without_type_column() -> None:
-    result = kernels.read_any(SUMMARY_CUDA8)
+    result = registry.read(SUMMARY_CUDA8)
     assert not problems(result)
     table = result.table
     assert list(table["kernel"]) == ["[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]", "vectorAdd(float const *, float const *, float*, int)"]
@@ -298,7 +298,7 @@ def test_number_and_unit_reads_what_it_is_given(value: float, unit: str) -> None
 
 
 FIXTURES = [TRACE, METRICS, SUMMARY_TEXT, SUMMARY_CUDA8, SUMMARY_CELLS]
-CLEAN_NAMES = {path: sorted(set(nvprof.read(path).table["kernel"].astype(str))) for path in FIXTURES}
+CLEAN_NAMES = {path: sorted(set(nvprof.read_kernels(path).table["kernel"].astype(str))) for path in FIXTURES}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -33,7 +33,7 @@ def kinds(read: pyprof.KernelRead) -> list[str]:
 @needs_shared
 @pytest.mark.parametrize(("path", "rows", "null_ops"), [(RUN_8, 192590, 57449), (RUN_1, 168721, 50221)])
 def test_real_parquet(path: Path, rows: int, null_ops: int) -> None:
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.meta["format"] == "Parquet"
     assert read.findings == []
     assert read.unavailable == ("start_ns",)
@@ -58,7 +58,7 @@ def test_real_parquet(path: Path, rows: int, null_ops: int) -> None:
 def test_parquet_detected_by_magic_not_extension(tmp_path: Path) -> None:
     renamed = tmp_path / "kernels.csv"
     renamed.write_bytes(RUN_8.read_bytes())
-    read = pyprof.read(renamed)
+    read = pyprof.read_kernels(renamed)
     assert read.meta["format"] == "Parquet" and len(read.table) == 192590
 
 
@@ -69,7 +69,7 @@ def test_truncated_real_parquet_is_one_error(tmp_path: Path) -> None:
                           ("garbled.gzip", data[:4] + bytes(reversed(data[4:-8])) + data[-8:])):
         path = tmp_path / name
         path.write_bytes(payload)
-        read = pyprof.read(path)
+        read = pyprof.read_kernels(path)
         assert len(read.findings) == 1, name
         assert read.findings[0].severity == "error" and read.findings[0].kind == "corrupt"
         assert "Parquet" in read.findings[0].message
@@ -83,7 +83,7 @@ def test_parquet_with_nulls_missing_column_and_keys(tmp_path: Path) -> None:
     })
     path = tmp_path / "small.gzip"
     frame.to_parquet(path)
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     table = read.table
     assert len(table) == 3
     assert table["kernel"].isna().tolist() == [False, True, False]
@@ -99,7 +99,7 @@ def test_parquet_with_nulls_missing_column_and_keys(tmp_path: Path) -> None:
 def test_parquet_with_prof_keys_as_names(tmp_path: Path) -> None:
     path = tmp_path / "keys.parquet"
     pd.DataFrame({"kernel": ["k"], "sil": [5], "flops": [2.0], "bytes": [4.0]}).to_parquet(path)
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.findings == []
     assert read.table[["kernel", "duration_ns", "flops", "bytes"]].iloc[0].tolist() == ["k", 5, 2, 4]
 
@@ -108,14 +108,14 @@ def test_empty_parquet(tmp_path: Path) -> None:
     path = tmp_path / "empty.parquet"
     pd.DataFrame({"Kernel": pd.Series([], dtype=str), "Sil(ns)": pd.Series([], dtype="int64"),
                   "FLOPs": pd.Series([], dtype=float), "Bytes": pd.Series([], dtype=float)}).to_parquet(path)
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.table.empty and kinds(read) == ["no-rows"]
 
 
 # --- text fixtures -----------------------------------------------------------------------------
 
 def test_csv_fixture() -> None:
-    read = pyprof.read(DATA / "resnet_csv.csv")
+    read = pyprof.read_kernels(DATA / "resnet_csv.csv")
     table = read.table
     assert read.meta["format"] == "csv" and read.meta["header_line"] == 3
     assert table["kernel"].tolist() == ["nchwToNhwc3To4Kernel", "elementwise_kernel", "batch_norm_collect_statistics_kernel",
@@ -133,7 +133,7 @@ def test_csv_fixture() -> None:
 
 
 def test_csv_subset_with_params_commas() -> None:
-    read = pyprof.read(DATA / "subset.csv")
+    read = pyprof.read_kernels(DATA / "subset.csv")
     assert read.findings == []
     table = read.table
     assert table["params"].tolist()[0].startswith("N=1,C=1,H=28") and table["params"].tolist()[0].endswith("fp32,")
@@ -143,7 +143,7 @@ def test_csv_subset_with_params_commas() -> None:
 
 
 def test_missing_column_names_column_and_format() -> None:
-    read = pyprof.read(DATA / "no_sil.csv")
+    read = pyprof.read_kernels(DATA / "no_sil.csv")
     missing = [f for f in read.findings if f.kind == "missing-column"]
     assert len(missing) == 1
     assert "'Sil(ns)'" in missing[0].message and "prof.py --csv" in missing[0].message
@@ -151,7 +151,7 @@ def test_missing_column_names_column_and_format() -> None:
 
 
 def test_columnated_fixture() -> None:
-    read = pyprof.read(DATA / "columnated.txt")
+    read = pyprof.read_kernels(DATA / "columnated.txt")
     table = read.table
     assert read.meta["format"] == "columnated" and read.meta["kernel_width"] == 19
     assert table["kernel"].tolist()[:3] == ["volta_fp16_s884cudn", "elementwise_kernel", "batch_norm_collect_"]
@@ -166,7 +166,7 @@ def test_plain_space_separated(tmp_path: Path) -> None:
     path = tmp_path / "plain.txt"
     path.write_text("Idx Direction Sub Module Op Kernel Params Sil(ns)\n"
                     "1 fprop 0 torch.nn.functional conv2d implicit_convolve_sgemm N=32,C=3,fp32, 6635900\n")
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.table["kernel"].tolist() == ["implicit_convolve_sgemm"]
     assert read.table["duration_ns"].tolist() == [6635900]
     assert {f.message.split("'")[1] for f in read.findings if f.kind == "missing-column"} == {"FLOPs", "Bytes"}
@@ -175,7 +175,7 @@ def test_plain_space_separated(tmp_path: Path) -> None:
 def test_bad_numbers_become_null_with_finding(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text('"Kernel","Sil(ns)","FLOPs","Bytes","Stream"\n"a","10","1e3","8","7"\n"b","20","-","-","7.5"\n')
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.table["flops"].isna().tolist() == [False, True]
     assert read.table["stream"].isna().tolist() == [False, True]
     assert [f.kind for f in read.findings] == ["bad-number"]
@@ -186,7 +186,7 @@ def test_gzipped_csv(tmp_path: Path) -> None:
 
     path = tmp_path / "k.csv.gz"
     path.write_bytes(gzip.compress((DATA / "subset.csv").read_bytes()))
-    assert len(pyprof.read(path).table) == 2
+    assert len(pyprof.read_kernels(path).table) == 2
 
 
 # --- unreadable files --------------------------------------------------------------------------
@@ -199,15 +199,15 @@ def test_gzipped_csv(tmp_path: Path) -> None:
 def test_unreadable_is_one_error(tmp_path: Path, payload: bytes, kind: str) -> None:
     path = tmp_path / "bad.gzip"
     path.write_bytes(payload)
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert len(read.findings) == 1
     assert read.findings[0].severity == "error" and read.findings[0].kind == kind
     assert read.table.empty and tuple(read.table.columns) == KERNEL_COLUMNS
 
 
 def test_missing_file_and_folder(tmp_path: Path) -> None:
-    assert kinds(pyprof.read(tmp_path / "nope.csv")) == ["unreadable"]
-    assert kinds(pyprof.read(tmp_path)) == ["unreadable"]
+    assert kinds(pyprof.read_kernels(tmp_path / "nope.csv")) == ["unreadable"]
+    assert kinds(pyprof.read_kernels(tmp_path)) == ["unreadable"]
 
 
 # --- properties --------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ GOOD_ROW = '"k{i}","conv2d","{sil}","{flops}.0","{b}","0","7"'
 def test_random_text_never_raises(tmp_path: Path, text: str) -> None:
     path = tmp_path / "random.txt"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert isinstance(read.table, pd.DataFrame)
     assert tuple(read.table.columns[: len(KERNEL_COLUMNS)]) == KERNEL_COLUMNS
 
@@ -231,7 +231,7 @@ def test_random_text_never_raises(tmp_path: Path, text: str) -> None:
 def test_random_bytes_never_raise(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "random.bin"
     path.write_bytes(data)
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.table.empty or read.meta.get("format") in {"csv", "columnated"}
 
 
@@ -250,7 +250,7 @@ def test_mangled_csv_accounts_for_every_line(tmp_path: Path, n_good: int, noise:
     rng.shuffle(body)
     path = tmp_path / "mangled.csv"
     path.write_text("\n".join(["NVTX noise before the header", HEADER, *body]) + "\n", encoding="utf-8", errors="surrogatepass")
-    read = pyprof.read(path)
+    read = pyprof.read_kernels(path)
     assert read.meta["format"] == "csv"
     skipped = sum(f.count for f in read.findings if f.kind in {"skipped-lines", "repeated-header"})
     nonblank = [line for line in body if line.strip()]

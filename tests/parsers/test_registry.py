@@ -1,8 +1,8 @@
 """The registry of file kinds (issue 16, points 1, 8 and 9): every real file in ../shared/data
 and examples/ is recognised as its kind, with a reason; recognition reads at most HEAD_BYTES;
 hostile files (FIFO, device, symlink loop, unreadable, 5 GB, binary garbage, escape sequences
-in names) give a problem, never an exception or a hang; the readers that sniff for themselves
-(kernels, runlogs, magma) agree with it."""
+in names) give a problem, never an exception or a hang; the study readers take
+files through it (kernels) or agree with it (runlogs, magma)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers import media, registry, rules
+from gpuscope.parsers import files, media, registry, rules
+from gpuscope.parsers.base import FileRead
 from gpuscope.parsers import tables as generic_tables
-from gpuscope.parsers.profilers import read_any as kernels
 from gpuscope.parsers import logs as plain_log
-from gpuscope.parsers.registry import HEAD_BYTES, KINDS, READERS, recognise
+from gpuscope.parsers.files import HEAD_BYTES
+from gpuscope.parsers.registry import KINDS, READERS, recognise
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -84,14 +85,14 @@ def expected_kind(rel: str, table: tuple[tuple[str, str], ...]) -> str | None:
 
 def check_folder(folder: Path, table: tuple[tuple[str, str], ...]) -> set[str]:
     wrong, seen = [], set()
-    for path in registry.walk(folder):
+    for path in files.walk(folder):
         rel = path.relative_to(folder).as_posix()
         want = expected_kind(rel, table)
         got = recognise(path)
         seen.add(got.kind)
         if want is None or got.kind != want or got.problem is not None or not got.reason or not got.summary:
             wrong.append((rel, want, got.kind, got.reason, got.problem))
-        assert got.screen == registry.reader(got.kind).screen  # type: ignore[union-attr]
+        assert got.screen == registry.reader(got.kind).VIEW  # type: ignore[union-attr]
     assert not wrong, "\n".join(map(str, wrong))
     return seen
 
@@ -107,7 +108,7 @@ def test_every_example_file_is_its_kind_and_every_kind_has_an_example() -> None:
 
 
 def test_every_example_reads_without_a_reader_bug() -> None:
-    for path in registry.walk(EXAMPLES):
+    for path in files.walk(EXAMPLES):
         got = registry.read(path)
         kind = got.meta.get("kind")
         assert kind is not None, path
@@ -131,17 +132,52 @@ def test_reasons_say_why() -> None:
 def test_kinds_are_declared_once() -> None:
     assert EVERY_KIND | {"text"} == set(KINDS)
     screens = {"magma", "kernels", "scaling", "replay", "table", "markdown", "log", "image", "pdf", "text"}
-    assert {r.screen for r in READERS} <= screens
+    assert {r.VIEW for r in READERS} <= screens
 
 
-# ------------------------------------------------------------------ the sniffers agree
+# ------------------------------------------------------------------ one protocol
+PROTOCOL = ("KIND", "TITLE", "VIEW", "BOUNDED", "match", "describe", "read")
+
+
+def test_every_reader_declares_the_protocol() -> None:
+    for entry in READERS:
+        missing = [name for name in PROTOCOL if not hasattr(entry, name)]
+        assert not missing, (entry, missing)
+        assert isinstance(entry.KIND, str) and isinstance(entry.TITLE, str) and isinstance(entry.VIEW, str)
+        assert isinstance(entry.BOUNDED, bool)
+        assert callable(entry.match) and callable(entry.describe) and callable(entry.read)
+    assert len(set(KINDS)) == len(KINDS), "a kind is one entry"
+
+
+def test_a_new_kind_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import pandas as pd
+
+    kind = types.ModuleType("roofline_kind")
+    kind.KIND, kind.TITLE, kind.VIEW, kind.BOUNDED = "roofline", "Roofline points", "table", False
+    kind.match = lambda name, head: "`# roofline` first line" if files.head_bytes(head).startswith(b"# roofline") else None
+    kind.describe = files.describe_rows
+    kind.read = lambda path: FileRead(pd.DataFrame({"ai": [1.5]}), [], {"rows": 1})
+    monkeypatch.setattr(registry, "READERS", (kind, *registry.READERS))
+    path = tmp_path / "points.txt"
+    path.write_text("# roofline\nai\n1.5\n")
+    seen = recognise(path)
+    assert (seen.kind, seen.screen, seen.reason) == ("roofline", "table", "`# roofline` first line")
+    got = registry.read(path)
+    assert got.meta["kind"] == "roofline" and got.table["ai"].tolist() == [1.5]
+    assert registry.reader("roofline") is kind
+
+
 @needs_shared
-def test_kernels_sniff_agrees_with_the_registry() -> None:
-    for folder in (SHARED / "profiles", SHARED / "pyprof/data/pcm/pyprof_kernels", EXAMPLES / "profiles"):
-        for path in registry.walk(folder):
-            kind = recognise(path).kind
-            if kind in rules.KERNEL_KINDS and not path.name.startswith("pipit_saxpy"):
-                assert kernels.sniff(path) == rules.KERNEL_KINDS[kind], path
+def test_kernels_takes_the_files_the_registry_calls_profiles() -> None:
+    """`kernels` reads through the registry: over a whole tree, the files it reads as profiles
+    are exactly those the browser shows as kernels kinds."""
+    for folder in (SHARED / "profiles", SHARED / "pyprof/data/pcm/pyprof_kernels", EXAMPLES):
+        profiles = {str(p) for p in files.walk(folder) if recognise(p).screen == "kernels"}
+        runs = registry.read_profiles([folder])
+        read = {run.file for run in runs.runs}
+        assert read <= profiles and profiles, folder
 
 
 def test_a_readme_that_mentions_magma_is_not_magma(tmp_path: Path) -> None:
@@ -175,7 +211,7 @@ def test_recognition_of_a_large_tree_is_fast(tmp_path: Path) -> None:
     for i in range(300):
         (tmp_path / f"f{i}.csv").write_text("a,b\n" + "1,2\n" * 5000)
     start = time.perf_counter()
-    kinds = {recognise(p).kind for p in registry.walk(tmp_path)}
+    kinds = {recognise(p).kind for p in files.walk(tmp_path)}
     assert kinds == {"csv"} and time.perf_counter() - start < 3  # ~50 ms here; generous for a loaded CI
 
 
@@ -197,7 +233,7 @@ def test_symlink_loop_and_dangling_link(tmp_path: Path) -> None:
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     (tmp_path / "gone").symlink_to(tmp_path / "nothing")
-    assert sorted(p.name for p in registry.walk(tmp_path)) == ["a", "b", "gone"]
+    assert sorted(p.name for p in files.walk(tmp_path)) == ["a", "b", "gone"]
     loop = recognise(tmp_path / "a")
     assert loop.kind is None and loop.problem.kind == "symlink-loop" and "loop" in loop.reason  # type: ignore[union-attr]
     assert recognise(tmp_path / "gone").problem.kind == "missing"  # type: ignore[union-attr]
@@ -207,7 +243,7 @@ def test_link_to_a_folder_is_named_not_followed(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "x.csv").write_text("a\n1\n")
     (tmp_path / "link").symlink_to(tmp_path)  # a loop through a folder link
-    walked = [p.relative_to(tmp_path).as_posix() for p in registry.walk(tmp_path)]
+    walked = [p.relative_to(tmp_path).as_posix() for p in files.walk(tmp_path)]
     assert walked == ["link", "real/x.csv"]
     assert recognise(tmp_path / "link").problem.kind == "folder"  # type: ignore[union-attr]
 
@@ -223,7 +259,7 @@ def test_unreadable_file_and_folder(tmp_path: Path) -> None:
     closed.chmod(0)
     try:
         assert recognise(secret).problem.message == "permission denied"  # type: ignore[union-attr]
-        assert closed in list(registry.walk(tmp_path))
+        assert closed in list(files.walk(tmp_path))
         assert "cannot list folder" in recognise(closed).problem.message  # type: ignore[union-attr]
     finally:
         closed.chmod(stat.S_IRWXU)
@@ -280,7 +316,7 @@ def test_names_with_escape_sequences_and_bad_bytes_are_shown_clean(tmp_path: Pat
     (tmp_path / name).write_text("ERROR x\n")
     bad = os.fsdecode(b"bad\xff\xfe.txt")
     (tmp_path / bad).write_text("fine\n")
-    for path in registry.walk(tmp_path):
+    for path in files.walk(tmp_path):
         seen = recognise(path)
         assert seen.kind == "log"
         assert "\x1b" not in seen.name and "\x07" not in seen.name and "\udcff" not in seen.name
@@ -291,7 +327,7 @@ def test_a_rule_that_raises_is_a_problem_not_an_exception(tmp_path: Path, monkey
     def broken(name: str, head: object) -> str | None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(registry, "READERS", (registry.Reader("x", "X", "text", broken, lambda p: registry.FileRead(None)),))
+    monkeypatch.setattr(registry, "READERS", (registry.Family("x", "X", "text", broken, lambda head, size: "", lambda p: FileRead(None)),))
     (tmp_path / "a.txt").write_text("x\n")
     seen = recognise(tmp_path / "a.txt")
     assert seen.kind is None and seen.problem.kind == "reader-bug"  # type: ignore[union-attr]
@@ -452,7 +488,7 @@ def test_source_code_naming_profiler_columns_is_not_an_export(tmp_path) -> None:
     """gpuscope's own readers name every profiler's columns (`Sil(ns)`, `==PROF==`, `(ns)`):
     a source file is never taken for the export it reads."""
     repo = Path(__file__).resolve().parents[2] / "parsers" / "profilers"
-    for name in ("pyprof.py", "nsys.py", "ncu.py", "nvprof.py", "read_any.py"):
+    for name in ("pyprof.py", "nsys.py", "ncu.py", "nvprof.py", "csv_common.py"):
         assert recognise(repo / name).kind == "text", name
     one = tmp_path / "one.csv"
     one.write_text("a,b\n1,2\n")

@@ -27,7 +27,7 @@ def errors(result):
 
 @needs_shared
 def test_simple_trace_kernels_streams_and_ops():
-    result = torch_trace.read(SIMPLE)
+    result = torch_trace.read_kernels(SIMPLE)
     table = result.table
     assert list(table.columns[: len(KERNEL_COLUMNS)]) == list(KERNEL_COLUMNS)
     assert not errors(result)
@@ -51,7 +51,7 @@ def test_simple_trace_kernels_streams_and_ops():
 
 @needs_shared
 def test_simple_trace_busy_not_more_than_summed_and_streams_overlap():
-    table = torch_trace.read(SIMPLE).table
+    table = torch_trace.read_kernels(SIMPLE).table
     summary = summarize(table, include_copies=False).set_index("device")
     row = summary.loc["0"]
     assert row["intervals"] == 79
@@ -62,7 +62,7 @@ def test_simple_trace_busy_not_more_than_summed_and_streams_overlap():
 
 @needs_shared
 def test_cupti_counter_trace_has_measured_flops_and_ops():
-    result = torch_trace.read(COUNTERS)
+    result = torch_trace.read_kernels(COUNTERS)
     table = result.table
     assert len(table) == 77
     assert (table["category"] == "cuda_profiler_range").all()
@@ -79,7 +79,7 @@ def test_cupti_counter_trace_has_measured_flops_and_ops():
 
 
 def test_edge_cases_fixture():
-    result = torch_trace.read(DATA / "edge_cases.json")
+    result = torch_trace.read_kernels(DATA / "edge_cases.json")
     table = result.table.set_index("kernel")
     assert result.meta["gpu_name"] == "Test GPU" and result.meta["num_sms"] == 10
     gemm = table.loc["gemm_kernel"]
@@ -116,7 +116,7 @@ def pd_isna(value) -> bool:
 
 
 def test_no_kernels_gives_empty_table_and_warning():
-    result = torch_trace.read(DATA / "no_kernels.json")
+    result = torch_trace.read_kernels(DATA / "no_kernels.json")
     assert result.table.empty and list(result.table.columns[: len(KERNEL_COLUMNS)]) == list(KERNEL_COLUMNS)
     assert [f.kind for f in result.findings] == ["no-kernels"]
     assert summarize(result.table).empty
@@ -125,15 +125,15 @@ def test_no_kernels_gives_empty_table_and_warning():
 def test_gzip_fixture_reads_like_plain(tmp_path):
     packed = tmp_path / "edge.json.gz"
     packed.write_bytes(gzip.compress((DATA / "edge_cases.json").read_bytes()))
-    plain = torch_trace.read(DATA / "edge_cases.json").table
-    assert torch_trace.read(packed).table.drop(columns="source").equals(plain.drop(columns="source"))
+    plain = torch_trace.read_kernels(DATA / "edge_cases.json").table
+    assert torch_trace.read_kernels(packed).table.drop(columns="source").equals(plain.drop(columns="source"))
 
 
 def test_bare_event_list_is_accepted(tmp_path):
     doc = json.loads((DATA / "edge_cases.json").read_text())
     path = tmp_path / "list.json"
     path.write_text(json.dumps(doc["traceEvents"]))
-    assert len(torch_trace.read(path).table) == 6
+    assert len(torch_trace.read_kernels(path).table) == 6
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_bare_event_list_is_accepted(tmp_path):
 def test_bad_files_give_one_error_finding(tmp_path, name, content, kind):
     path = tmp_path / name
     path.write_bytes(content)
-    result = torch_trace.read(path)
+    result = torch_trace.read_kernels(path)
     assert result.table.empty
     errs = errors(result)
     assert len(errs) == 1 and errs[0].file == str(path)
@@ -171,7 +171,7 @@ def test_absurd_numbers_become_null_not_errors(tmp_path):
     ]
     path = tmp_path / "absurd.json"
     path.write_text(json.dumps({"traceEvents": events}))
-    result = torch_trace.read(path)
+    result = torch_trace.read_kernels(path)
     table = result.table.set_index("kernel")
     assert len(table) == 4 and not errors(result)
     assert pd_isna(table.loc["k1", "start_ns"]) and pd_isna(table.loc["k1", "stream"])
@@ -182,5 +182,5 @@ def test_absurd_numbers_become_null_not_errors(tmp_path):
 
 
 def test_missing_file_and_folder(tmp_path):
-    assert errors(torch_trace.read(tmp_path / "nope.json"))[0].kind == "unreadable"
-    assert errors(torch_trace.read(tmp_path))[0].kind == "unreadable"
+    assert errors(torch_trace.read_kernels(tmp_path / "nope.json"))[0].kind == "unreadable"
+    assert errors(torch_trace.read_kernels(tmp_path))[0].kind == "unreadable"

@@ -33,7 +33,7 @@ def test_generated_kernels_read_back(kernels: list[tuple[str, int, int, int]]) -
 def test_arbitrary_bytes_never_raise(tmp_path_factory, data: bytes) -> None:
     path = tmp_path_factory.mktemp("t") / "trace.json"
     path.write_bytes(data)
-    result = torch_trace.read(path)
+    result = torch_trace.read_kernels(path)
     assert result.table.empty or result.findings is not None
 
 

@@ -52,7 +52,7 @@ def test_canonical_frame_matches_the_reader(bench):
     from gpuscope.parsers.profilers import pyprof
 
     path = sorted(SHARED_PYPROF.glob("*.gzip"))[0]
-    read = pyprof.read(path).table
+    read = pyprof.read_kernels(path).table
     ours = bench.canonical_frame(pq.read_table(path, columns=bench.SEED_COLUMNS))
     for column in ("kernel", "duration_ns", "flops", "bytes"):
         assert ours[column].dtype == read[column].dtype, column

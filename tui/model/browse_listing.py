@@ -16,7 +16,7 @@ from typing import Iterable
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.parsers import registry
-from gpuscope.parsers.files import display_name
+from gpuscope.parsers.files import display_name, walk
 
 COLUMNS = (
     Column("path", "Path"),
@@ -38,7 +38,7 @@ def relative(path: Path, root: Path) -> str:
 
 def recognise_all(root: str | os.PathLike[str]) -> Iterable[registry.Recognition]:
     """Recognition of every file below `root` (or of `root` itself, a file), in walk order."""
-    for path in registry.walk(root):
+    for path in walk(root):
         yield registry.recognise(path)
 
 

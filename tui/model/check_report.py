@@ -17,7 +17,7 @@ from gpuscope.metrics.expected import Check, CheckResult, evaluate, matches
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import expected, registry
-from gpuscope.parsers.files import display_name
+from gpuscope.parsers.files import display_name, walk
 
 MAX_FILES = 1000
 """Files read for one check run: patterns are meant to name a few tables, not a whole tree."""
@@ -59,11 +59,11 @@ def check_folder(folder: str | os.PathLike[str], given: str | os.PathLike[str] |
     Never raises: a missing or broken expected file is a finding."""
     folder = Path(folder)
     path = expected_file(folder, given)
-    checks, findings = expected.read(path)
+    checks, findings = expected.read_checks(path)
     if not checks:
         return CheckReport(path, [], [], findings)
     own = path.resolve() if path.exists() else None
-    paths = [p.relative_to(folder).as_posix() for p in registry.walk(folder) if p != folder]
+    paths = [p.relative_to(folder).as_posix() for p in walk(folder) if p != folder]
     wanted = [p for p in paths if any(matches(c.file, p) for c in checks) and (folder / p).resolve() != own]
     if len(wanted) > MAX_FILES:
         findings.append(Finding("warning", "too-many", f"{len(wanted):,} files match the checks' patterns; only the first {MAX_FILES:,} were read", display_name(folder)))

@@ -2,7 +2,7 @@
 
 `build_model` runs in the screen's thread worker and in `gpuscope kernels --format ...`, so the
 screen and the printed report show the same numbers. It reads every profile
-(`parsers.profile_runs.read_runs`), chooses each profile's peak (the GPU that profile names, so
+through the registry (`registry.read_profiles`), chooses each profile's peak (the GPU that profile names, so
 profiles of different GPUs read together are each measured against their own), and computes the
 summary, the cards, the rankings per kernel, per direction and per op, and the per-run table. `KernelView` is the
 user's view state (sort, grouping, name filter); applying it only sorts and filters a ready
@@ -30,7 +30,8 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.kernels.peaks import find_peak
 from gpuscope.metrics.kernels.peak_choice import ChosenPeak, choose_peak, per_profile
 from gpuscope.metrics.table import Column, ResultTable
-from gpuscope.parsers.profilers.runs import ProfileRuns, read_runs
+from gpuscope.parsers import registry
+from gpuscope.parsers.profilers.runs import ProfileRuns
 
 GROUPS = ("kernel", "direction", "op")
 GROUP_TITLES = {"kernel": "Kernel", "direction": "Direction", "op": "Op"}
@@ -167,7 +168,7 @@ def build_model(
     with a message for the user; problems in files become findings, never exceptions."""
     flags = {"gpu": gpu, "peak_tflops": peak_tflops, "peak_gbs": peak_gbs, "precision": precision}
     choose_peak(**flags)  # flags first: fail before reading
-    loaded = read_runs(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
+    loaded = registry.read_profiles(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
     local = functools.cache(local_gpu_meta)  # NVML at most once
     own_peaks = [choose_peak(**flags, meta=profile_meta(run.meta, run.kernels, flags, local)) for run in loaded.runs]
     run_peaks = same_roofs(own_peaks)

@@ -17,7 +17,7 @@ from gpuscope.parsers import registry
 
 def titles() -> dict[str, str]:
     """kind -> what it is ("MAGMA tester output"), from the registry's one table."""
-    return {reader.kind: reader.title for reader in reversed(registry.READERS)}
+    return {reader.KIND: reader.TITLE for reader in registry.READERS}
 
 
 def study_screen(screen: str, paths: Sequence[Path]) -> Screen[Any]:

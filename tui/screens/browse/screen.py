@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import registry
-from gpuscope.parsers.files import display_name
+from gpuscope.parsers.files import display_name, walk
 from gpuscope.tui.model.folder import FolderCounts, is_below, studies
 from gpuscope.tui.screens.browse.open import study_screen, titles, view_screen
 from gpuscope.tui.screens.browse.preview import PreviewPane
@@ -107,7 +107,7 @@ class BrowseScreen(Screen[None]):
         self.elapsed: float | None = None
         """Seconds recognition took, once done."""
         self.titles = titles()
-        self.screens = {reader.kind: reader.screen for reader in registry.READERS}
+        self.screens = {reader.KIND: reader.VIEW for reader in registry.READERS}
         """kind -> the screen that opens it."""
 
     def compose(self) -> ComposeResult:
@@ -133,7 +133,7 @@ class BrowseScreen(Screen[None]):
         batch: list[Any] = []
         counts = FolderCounts(self.base)  # counted here, merged on the UI thread per folder
         sent = time.monotonic()
-        for path in registry.walk(self.base):
+        for path in walk(self.base):
             if worker.is_cancelled:
                 return
             batch.append(rec := registry.recognise(path))

@@ -184,5 +184,5 @@ class BrowseTree(DirectoryTree):
             pass
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        """Hidden names (`.git`) are left out, as `registry.walk` leaves them out."""
+        """Hidden names (`.git`) are left out, as `files.walk` leaves them out."""
         return [p for p in paths if not p.name.startswith(".")]
