@@ -33,8 +33,10 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import csv_table, expected, image, json_table, logs, markdown, parquet_table, pdf, rules, text
 from gpuscope.parsers.base import FileRead, Head, Reader
-from gpuscope.parsers.files import MAX_BYTES, _human, binary_garbage, describe_lines, describe_rows, display_name, read_head
+from gpuscope.parsers.magma import kind as magma
+from gpuscope.parsers.files import MAX_BYTES, _human, binary_garbage, display_name, read_head
 from gpuscope.parsers.profilers import ncu, nsys, nvprof, pyprof, torch_trace
+from gpuscope.parsers.runlogs import mlperf, reframe, sacct, seed
 
 if TYPE_CHECKING:
     from gpuscope.parsers.profilers.runs import ProfileRuns
@@ -55,18 +57,6 @@ class Family:
     BOUNDED: bool = False
 
 
-def _read_magma(path: Path) -> FileRead:
-    from gpuscope.parsers.magma import read as magma
-    rows, findings = magma.read(path, root=path.parent)
-    return FileRead(rows, list(findings), {"rows": len(rows)})
-
-
-def _read_runs(path: Path) -> FileRead:
-    from gpuscope.parsers.runlogs import read as runlogs
-    got = runlogs.read_runs([path])
-    return FileRead(got.runs, list(got.findings), {"runs": len(got.runs), "curves": got.curves})
-
-
 def _read_recording(path: Path) -> FileRead:
     from gpuscope.parsers.recording import read as recording
     got = recording.read(path, processes=False)  # the samples' host and GPU history; processes stay packed
@@ -80,11 +70,6 @@ def _says(text: str) -> Callable[[Head, int], str]:
 
 # The family lines: each family replaces its line with its kind module.
 RECORDING = Family("recording", "gpuscope recording", "replay", rules.match_recording, _says(""), _read_recording, BOUNDED=True)  # the kind says it; its samples need more than the head
-MAGMA = Family("magma", "MAGMA tester output", "magma", rules.match_magma, rules.describe_magma, _read_magma)
-MLPERF = Family("mlperf-log", "MLPerf log", "scaling", rules.match_mlperf, rules.describe_mlperf, _read_runs)
-REFRAME = Family("reframe", "ReFrame perflog", "scaling", rules.match_reframe, describe_lines, _read_runs)
-SACCT = Family("sacct", "sacct output", "scaling", rules.match_sacct, describe_rows, _read_runs)
-SEED_LOG = Family("seed-log", "Training log", "scaling", rules.match_seed_log, describe_lines, _read_runs)
 
 
 # ============================================================== the list
@@ -100,14 +85,14 @@ READERS: tuple[Reader | ModuleType, ...] = (
     expected,
     markdown,
     # then the words each tool prints
-    MAGMA,
-    MLPERF,
-    REFRAME,
-    SACCT,
+    magma,
+    mlperf,
+    reframe,
+    sacct,
     torch_trace,
     ncu,
     nvprof,
-    SEED_LOG,
+    seed,
     # generic kinds last
     csv_table,
     json_table,

@@ -101,7 +101,17 @@ def assign(runs: pd.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS) -> pd.DataF
     if "benchmark" in values:  # a run with no benchmark is named, and kept apart, by its format
         values["benchmark"] = values["benchmark"].astype(object).where(values["benchmark"].map(normalise) != "", fallback)
     kinds = out["resource_kind"].fillna("unknown").astype(str) if "resource_kind" in out else pd.Series("unknown", index=out.index)
-    groups = pd.Series([tuple(normalise(values[k].iloc[i]) for k in keys) for i in range(len(out))], index=out.index)
+    listed = {k: values[k].tolist() for k in keys}  # positional lists: one pass, no per-cell indexing
+    normal: dict[tuple[type, object], str] = {}  # a study repeats a few values thousands of times: each normalised once
+
+    def norm(v: object) -> str:
+        key = (type(v), v)  # 1 and 1.0 and True are equal keys but print differently
+        try:
+            return normal[key] if key in normal else normal.setdefault(key, normalise(v))
+        except TypeError:  # an unhashable cell
+            return normalise(v)
+
+    groups = pd.Series(list(zip(*(map(norm, listed[k]) for k in keys))), index=out.index, dtype=object)
     first = {g: i for i, g in reversed(list(enumerate(groups)))}  # the first run of each group names it
     names: dict[tuple[str, ...], str] = {}
     by_head: dict[str, list[tuple[str, ...]]] = {}
@@ -114,12 +124,12 @@ def assign(runs: pd.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS) -> pd.DataF
                 break
             if len({g[j] for g in peers}) > 1:
                 chosen.append(j)
-        levels = {j: _level(keys[j], [values[keys[j]].iloc[first[g]] for g in peers]) if j else 2 for j in chosen}
+        levels = {j: _level(keys[j], [listed[keys[j]][first[g]] for g in peers]) if j else 2 for j in chosen}
         for g in peers:
             i = first[g]
             parts = []
             for j in chosen:
-                v = values[keys[j]].iloc[i]
+                v = listed[keys[j]][i]
                 parts.append(_shown(keys[j], v, levels[j]))
             names[g] = SEPARATOR.join(parts)
     out["series"] = [f"{names[g]} ({k})" for g, k in zip(groups, kinds)]

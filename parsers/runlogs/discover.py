@@ -1,0 +1,85 @@
+"""Provides which files the run-log readers look at: every file of the folders given (through
+the one folder walker, `files.walk`), each once however it is reached, with the label it is
+shown by and the names the name rule reads resources from; and the job scripts in a log's folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.files import walk
+from gpuscope.parsers.runlogs import formats as fmt
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    label: str
+    parts: tuple[str, ...]
+    """The file's stem, then its folders inwards-out up to the folder given (the name rule's order)."""
+    explicit: bool
+    """Given by itself, not met in a folder: saying it holds no run is then worth a finding."""
+
+
+def _stem(name: str) -> str:
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name  # Path.stem
+
+
+def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding]) -> list[Candidate]:
+    """Every candidate file of `paths`, in walking order; a missing path is a finding."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            base = path.parent
+            folders: dict[Path, tuple[str, tuple[str, ...], str]] = {}
+            for file in walk(path):
+                if os.path.isdir(file):  # a link to a folder, or one that cannot be listed: not followed
+                    continue
+                here = file.parent
+                if here not in folders:  # once per folder: its real path, its parts below `path`, the labels' prefix
+                    folders[here] = (os.path.realpath(here), tuple(reversed(here.relative_to(path).parts)),
+                                     str(here.relative_to(base)) if str(base) not in ("", ".") else str(here))
+                real, inner, prefix = folders[here]
+                name = file.name
+                # a file's real path is its folder's plus its name, unless it is a link itself
+                key = os.path.realpath(file) if os.path.islink(file) else os.path.join(real, name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                label = name if prefix == "." else os.path.join(prefix, name)  # str(Path(prefix) / name)
+                found.append(Candidate(file, label, (_stem(name), *inner, path.name), False))
+        elif path.exists():
+            key = os.path.realpath(path)
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append(Candidate(path, str(given), (path.stem, path.parent.name), True))
+        else:
+            findings.append(Finding("error", "missing", "no such file or folder", str(given)))
+    return found
+
+
+def job_scripts(folder: Path) -> list[Path]:
+    """The job scripts of a folder (by their suffix, `fmt.SCRIPT_SUFFIXES`), by name; none when it cannot be listed."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)  # one folder: by name is by path
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        dot = entry.name.rfind(".")
+        suffix = entry.name[dot:].lower() if 0 < dot < len(entry.name) - 1 else ""  # Path.suffix
+        try:
+            if suffix in fmt.SCRIPT_SUFFIXES and entry.is_file():
+                out.append(folder / entry.name)
+        except OSError:
+            continue
+    return out
