@@ -129,7 +129,12 @@ def claim(message: pa.ipc.Message) -> tuple[int, int]:
     """What a record batch message says it holds, read from its metadata without decoding it:
     (rows, bytes its buffers take decoded). A compressed buffer starts with its decompressed
     length (Arrow's format, Schema.fbs: Message > RecordBatch > length, buffers, compression).
-    Unreadable when the metadata is not a record batch's."""
+    Unreadable when the metadata is not a record batch's.
+
+    Read by hand because pyarrow's public API gives a message's metadata and body as bytes
+    only (no row count, no buffer list), and `read_record_batch` allocates and decompresses
+    every buffer to the size its prefix claims before anything can be checked: the bound
+    must come before that call."""
     meta, body = message.metadata.to_pybytes(), message.body
     try:
         header = _field(meta, _table(meta, struct.unpack_from("<I", meta, 0)[0]), 2)  # Message.header
