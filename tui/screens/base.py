@@ -1,4 +1,9 @@
-"""Provides `LoadingScreen`: the base of screens that read result files before showing them.
+"""Provides `ExportingScreen` (the one `export_to`: `e` writes what a screen shows) and
+`LoadingScreen`, the base of screens that read result files before showing them.
+
+Export: a screen says what it would write in a format (`export_tables`), the dialog asks where
+(`ask_export`), and `export_to` writes it atomically and says how that went (a notification,
+never a traceback: a full disk or a folder without write permission is one line).
 
 Reading can take seconds (thousands of files, a 10-million-row profile), so it runs in a worker
 thread and the main thread only gets the finished model, as `Loaded`, or the reason it could
@@ -10,6 +15,7 @@ sequence in a folder name must not retitle or clear the terminal). Subclasses sa
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 from rich.text import Text
@@ -20,11 +26,44 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, LoadingIndicator, Static
 
+from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean, clean_lines
+from gpuscope.metrics.table import ResultTable
+from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.widgets.findings import FindingsPane
 
 
-class LoadingScreen(Screen[None]):
+class ExportingScreen(Screen[None]):
+    """A screen whose `e` writes what it shows to a file the user names."""
+
+    def export_tables(self, fmt: str) -> tuple[Sequence[ResultTable], Sequence[str]] | None:
+        """The tables and the text blocks (plots as text) to write in `fmt`; None: nothing to write."""
+        raise NotImplementedError
+
+    def ask_export(self, default_path: str, what: str) -> None:
+        """Ask where to write `what` (the file name offered: `default_path`), then write it."""
+        self.app.push_screen(ExportModal(default_path, what), self.export_to)
+
+    def export_to(self, path: str | None) -> None:
+        """Write `export_tables` in the format `path`'s extension names; notify either way."""
+        if not path:
+            return
+        target = Path(path).expanduser()
+        fmt = export.format_for_path(target)
+        shown = self.export_tables(fmt)
+        if shown is None:
+            return
+        tables, extra = shown
+        try:
+            written = export.write(target, fmt, tables, extra=extra)
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
+            return
+        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+
+
+class LoadingScreen(ExportingScreen):
     INJECTED = "(injected)"
     """What `paths_text` says when a test injects the model instead of paths."""
 

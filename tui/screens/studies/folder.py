@@ -20,12 +20,10 @@ from textual.screen import ModalScreen
 from textual.widgets import ContentSwitcher, Header, Label, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import ResultTable
 from gpuscope.parsers.files import display_name
 from gpuscope.tui.model.folder import STUDIES, read_logs, summary_tables
-from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.widgets.result_table import ResultTableView
@@ -102,23 +100,15 @@ class FolderSummaryScreen(LoadingScreen):
     def action_export(self) -> None:
         if not self.tables:
             return
-        self.app.push_screen(ExportModal("folder-summary.csv", "folder summary table"), self.export_to)
+        self.ask_export("folder-summary.csv", "folder summary table")
 
-    def export_to(self, path: str | None) -> None:
-        """Write the tab shown; text and markdown get all four tables."""
-        if not path or not self.tables:
-            return
-        target = Path(path).expanduser()
-        fmt = export.format_for_path(target)
+    def export_tables(self, fmt: str) -> tuple[list[ResultTable], tuple[str, ...]] | None:
+        """The tab shown; text and markdown get all four tables."""
+        if not self.tables:
+            return None
         active = self.query_one("#summary-tabs", TabbedContent).active
         tables = self.tables if fmt in ("text", "markdown") else [t for (tab, _, _), t in zip(TABS, self.tables) if tab == active]
-        try:
-            written = export.write(target, fmt, tables)
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+        return tables, ()
 
 
 class StudyModal(ModalScreen[str | None]):

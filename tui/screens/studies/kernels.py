@@ -18,12 +18,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher, Header, Input, Static, TabbedContent, TabPane
 
-from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.kernels import GROUP_TITLES, SORT_LABELS, SORTS, KernelsModel, KernelView, build_model
 from gpuscope.tui.model.kernels_report import tab_tables
-from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.screens.studies.kernel_bars import ShareBars
@@ -281,20 +279,10 @@ class KernelsScreen(LoadingScreen):
         if self.model is None or self.model.empty:
             return
         default, what = EXPORT_NAMES.get(self.query_one("#kernels-tables", TabbedContent).active, EXPORT_NAMES["tab-kernels"])
-        self.app.push_screen(ExportModal(default, what), self.export_to)
+        self.ask_export(default, what)
 
-    def export_to(self, path: str | None) -> None:
-        """Write the tab shown to `path`; notify either way."""
-        if not path or self.model is None:
-            return
-        target = Path(path).expanduser()
-        fmt = export.format_for_path(target)
-        tab = self.query_one("#kernels-tables", TabbedContent).active
-        tables, extra = tab_tables(self.model, self.view, tab, fmt)
-        try:
-            written = export.write(target, fmt, tables, extra=extra)
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+    def export_tables(self, fmt: str) -> tuple[list[ResultTable], list[str]] | None:
+        """The tab shown."""
+        if self.model is None:
+            return None
+        return tab_tables(self.model, self.view, self.query_one("#kernels-tables", TabbedContent).active, fmt)

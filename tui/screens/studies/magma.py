@@ -23,7 +23,6 @@ from gpuscope.metrics.table import ResultTable
 from gpuscope.parsers.magma.read import read_tree
 from gpuscope.tui.render.boxplot import boxplots_text
 from gpuscope.tui.model.magma import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
-from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.screens.studies.boxplots import BoxPlotStack
 from gpuscope.tui.widgets.findings import FindingsPane
@@ -268,32 +267,22 @@ class MagmaScreen(LoadingScreen):
         if self.model is None or self.selection is None:
             return
         default, what = EXPORT_NAMES.get(self.query_one("#tables", TabbedContent).active, EXPORT_NAMES["tab-summary"])
-        self.app.push_screen(ExportModal(default, what), self.export_to)
+        self.ask_export(default, what)
 
-    def export_to(self, path: str | None) -> None:
-        """Write the tab shown (summary, comparison or findings) to `path`; notify either way."""
-        if not path or self.model is None or self.selection is None:
-            return
-        target = Path(path).expanduser()
-        fmt = export.format_for_path(target)
+    def export_tables(self, fmt: str) -> tuple[list[ResultTable], tuple[str, ...]] | None:
+        """The tab shown: summary, comparison or findings."""
+        if self.model is None or self.selection is None:
+            return None
         tab = self.query_one("#tables", TabbedContent).active
-        extra: tuple[str, ...] = ()
         if tab == "tab-comparison":
-            tables = [self.model.comparison_table(self.selection)]
-        elif tab == "tab-findings":
-            tables = [magma_stats.findings_table(self.model.result.findings)]
-        else:
-            full = fmt in ("csv", "json")  # machine-readable: all statistics, like the command line
-            tables = [self.model.summary_table(self.selection, full)]
-            if fmt in ("text", "markdown"):  # the same box plots as `--format text`
-                extra = (boxplots_text(self.model.summary(self.selection), self.selection.metric),)
-        try:
-            written = export.write(target, fmt, tables, extra=extra)
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+            return [self.model.comparison_table(self.selection)], ()
+        if tab == "tab-findings":
+            return [magma_stats.findings_table(self.model.result.findings)], ()
+        full = fmt in ("csv", "json")  # machine-readable: all statistics, like the command line
+        tables = [self.model.summary_table(self.selection, full)]
+        if fmt in ("text", "markdown"):  # the same box plots as `--format text`
+            return tables, (boxplots_text(self.model.summary(self.selection), self.selection.metric),)
+        return tables, ()
 
 
 

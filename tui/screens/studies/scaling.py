@@ -20,14 +20,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import ContentSwitcher, Header, Static, TabbedContent, TabPane
 
-from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
-from gpuscope.metrics.table import Column
+from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.model.scaling_compare import curve_metrics, curves_for, metric_label, settings_table
 from gpuscope.tui.model.scaling import ALL, ScalingModel, load, series_names
 from gpuscope.tui.model.scaling_report import tab_tables
-from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
@@ -282,21 +280,12 @@ class ScalingScreen(LoadingScreen):
 
     def action_export(self) -> None:
         tab = self.query_one("#scaling-tabs", TabbedContent).active
-        self.app.push_screen(ExportModal(EXPORT_NAMES.get(tab, "scaling.csv"), f"{tab.removeprefix('tab-')} tab"), self.export_to)
+        self.ask_export(EXPORT_NAMES.get(tab, "scaling.csv"), f"{tab.removeprefix('tab-')} tab")
 
-    def export_to(self, path: str | None) -> None:
-        """Write the tab shown to `path` (its table, and for text its plot); notify either way."""
-        if not path or self.model is None:
-            return
-        target = Path(path).expanduser()
-        fmt = export.format_for_path(target)
+    def export_tables(self, fmt: str) -> tuple[list[ResultTable], list[str]] | None:
+        """The tab shown: its table, and for text its plot."""
+        if self.model is None:
+            return None
         tab = self.query_one("#scaling-tabs", TabbedContent).active
-        tables, extra = tab_tables(self.model, tab, fmt, self.series, self.marked, self.metric)
-        try:
-            written = export.write(target, fmt, tables, extra=extra)
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+        return tab_tables(self.model, tab, fmt, self.series, self.marked, self.metric)
 

@@ -27,11 +27,11 @@ from textual_plotext import PlotextPlot
 
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
+from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.table_filter import FilterError, parse_filter
 from gpuscope.tui.model.table import ROW, TableModel, TableView, stats_cells
 from gpuscope.tui.model.table_read import read_all, read_head
 from gpuscope.tui.render.xy_plot import draw_xy
-from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.views.base import FileScreen
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 
@@ -325,18 +325,10 @@ class TableViewScreen(FileScreen):
 
     def action_export(self) -> None:
         if self.model is not None:
-            self.app.push_screen(ExportModal(f"{self.path.stem}-view.csv", "table shown"), self.export_to)
+            self.ask_export(f"{self.path.stem}-view.csv", "table shown")
 
-    def export_to(self, path: str | None) -> None:
-        if not path or self.model is None:
-            return
-        target = Path(path).expanduser()
-        fmt = export.format_for_path(target)
-        table = self.model.result_table(self.rows, self.name_text)
-        try:
-            written = export.write(target, fmt, [table])
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+    def export_tables(self, fmt: str) -> tuple[list[ResultTable], tuple[str, ...]] | None:
+        """The rows shown, in their order, with every column."""
+        if self.model is None:
+            return None
+        return [self.model.result_table(self.rows, self.name_text)], ()

@@ -21,7 +21,6 @@ import os
 import socket
 import time
 from functools import partial
-from pathlib import Path
 from typing import Protocol
 
 from rich.text import Text
@@ -29,23 +28,22 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
 from gpuscope.collectors.fanout import NodesReading
 from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
-from gpuscope.metrics import export
 from gpuscope.metrics.history import History
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import process_table
+from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.poller import PollDone, Poller
-from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.model.watch import (
     INTERVALS, ProcessView, base_rows, browse_target, record, recording_name, select_rows, step_interval, unseen_gpu_pids,
     window_verdicts,
 )
 from gpuscope.tui.model.nodes import ALL, NodesView
+from gpuscope.tui.screens.base import ExportingScreen
 from gpuscope.tui.screens.watch.cpu_pane import CpuPane
 from gpuscope.tui.screens.watch.gpu_pane import GpuPane
 from gpuscope.tui.widgets.history_plot import WINDOWS, HistoryPlot
@@ -76,7 +74,7 @@ class SnapshotSource(Protocol):
     def poll(self) -> Snapshot: ...
 
 
-class WatchScreen(ProcessKeys, Screen[None]):
+class WatchScreen(ProcessKeys, ExportingScreen):
     """Job panel, GPU rows, CPU/memory meters, history plots and the process table."""
 
     HELP_TITLE = "Keys: watch"
@@ -421,24 +419,15 @@ class WatchScreen(ProcessKeys, Screen[None]):
         if self.snapshot is None:
             self.notify("Nothing to export yet.", severity="warning")
             return
-        self.app.push_screen(ExportModal(DEFAULT_EXPORT, "process table (as shown)"), self.export_to)
+        self.ask_export(DEFAULT_EXPORT, "process table (as shown)")
 
-    def export_to(self, path: str | None) -> None:
-        """Write to `path` in the format its extension names; notify either way."""
-        if not path or self.snapshot is None:
-            return
-        target = Path(path).expanduser()
-        fmt = export.format_for_path(target)
+    def export_tables(self, fmt: str) -> tuple[list[ResultTable], tuple[str, ...]] | None:
+        """The process table as shown: its rows, their order, the screen's columns."""
+        if self.snapshot is None:
+            return None
         rows = [shown.row for shown in self.query_one(ProcessTable).shown]
         title = f"Processes ({self.snapshot.scope.label or self.snapshot.host.hostname}), sorted by {self.view.sort_label}"
-        tables = [process_table(self.snapshot, rows=rows, title=title)]
-        try:
-            written = export.write(target, fmt, tables)
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            self.notify(f"Could not export to {target}: {reason}", title="Export failed", severity="error", markup=False)
-            return
-        self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
+        return [process_table(self.snapshot, rows=rows, title=title)], ()
 
     def action_browse(self, narrow: bool = False) -> None:
         """`b`: the browser mode, first opened on the job's WorkDir with its StdOut selected."""
