@@ -12,7 +12,8 @@
    and (c) the whole command `gpuscope scaling TREE --format text` as a subprocess (or
    "skipped: no scaling subcommand" when this gpuscope has none);
 3. prints medians (wall clock, the targets' measure; CPU time beside it, which moves less when
-   others load the machine), the ratio of (b) to (a), (b) against < 3 s and (c) against < 4 s.
+   others load the machine), the ratio of (b) to (a), (b) against < 3 s and (c) against < 4 s,
+   and the ratios of each to its target and of (c) to (b).
 
 It reports and exits 0; `--check` exits 1 when a target is missed. When baseline and gpuscope
 do not find the same runs it exits 2: the timings would not compare like with like.
@@ -161,6 +162,8 @@ def bench(args, tree: Path) -> int:
         note = f"   NO RESULT: exited {failed_runs[0]} in {len(failed_runs)} of {len(cli_codes)} runs (error above)" if failed_runs else ""
         print(f"gpuscope scaling TREE --format text       median {cli_s:.2f} s   (cpu {statistics.median(cpu['cli']):.2f} s)   "
               f"target <{TARGET_CLI_S:g} s  {verdict(cli_ok)}{note}")
+        print(f"ratios: stage {ours_s / TARGET_STAGE_S:.2f}x its target, command {cli_s / TARGET_CLI_S:.2f}x its target, "
+              f"command {cli_s / ours_s:.2f}x the stage (start-up, analysis beyond summarize, printing)")
     elif exe.exists():
         print("gpuscope scaling TREE --format text       skipped: no scaling subcommand")
     return 1 if (args.check and failed) else 0

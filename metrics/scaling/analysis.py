@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscope.metrics.scaling import checks
+from gpuscope.metrics.scaling.spread import compare
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.scaling.fit import AmdahlFit, amdahl_fit, gustafson_serial, karp_flatt, karp_flatt_trend, speedup
 
@@ -43,8 +44,6 @@ EFFICIENCY_THRESHOLD = 0.75
 WORK_TOLERANCE = 0.1
 """Work per configuration within 10 % of constant is strong scaling; work per worker within
 10 % of constant is weak scaling; anything else is "unknown"."""
-ALPHA = 0.05
-MIN_RUNS_TEST = 3
 KEYS = ["series", "resource_kind"]
 UNIT = {"gpus": "GPUs", "nodes": "nodes", "threads": "threads", "processes": "processes"}
 SUMMARY_COLUMNS = [
@@ -375,31 +374,6 @@ def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> d
 # --- did the result hold? -----------------------------------------------------------------
 
 
-def _compare(sample: np.ndarray, base: np.ndarray, higher: object, what: str, where: str) -> tuple[float, str]:
-    """(p-value, verdict) of a two-sided Mann-Whitney test of `sample` against `base`, said
-    only when both sides have MIN_RUNS_TEST runs and the test can reach p < ALPHA at all."""
-    n1, n2 = sample.size, base.size
-    if n1 == 0 or n2 == 0:
-        return math.nan, f"n/a: no {what}"
-    if n1 < MIN_RUNS_TEST or n2 < MIN_RUNS_TEST:
-        return math.nan, f"too few runs to tell ({n1} and {n2}; the test needs {MIN_RUNS_TEST} on each side)"
-    if math.comb(n1 + n2, n1) <= 2.0 / ALPHA:  # the smallest p the exact test can give; no float overflow at 500+ runs
-        return math.nan, f"too few runs to tell ({n1} and {n2}: the test cannot reach p < {ALPHA:g})"
-    from scipy.stats import mannwhitneyu
-
-    p = float(mannwhitneyu(sample, base, alternative="two-sided").pvalue)
-    if not math.isfinite(p):
-        return math.nan, "n/a: the test failed"
-    if p >= ALPHA:
-        return p, f"within run-to-run spread (p = {p:.2g})"
-    larger = np.median(sample) > np.median(base)
-    if isinstance(higher, (bool, np.bool_)):
-        word = "better" if larger == bool(higher) else "worse"
-    else:
-        word = "higher" if larger else "lower"
-    return p, f"{word} than at {where}, beyond run-to-run spread (p = {p:.2g})"
-
-
 def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
     """Per (series, resource_kind, resources): the final validation quality (median, min,
     max) and epochs (to converge) of the finished runs, and whether each differs from the
@@ -441,8 +415,8 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
             elif r == base:
                 q_p, q_verdict, e_p, e_verdict = math.nan, "baseline", math.nan, "baseline"
             else:
-                q_p, q_verdict = _compare(q, q_of[base], higher, "quality", where)
-                e_p, e_verdict = _compare(e, e_of[base], False, "epochs to converge", where)
+                q_p, q_verdict = compare(q, q_of[base], higher, "quality", where)
+                e_p, e_verdict = compare(e, e_of[base], False, "epochs to converge", where)
             q0 = float(np.median(q_of[base])) if base is not None and q_of[base].size else math.nan
             records.append({
                 "series": series, "resource_kind": kind, "resources": int(r), "quality_name": name, "runs": int(mine.sum()),

@@ -9,8 +9,8 @@ not necessarily 1): `p_rel = p / p0`, `S = T(p0) / T(p)`.
 - weak scaling: scaled speedup `S_w = p_rel * T(p0) / T(p)`, efficiency `T(p0) / T(p)`;
   Gustafson `S_w = p_rel - a (p_rel - 1)`, so `a = (p_rel - S_w) / (p_rel - 1)`.
 
-A value that cannot be computed is NaN. scipy (the Karp-Flatt trend's rank correlation) is
-imported inside the function that uses it.
+A value that cannot be computed is NaN. The Karp-Flatt trend's rank correlation (Spearman's rho,
+the Pearson correlation of the ranks) is pandas', so printing a study loads no scipy.
 """
 
 from __future__ import annotations
@@ -199,9 +199,7 @@ def karp_flatt_trend(summary: pd.DataFrame) -> str | None:
     middle = float(np.median(e))
     if np.all(np.abs(e - middle) <= max(FLAT_ABS, FLAT_REL * abs(middle))):
         return f"serial fraction roughly constant (about {middle:.3g}): Amdahl's serial part"
-    from scipy.stats import spearmanr
-
-    rho = float(spearmanr(p, e).statistic)
+    rho = float(pd.Series(p).rank().corr(pd.Series(e).rank()))  # Spearman: Pearson of the (average) ranks
     grows, falls = rho >= 0.8 and last > first, rho <= -0.8 and last < first
     if grows or falls:
         low, high = _karp_flatt_range(rows[ok])

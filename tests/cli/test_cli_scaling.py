@@ -222,3 +222,20 @@ def test_non_monotonic_and_single_runs_are_said(tmp_path: Path, capsys: pytest.C
     assert code == 0
     assert "speedup falls from 2 at 2 to 1.5 at 4 threads" in err  # a warning: on stderr
     assert "one run at 1, 2, 4" in out  # info: in the findings table
+
+
+def test_text_shows_the_last_50_runs_and_says_how_many_are_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A study of thousands of runs prints in a few screens: text and markdown show the last 50
+    runs with a note; CSV and JSON keep every run."""
+    table = tmp_path / "runs.csv"
+    rows = [f"{gpus},{100.0 / gpus + i * 0.01:.2f},run{i:03d}" for i in range(60) for gpus in (1, 2, 4) if (i + gpus) % 3 == 0]
+    table.write_text("gpus,time_s,name\n" + "\n".join(rows) + "\n")
+    assert len(rows) == 60
+    code, out, _err = printed(capsys, str(table), "--format", "text", "--table", "runs")
+    assert code == 0
+    assert "the last 50 of 60 runs; 10 earlier runs are left out here (CSV and JSON keep all: --format csv --table runs)" in out
+    assert f"runs.csv:{len(rows) + 1}" in out and "runs.csv:11 " not in out + " " and "runs.csv:12" in out  # rows 12..61 kept
+    code, out, _err = printed(capsys, str(table), "--format", "csv", "--table", "runs")
+    assert code == 0 and len(list(csv.DictReader(io.StringIO(out)))) == 60 and "left out" not in out
+    code, out, _err = printed(capsys, str(table), "--format", "json")
+    assert len(json.loads(out)["benchmark_results_summary"]) == 60

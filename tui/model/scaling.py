@@ -112,9 +112,16 @@ class ScalingModel:
     def _pick(self, frame: pd.DataFrame, series: str) -> pd.DataFrame:
         return frame if series == ALL or frame.empty else frame[frame["series"].astype(str) == series]
 
-    def runs_table(self, series: str = ALL) -> ResultTable:
-        """Seed 002's BENCHMARK RESULTS SUMMARY: one row per run, where its resources came from."""
-        return ResultTable.from_frame(self._pick(self.runs, series), "Benchmark results summary", RUN_COLUMNS)
+    def runs_table(self, series: str = ALL, last: int | None = None) -> ResultTable:
+        """Seed 002's BENCHMARK RESULTS SUMMARY: one row per run, where its resources came from.
+        `last`: only the last that many runs, with a note saying how many are left out."""
+        rows = self._pick(self.runs, series)
+        notes = []
+        if last is not None and len(rows) > last:
+            notes.append(f"the last {last} of {len(rows):,} runs; {len(rows) - last:,} earlier runs are left out here "
+                         "(CSV and JSON keep all: --format csv --table runs)")
+            rows = rows.iloc[len(rows) - last:]
+        return ResultTable.from_frame(rows, "Benchmark results summary", RUN_COLUMNS, notes)
 
     def speedup_table(self, series: str = ALL, full: bool = True) -> ResultTable:
         """Seed 002's SPEEDUP ANALYSIS: one row per configuration (median of its runs).

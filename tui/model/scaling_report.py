@@ -21,6 +21,8 @@ TABLES = ("speedup", "overview", "runs", "diff", "accuracy", "findings")
 """`--table` names; the first is the CSV's default."""
 FINDINGS_SHOWN = 40
 """Above this many findings, text and markdown group them by kind."""
+RUNS_SHOWN = 50
+"""Text and markdown show the last this many runs (a study of thousands is read in CSV / JSON)."""
 
 
 class Report(NamedTuple):
@@ -38,7 +40,7 @@ def tables_for(model: ScalingModel, fmt: str, series: str = ALL) -> dict[str, Re
     return {
         "overview": model.overview_table(series, full=not readable),
         "speedup": model.speedup_table(series, full=not readable),
-        "runs": model.runs_table(series),
+        "runs": model.runs_table(series, last=RUNS_SHOWN if readable else None),
         "diff": model.diff_table(series),
         "accuracy": model.quality_table(series, full=not readable),
         "findings": model.findings_table(FINDINGS_SHOWN if readable else None),
