@@ -29,12 +29,40 @@ def test_import_linter_contracts_hold() -> None:
     assert "Contracts: 5 kept, 0 broken" in out.stdout
 
 
-@pytest.mark.parametrize("module", ["gpuscope.parsers.magma.read", "gpuscope.metrics.magma.stats", "gpuscope.metrics.export", "gpuscope.tui.cli.main", "gpuscope.tui.render.boxplot", "gpuscope.tui.model.kernels_report", "gpuscope.tui.model.kernels", "gpuscope.tui.render.kernel_plots"])
+@pytest.mark.parametrize("module", ["gpuscope.parsers.magma.read", "gpuscope.metrics.magma.stats", "gpuscope.metrics.export", "gpuscope.tui.cli.main", "gpuscope.tui.render.boxplot", "gpuscope.tui.model.kernels_report", "gpuscope.tui.model.kernels", "gpuscope.tui.render.kernel_plots",
+                                    "gpuscope.tui.cli.studies", "gpuscope.tui.cli.live", "gpuscope.tui.cli.output", "gpuscope.tui.render.plots",
+                                    "gpuscope.tui.render.scaling_plots", "gpuscope.tui.model.magma_report", "gpuscope.tui.model.scaling_report"])
 def test_data_layers_and_print_path_never_load_textual(module: str) -> None:
     code = f"import sys, {module}; print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT / "tests", timeout=120)
     assert out.stdout.strip() == "False", out.stderr
 
+
+
+PRINT_COMMANDS = {
+    "magma": ["magma", "examples/magma", "--exclude", "attempt-1", "--format", "text"],
+    "kernels": ["kernels", "examples/profiles", "--gpu", "A100", "--top", "10", "--format", "text"],
+    "scaling": ["scaling", "examples/scaling", "--format", "text", "--width", "120"],
+    "browse": ["browse", "examples", "--format", "csv"],
+    "check": ["check", "examples"],
+    "report": ["report", "--recording", "examples/recording/demo.gsrec"],
+    "watch": ["watch", "--demo", "--once", "--format", "text"],
+    "help": ["--help"],
+}
+"""Every command's print path, on the bundled examples (as the README runs them)."""
+
+
+@pytest.mark.parametrize("name", sorted(PRINT_COMMANDS))
+def test_print_commands_never_load_textual_and_scipy_only_to_compare(name: str) -> None:
+    """The whole command runs in one process: what it imported is what it cost to start.
+    scipy (half a second to import) is for the MAGMA comparison's Mann-Whitney test only."""
+    code = ("import sys\nfrom gpuscope.tui.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', ' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'scipy'})), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, *PRINT_COMMANDS[name]], capture_output=True, text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+    loaded = next((line.split()[1:] for line in out.stderr.splitlines() if line.startswith("LOADED")), None)
+    assert loaded is not None, out.stderr[-2000:]
+    assert "textual" not in loaded
+    assert ("scipy" in loaded) == (name == "magma"), loaded
 
 def test_every_subpackage_is_listed() -> None:
     on_disk = {"gpuscope." + ".".join(p.parent.relative_to(ROOT).parts) for layer in LAYERS for p in (ROOT / layer).rglob("__init__.py")}
