@@ -18,8 +18,7 @@ import pandas as pd
 from gpuscope.metrics.distribution import number_keys
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.kernels.peaks import find_peak, peak_at_clock
-from gpuscope.parsers.magma.layout import PRECISION
-from gpuscope.parsers.magma.lines import RunInfo
+from gpuscope.metrics.magma.run import PRECISION, RunInfo
 
 EXCLUDED = ["", "failed", "warm-up", "impossible", "not a number", "untrusted"]
 SLOW = 10.0

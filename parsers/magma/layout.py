@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gpuscope.metrics.magma.run import PRECISION
+
 SIZE_WORDS = {"batchcount": "batch_count", "m": "m", "n": "n", "k": "k", "nrhs": "nrhs"}
 """Header words of the leading integer columns (the problem size is M x N x K; NRHS, the
 right-hand sides of testing_?gesv, is a column of its own)."""
@@ -42,8 +44,7 @@ print no Gflop/s): `CPU Time (sec)   GPU Time (sec)`."""
 STATUS_WORDS = ("ok", "failed")
 """The status word at the end of a row (MAGMA prints nothing else: `okay ? "ok" : "failed"`)."""
 STATUS_NAMES = ["ok", "failed", ""]
-NUMBER, DASHES, OK, FAILED, NO_STATUS, WORD = range(6)
-"""Token kinds: a number, `---` (not run), the status words, no status word, anything else."""
+"""The `status` column's categories: a status word, or none printed."""
 
 USAGE = re.compile(r"Usage:\s+(\S+)")
 COMMAND = re.compile(r"(?:^|[\s/])testing_(\w+)(?=\s|$)")
@@ -187,10 +188,6 @@ def options_from(line: str) -> dict[str, str]:
     body = body[len("using:"):] if body.startswith("using:") else body
     pairs = OPTION.findall(body) + OPTION_NUMBER.findall(body)
     return {name: value.strip() for name, value in pairs if name not in IGNORED_OPTIONS}
-
-
-PRECISION = {"s": "FP32", "c": "FP32", "d": "FP64", "z": "FP64", "h": "FP16 tensor"}
-"""A tester's first letter -> the precision its Gflop/s count (for the device peak)."""
 
 
 def precision_of(test: str) -> str:

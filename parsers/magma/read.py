@@ -4,21 +4,21 @@
     rows, findings = magma.read("magma-vbatched-iter-1.out")
     result = magma.read_tree(["experiments/"], exclude=("attempt-1",))
 
-Formats: shared/research/formats-scaling.md §1; what a header means is in magma_layout, the
-one place that knows columns. Rows are kept even when they cannot be trusted: the `excluded`
-column says why statistics skip them (magma_trust decides).
+Formats: shared/research/formats-scaling.md §1; what a header means is in `layout`, the one
+place that knows columns. Rows are kept even when they cannot be trusted: the `excluded` column
+says why statistics skip them (metrics/magma/trust decides).
 
-How, in one path: files are read a few MB at a time on two threads (magma_lines): numpy finds
-the lines and tokenises those that start with a blank or a digit, one Arrow cast reads the
-numbers, and a data row is a line whose first token is a whole number; the few other lines that
-say something (usage and command lines, options, headers, trailers) are read in Python, in file
-order, and give each data row its header. The batches' columns are then joined into one table.
+How, in one path: one regular expression pass per file (`lines.scan`) finds the runs of data
+rows and reads the other lines that say something, which give each run its block (tester,
+options, header). The rows of all blocks under one header kind go through pandas' C CSV parser
+as one text; numpy then checks each row against its layout and makes the tidy table.
 """
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Sequence
@@ -29,8 +29,9 @@ import pandas as pd
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.magma import layout as fmt
 from gpuscope.metrics.magma import trust as magma_trust
-from gpuscope.parsers.magma.lines import Block, Lines, RunInfo, label_blocks, read_lines
-from gpuscope.parsers.rules import mentions_magma
+from gpuscope.metrics.magma.run import RunInfo
+from gpuscope.parsers.magma.kind import mentions_magma
+from gpuscope.parsers.magma.lines import Block, label_blocks, scan
 from gpuscope.parsers.patterns import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines
 
@@ -93,10 +94,10 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None,
     data, problems = read_bytes(path, label, budget[0], max_lines=None)  # lines counted once, here
     if data is None:
         return problems[0] if explicit or problems[0].kind not in ("binary", "empty") else problems[0].kind
-    lines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))  # newlines: twice as fast as bytes.count
+    lines = data.count(b"\n")
     if lines > budget[1]:
         return too_many_lines(lines, budget[1], label)
-    if not explicit and not mentions_magma(data):  # rules.MAGMA_MARKERS: a file met while walking
+    if not explicit and not mentions_magma(data):  # a file met while walking
         return "no MAGMA header"
     if not data.isascii():  # ASCII is valid UTF-8: only other bytes need decoding
         text, problems = decode(data, label)
@@ -190,149 +191,167 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
 
 # --- data rows -------------------------------------------------------------------------------
 
-BATCH_BYTES = 4 << 20
-"""Files are read a few MB at a time, on two threads: numpy and Arrow work with the interpreter
-lock released, so both cores of a small node share the work, and each batch's temporary arrays
-stay small enough to be reused instead of faulted in afresh."""
-
-
-@dataclass
-class _Batch:
-    """The rows of some consecutive files: columns, and per row its file, block and line."""
-
-    cols: dict[str, np.ndarray]
-    file: np.ndarray
-    block: np.ndarray
-    line: np.ndarray
-    blocks: list[Block]
-    impl_names: list[str]
-    """The names of the batch's `impl` codes."""
+NUMBER, DASHES, OK, FAILED, MISSING, WORD = range(6)
+"""What a row's field is: a number, `---` (not run), a status word, no field, anything else."""
+SEPARATORS = bytes.maketrans(bytes(range(42)).replace(b"\n", b""), b" " * 41)
+"""The bytes `lines.SEP` names become blanks, so `94.60 (   0.26)` is two fields for the parser."""
+NUMBER_TEXT = r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$"
+"""A field Arrow reads as a number; any other field (`nan`, `inf`, a status word, a word) is
+looked at by `_word`."""
+SAMPLE = 1000
+"""Rows of a header kind looked at to see how its rows really print (`layout.fit_layout`)."""
 
 
 def _rows(texts: list[bytes], runs: list[RunInfo]) -> pd.DataFrame:
     """The tidy table of every data row of the files (`texts[i]` is `runs[i]`'s text)."""
-    cuts = [0]
-    size = 0
-    for i, text in enumerate(texts):
-        size += len(text)
-        if size >= BATCH_BYTES * len(cuts):
-            cuts.append(i + 1)
-    if cuts[-1] != len(texts):
-        cuts.append(len(texts))
-    spans = list(zip(cuts, cuts[1:]))
-    with ThreadPoolExecutor(2) as pool:
-        batches = list(pool.map(lambda span: _read_batch(texts[span[0] : span[1]], runs[span[0] : span[1]], span[0]), spans))
-    blocks = [b for batch in batches for b in batch.blocks]
+    big = b"\n" + b"".join(texts)
+    blocks: list[Block] = []
+    found: list[tuple[int, int, int, int, int, int]] = []  # file, start, end, first line, lines, block
+    meaning: dict = {}
+    lo = 0
+    for f, (text, run) in enumerate(zip(texts, runs)):
+        found += [(f, *r) for r in scan(big, lo, lo + len(text), f, run, blocks, meaning)]
+        lo += len(text)
     label_blocks(blocks, runs)
-    offsets = np.cumsum([0] + [len(batch.blocks) for batch in batches])
-    impls = list(dict.fromkeys(name for batch in batches for name in batch.impl_names))
-    for batch in batches:  # one numbering of the implementations for all batches
-        if "impl" in batch.cols:
-            batch.cols["impl"] = np.array([impls.index(name) for name in batch.impl_names], np.int16)[batch.cols["impl"]]
-    names = list(dict.fromkeys(name for batch in batches for name in batch.cols))
-    cols = {name: np.concatenate([batch.cols.get(name, _missing(name, batch.file.size)) for batch in batches]) for name in names}
+    _overlap(found, runs)
+    first_block = {b.layout.header: i for i, b in reversed(list(enumerate(blocks)))}
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(found):
+        groups.setdefault(blocks[r[5]].layout.header, []).append(i)
+    counts = np.array([r[4] for r in found], np.int64)
+    base = np.concatenate(([0], np.cumsum(counts)))  # each run's first row number
+    ends = np.cumsum([len(t) for t in texts])  # each file's last newline in `big`
+    cut = [runs[f].last_line_cut and end == ends[f] for f, _, end, *_ in found]  # the run holds the file's cut last line
+    impls: list[str] = []
+    pieces = [p for header in sorted(groups, key=first_block.get) for p in _read_group(big, blocks, found, groups[header], base, runs, cut, impls)]
+    names = list(dict.fromkeys(n for cols, _ in pieces for n in cols))
+    row = np.concatenate([r for _, r in pieces]) if pieces else np.empty(0, np.int64)
+    order = np.argsort(row, kind="stable")  # file and line order; a row's implementations in header order
+    cols = {n: np.concatenate([c[n] if n in c else _missing(n, r.size) for c, r in pieces])[order] for n in names}
+    at = np.searchsorted(base, row[order], "right") - 1  # the run of each row
+    meta = np.array([r[0:1] + r[3:4] + r[5:6] for r in found] or [(0, 0, 0)], np.int64)
+    line = meta[at, 1] + row[order] - base[at]
+    return _frame(cols, meta[at, 0], meta[at, 2], line, blocks, runs, impls)
 
-    def joined(part: str) -> np.ndarray:
-        """A per-row array of all batches (block numbers of the whole read)."""
-        return np.concatenate([getattr(batch, part) + (offset if part == "block" else 0) for batch, offset in zip(batches, offsets)] or [np.empty(0, np.int64)])
 
-    return _frame(cols, joined("file"), joined("block"), joined("line"), blocks, runs, impls)
+def _overlap(found: list[tuple], runs: list[RunInfo]) -> None:
+    """Processes ran at the same time when most rows do not come after the last banner."""
+    rows, before = [0] * len(runs), [0] * len(runs)
+    for f, _, _, first, lines, _ in found:
+        rows[f] += lines
+        before[f] += min(lines, max(0, runs[f].last_banner_line - first))
+    for f, run in enumerate(runs):
+        run.overlapped = run.banners > 1 and before[f] < 0.99 * rows[f] * (run.banners - 1) / run.banners
 
 
 def _missing(name: str, size: int) -> np.ndarray:
-    """A column a batch has no values for: no status, or NaN."""
-    if name in ("status", "impl"):
-        return np.full(size, fmt.NO_STATUS, np.int8) if name == "status" else np.zeros(size, np.int16)
-    return np.full(size, np.nan)
+    """A column a piece has no values for: no status, or NaN."""
+    return np.full(size, MISSING, np.int8) if name == "status" else np.full(size, np.nan)
 
 
-def _read_batch(texts: list[bytes], runs: list[RunInfo], first_file: int) -> _Batch:
-    """The rows of some consecutive files, in file and line order, a row's implementations in
-    header order."""
-    big = b"".join(texts)
-    lines = read_lines(big, [len(t) for t in texts], runs)
-    pieces = []
-    for layout, rows in lines.groups():
-        pieces += _read_group(big, layout, rows, lines)
-    names = list(dict.fromkeys(n for cols, _ in pieces for n in cols))
-    cols = {name: np.concatenate([c.get(name, _missing(name, r.size)) for c, r in pieces]) for name in names}
-    row_of = np.concatenate([r for _, r in pieces]) if pieces else np.empty(0, np.int64)
-    if len(pieces) > 1:
-        order = np.argsort(row_of, kind="stable")
-        row_of = row_of[order]
-        cols = {name: values[order] for name, values in cols.items()}
-    for block in lines.blocks:  # file numbers of the whole read, from here on
-        block.file += first_file
-    return _Batch(cols, lines.row_file[row_of] + first_file, lines.row_block[row_of], lines.row_line[row_of], lines.blocks, lines.impl_names)
+def _fields(frame: pd.DataFrame, j: int, decimals: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Field j of every row: its number (NaN for others), its kind, and, when asked, the digits
+    printed after its `.` (how precise a time is)."""
+    col = frame[j]
+    if col.dtype.kind in "iuf":
+        return col.to_numpy(np.float64), np.zeros(len(col), np.int8), None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.array(col.to_numpy(object, na_value=None), pa.string())  # `---` is the parser's NA: null here
+    number = pc.fill_null(pc.match_substring_regex(text, NUMBER_TEXT), True)
+    values = pc.cast(pc.if_else(number, text, None), pa.float64()).to_numpy(zero_copy_only=False)
+    kind = np.where(text.is_null().to_numpy(zero_copy_only=False), DASHES, NUMBER).astype(np.int8)
+    odd = np.flatnonzero(~number.to_numpy(zero_copy_only=False))
+    if odd.size:  # fields that are not plain numbers: a few distinct words, each looked at once
+        words = pc.dictionary_encode(text.take(odd))
+        known = [_word(w) for w in words.dictionary.to_pylist()]
+        where = words.indices.to_numpy(zero_copy_only=False)
+        kind[odd] = np.array([k for k, _ in known], np.int8)[where]
+        values[odd] = np.array([v for _, v in known])[where]
+    if not decimals:
+        return values, kind, None
+    dot = pc.find_substring(text, ".").to_numpy(zero_copy_only=False).astype(np.float64)
+    length = pc.utf8_length(text).to_numpy(zero_copy_only=False).astype(np.float64)
+    return values, kind, np.where(dot >= 0, length - dot - 1, 0)
 
 
-def _read_group(big: bytes, layout: fmt.Layout, rows: np.ndarray, lines: Lines) -> list[tuple[dict, np.ndarray]]:
-    """The rows (indices into `lines.row_*`) under one header kind: one piece per
-    implementation that ran (a Gflop/s or time printed, not `---`)."""
-    tokens = lines.tokens
-    # The layout as the rows print it, from a row of the most common length (not the first:
-    # it may be cut short).
-    count = lines.row_count[rows]
-    typical = int(rows[np.flatnonzero(count == np.bincount(count).argmax())[0]])
-    layout = fmt.fit_layout(layout, big[lines.row_start[typical] : lines.row_end[typical]].decode("utf-8", "replace"))
-    width = layout.width
-    with_status = count == width + 1
+def _word(text: str) -> tuple[int, float]:
+    """What a field that is not read as a number by pandas is."""
+    if not text or text == "---":
+        return (MISSING if not text else DASHES), np.nan
+    if text in fmt.STATUS_WORDS:
+        return OK + fmt.STATUS_WORDS.index(text), np.nan
+    if len(text) > 1 and text[0] == text[-1] == "-" and not text.strip("-"):
+        return DASHES, np.nan
+    try:
+        return NUMBER, float(text)
+    except ValueError:
+        return WORD, np.nan
+
+
+def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: list[int], base: np.ndarray, runs: list[RunInfo],
+                cut: list[bool], impls: list[str]) -> list[tuple[dict, np.ndarray]]:
+    """The rows of the runs `chosen` (one header kind): one piece per implementation that ran
+    (a Gflop/s or time printed, not `---`), with each row's number."""
+    spans = [found[i][1:3] for i in chosen]
+    # The layout as the rows print it, from a row of the most common length (the first may be cut short).
+    sample = [line for a, b in spans[:SAMPLE] for line in big[a:b].split(b"\n")][:SAMPLE]
+    count = [len(line.translate(SEPARATORS).split()) for line in sample]
+    typical = sample[count.index(min(set(count), key=lambda c: (-count.count(c), c)))]
+    layout = fmt.fit_layout(blocks[found[chosen[0]][5]].layout, typical.decode("utf-8", "replace"))
+    width, checks, n_sizes = layout.width, len(layout.errors), len(layout.sizes)
+    timed, at = [], n_sizes  # the field of each implementation's Gflop/s and time (None: not printed)
+    for _, has_time, _ in layout.impls:
+        timed.append((None, at) if layout.time_only else (at, at + 1 if has_time else None))
+        at += 1 if layout.time_only or not has_time else 2
+    times = {t for _, t in timed if t is not None}
+    data = b" 0" * (width + 2) + b"\n" + b"\n".join(big[a:b] for a, b in spans).translate(SEPARATORS)  # a first row of every field
+    frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=range(width + 2), usecols=range(width + 2), keep_default_na=False,
+                        na_values=["---"], quoting=csv.QUOTE_NONE, dtype={t: str for t in times}, low_memory=False).iloc[1:]
+    fields = [_fields(frame, j, j in times) for j in range(width + 2)]
+    values = np.stack([v for v, _, _ in fields], 1)
+    kinds = np.stack([k for _, k, _ in fields], 1)
+    sizes = np.array([found[i][4] for i in chosen], np.int64)
+    row = np.arange(sizes.sum()) + np.repeat(base[chosen] - np.cumsum(sizes) + sizes, sizes)  # each row's number in the read
+    n = (kinds != MISSING).sum(axis=1)
+    with_status = n == width + 1
     # A row may end after its implementations' columns: a tester run without its check
-    # (no --lapack) prints no error and no status; those errors are NaN.
-    checks = len(layout.errors)
-    unchecked = (count == width - checks) & (checks > 0)
-    if unchecked.any():  # but a file's cut last line is no unchecked row: it lost its end
-        cut = np.array([run.last_line_cut for run in lines.runs] + [False])
-        last = np.zeros(len(lines.runs) + 1, np.int64)
-        np.maximum.at(last, lines.row_file, lines.row_line)
-        files = lines.row_file[rows]
-        unchecked &= ~(cut[files] & (lines.row_line[rows] == last[files]))
-    ok = (count == width) | with_status | unchecked
-    first = lines.row_token[rows]
-    index = first[:, None] + np.arange(width)[None, :]
-    index[~ok] = 0
-    index[unchecked, width - checks :] = 0
-    kinds = tokens.kind[index]
-    values = tokens.value[index]
-    kinds[unchecked, width - checks :] = fmt.DASHES
-    values[unchecked, width - checks :] = np.nan
-    ok &= (kinds <= fmt.DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
-    n_sizes = len(layout.sizes)
-    ok &= (kinds[:, :n_sizes] == fmt.NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
-    last = tokens.kind[np.where(with_status, first + width, 0)]
-    status = np.where(with_status, last, fmt.NO_STATUS).astype(np.int8)
-    ok &= (status == fmt.NO_STATUS) | (status == fmt.OK) | (status == fmt.FAILED)
-    lines.reject(rows[~ok])
-    rows, values, status = rows[ok], values[ok], status[ok]
-    decimals = tokens.decimals[index[ok]]
+    # (no --lapack) prints no error and no status; those errors are NaN. But a file's cut last
+    # line is no unchecked row: it lost its end.
+    unchecked = (n == width - checks) & (checks > 0)
+    if unchecked.any():
+        last = np.zeros(row.size, bool)
+        last[np.cumsum(sizes) - 1] = [cut[i] for i in chosen]
+        unchecked &= ~last
+        kinds[unchecked, width - checks : width] = DASHES
+    ok = (n == width) | with_status | unchecked
+    ok &= (kinds[:, :width] <= DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
+    ok &= (kinds[:, :n_sizes] == NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
+    status = np.where(with_status, kinds[:, width], MISSING).astype(np.int8)
+    ok &= (status == MISSING) | (status == OK) | (status == FAILED)
+    run_of = np.repeat(chosen, sizes)
+    for i, r in zip(run_of[~ok].tolist(), row[~ok].tolist()):
+        runs[found[i][0]].unparsed.append(found[i][3] + r - int(base[i]))
+    row, values, status = row[ok], values[ok], status[ok]
     shared = {name: values[:, i] for i, name in enumerate(layout.sizes)}
-    at = n_sizes
-    impl_cols = []
-    for impl, timed, to_ms in layout.impls:
-        # A time is as precise as printed: `0.00` s says under 5 ms (half the last digit).
-        if layout.time_only:  # eigen and singular value testers print a time and no Gflop/s
-            gflops, time, column = np.full(rows.size, np.nan), values[:, at] * to_ms, at
-            at += 1
-        else:
-            gflops, column = values[:, at], at + 1
-            time = values[:, column] * to_ms if timed else np.full(rows.size, np.nan)
-            at += 2 if timed else 1
-        resolution = 0.5 * to_ms * 10.0 ** -decimals[:, column].astype(np.float64) if timed else np.full(rows.size, np.nan)
-        impl_cols.append((impl, gflops, time, resolution))
-    for name in layout.errors:
-        shared[name] = values[:, at]
-        at += 1
+    shared.update({name: values[:, width - checks + i] for i, name in enumerate(layout.errors)})
     shared["status"] = status
-    pieces: list[tuple[dict, np.ndarray]] = []
-    for impl, gflops, time, resolution in impl_cols:
+    pieces = []
+    for (impl, _, to_ms), (g, t) in zip(layout.impls, timed):
+        gflops = values[:, g] if g is not None else np.full(row.size, np.nan)
+        time = values[:, t] * to_ms if t is not None else np.full(row.size, np.nan)
         ran = ~(np.isnan(gflops) & np.isnan(time))
         if not ran.any():
             continue
-        chosen = np.flatnonzero(ran)
-        cols = {name: v[chosen] for name, v in shared.items()}
-        cols.update(gflops=gflops[chosen], time_ms=time[chosen], time_res_ms=np.where(np.isnan(time[chosen]), np.nan, resolution[chosen]))
-        cols["impl"] = np.full(chosen.size, lines.impl_code(impl), np.int16)
-        pieces.append((cols, rows[chosen]))
+        # A time is as precise as printed: `0.00` s says under 5 ms (half the last digit).
+        resolution = 0.5 * to_ms * 10.0 ** -fields[t][2][ok][ran] if t is not None else np.full(int(ran.sum()), np.nan)
+        cols = {name: v[ran] for name, v in shared.items()}
+        cols.update(gflops=gflops[ran], time_ms=time[ran], time_res_ms=np.where(np.isnan(time[ran]), np.nan, resolution))
+        if impl not in impls:
+            impls.append(impl)
+        cols["impl"] = np.full(int(ran.sum()), impls.index(impl), np.int16)
+        pieces.append((cols, row[ran]))
     return pieces
 
 
@@ -353,16 +372,10 @@ def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarra
         missing = np.isnan(values)
         return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
 
-    m, nn, k = (cols.get(c, empty) for c in ("m", "n", "k"))
-    # Problem sizes numbered in (m, n, k) order: one int64 key per row when the sizes fit.
-    dims = [np.where(np.isnan(d), -1, d).astype(np.int64) + 1 for d in (m, nn, k)]
-    if n and max(int(d.max()) for d in dims) < 1 << 21:
-        codes, found = pd.factorize((dims[0] << 42) | (dims[1] << 21) | dims[2])  # a hash table: few distinct sizes
-        order = np.argsort(found)
-        keys, size_codes = found[order], np.argsort(order)[codes]
-        triples = np.stack([keys >> 42, (keys >> 21) & ((1 << 21) - 1), keys & ((1 << 21) - 1)], 1) - 1
-    else:
-        triples, size_codes = np.unique(np.stack(dims, 1) - 1 if n else np.empty((0, 3), np.int64), axis=0, return_inverse=True)
+    # Problem sizes numbered in (m, n, k) order; a size a tester does not print is -1.
+    dims = pd.DataFrame({c: np.where(np.isnan(d), -1, d).astype(np.int64) for c, d in ((c, cols.get(c, empty)) for c in ("m", "n", "k"))})
+    size_codes = dims.groupby(["m", "n", "k"], sort=True).ngroup().to_numpy()
+    triples = dims.drop_duplicates().sort_values(["m", "n", "k"]).to_numpy()
     size_labels = ["x".join(str(v) for v in t if v >= 0) for t in triples.tolist()]
     frame = {
         "test": categorical(block_of, [b.label for b in blocks]),
@@ -374,7 +387,7 @@ def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarra
     }
     for name in sorted(set(cols) - set(frame) - {"status", "impl"}):  # the error columns, by the names their headers give
         frame[name] = cols[name]
-    frame["status"] = pd.Categorical.from_codes(cols.get("status", np.full(n, fmt.NO_STATUS, np.int8)) - fmt.OK, categories=pd.Index(fmt.STATUS_NAMES, dtype=object))
+    frame["status"] = pd.Categorical.from_codes(cols.get("status", np.full(n, MISSING, np.int8)) - OK, categories=pd.Index(fmt.STATUS_NAMES, dtype=object))
     frame["device"] = categorical(file_of, [r.device for r in runs])
     frame["file"] = categorical(file_of, [r.label for r in runs])
     frame["line"] = line

@@ -5,13 +5,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuscope.parsers.magma import read as magma
-from gpuscope.parsers.magma import layout as fmt
-from gpuscope.parsers.magma.lines import tokenize
 
 SAMPLE = (Path(__file__).resolve().parents[2] / "examples/magma/azure/cyclecloud/gpu/size4/results/magma/magma-4n-53-iter-1.out").read_bytes()[:20000]
 ROW_TOKENS = st.sampled_from(["300", "32", "31", "0.00", "(", ")", "( 12.5)", "---", "(  ---  )", "nan", "-nan", "inf", "ok", "failed", "2.1e-17", "1e", "x", '"', "'", "#", "%", "\t", "1118.44)", "-3", "+4"])
@@ -62,43 +60,51 @@ def test_mangled_real_output_never_raises(tmp_path: Path, data: st.DataObject) -
     _check(_read_bytes(tmp_path, blob), blob)
 
 
+HEADER = b"% MAGMA 2.8.0\n% Usage: ./testing_dgemm [options]\n%   M     N     K   MAGMA Gflop/s (ms)   cuBLAS Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error   cuBLAS error\n"
+
+
+def _expected(tokens: list[str]) -> list[float] | None:
+    """What a row under HEADER holds, read by Python: three whole sizes, three (Gflop/s, ms)
+    pairs and two errors (numbers or `---`), then an optional status word, or the sizes and
+    pairs alone (a tester run without its check); None: no data row."""
+    words = " ".join(tokens).replace("(", " ").replace(")", " ").replace('"', " ").replace("'", " ").replace("#", " ").replace("%", " ").split()
+    if words[-1:] in (["ok"], ["failed"]) and len(words) == 12:
+        words = words[:-1]
+    if len(words) == 9:  # run without its check: no errors, no status
+        words += ["---", "---"]
+    if len(words) != 11 or not all(w.isdigit() for w in words[:3]):
+        return None
+    values = []
+    for word in words:
+        if len(word) > 1 and not word.strip("-"):
+            values.append(float("nan"))
+            continue
+        try:
+            values.append(float(word))
+        except ValueError:
+            return None
+    return values
+
+
 @SETTINGS
-@given(st.lists(st.lists(ROW_TOKENS, min_size=0, max_size=40), min_size=1, max_size=30))
-def test_tokens_are_what_python_splits(rows: list[list[str]]) -> None:
-    """The numpy tokeniser finds, row by row, the tokens Python's split finds once `(` and `)`
-    are blanks, and reads as numbers exactly those float() reads (`---`, words, status apart)."""
-    text = ("\n".join("  " + " ".join(tokens) for tokens in rows) + "\n").encode()
-    ends = [i for i, b in enumerate(text) if b == 10]
-    starts = [0] + [e + 1 for e in ends[:-1]]
-    tokens = tokenize(text, np.array(starts, np.int64), np.array(ends, np.int64))
-    for i, (a, b) in enumerate(zip(starts, ends)):
-        expected = text[a:b].replace(b"(", b" ").replace(b")", b" ").replace(b'"', b" ").replace(b"'", b" ").replace(b"#", b" ").replace(b"%", b" ").split()
-        assert tokens.count[i] == len(expected)
-        for j, word in enumerate(expected):
-            k = tokens.first[i] + j
-            kind, value = tokens.kind[k], tokens.value[k]
-            if word in (b"ok", b"failed"):
-                assert kind == (fmt.OK if word == b"ok" else fmt.FAILED)
-            elif word.startswith(b"--"):
-                assert kind == fmt.DASHES
-            elif kind == fmt.NUMBER:
-                assert value == float(word) or (np.isnan(value) and np.isnan(float(word)))
-            else:
-                assert kind == fmt.WORD
-                try:
-                    float(word)
-                except ValueError:
-                    continue
-                assert word[-1:] not in b"0123456789."  # a number that does not end like one counts as a word
-
-
-def test_batches_give_the_rows_of_one_pass(monkeypatch) -> None:
-    """Files read a few at a time on two threads give the rows one batch of all gives."""
-    from paths import EXAMPLES
-
-    whole = magma.read_tree([EXAMPLES]).rows
-    monkeypatch.setattr(magma, "BATCH_BYTES", 20_000)  # about one file a batch
-    batched = magma.read_tree([EXAMPLES]).rows
-    import pandas as pd
-
-    pd.testing.assert_frame_equal(whole, batched)
+@given(st.lists(st.lists(ROW_TOKENS, min_size=1, max_size=14), min_size=1, max_size=30))
+def test_rows_hold_what_python_reads(tmp_path: Path, rows: list[list[str]]) -> None:
+    """Each line under a header is a data row with the numbers Python's float() reads from its
+    fields (`(` and `)` are blanks, `---` is not run), or it is reported as not read: never
+    other numbers."""
+    lines = ["  300 " + " ".join(tokens) for tokens in rows]
+    result = _read_bytes(tmp_path, HEADER + ("\n".join(lines) + "\n").encode())
+    first = HEADER.count(b"\n") + 1
+    unparsed = " ".join(f.message for f in result.findings)
+    for i, line in enumerate(lines):
+        got = result.rows[result.rows["line"] == first + i]
+        expected = _expected(line.split())
+        if expected is None or got.empty:
+            assert got.empty or expected is not None
+            continue
+        m, n, k = expected[:3]
+        assert got[["m", "n", "k"]].to_numpy(float).tolist() == [[m, n, k]] * len(got)
+        pairs = dict(zip(["magma", "cublas", "cpu"], zip(expected[3:9:2], expected[4:9:2])))
+        for impl, gflops, ms in got[["impl", "gflops", "time_ms"]].itertuples(index=False):
+            assert (gflops, ms) == pytest.approx(pairs[impl], nan_ok=True)
+    assert unparsed or len(result.rows) or not any(_expected(line.split()) for line in lines)

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuscope.parsers import files, media, registry, rules
+from gpuscope.parsers import files, media, registry
 from gpuscope.parsers.base import FileRead
+from gpuscope.parsers.magma import kind as magma_kind
 from gpuscope.parsers import tables as generic_tables
 from gpuscope.parsers import logs as plain_log
 from gpuscope.parsers.files import HEAD_BYTES
@@ -184,7 +185,7 @@ def test_a_readme_that_mentions_magma_is_not_magma(tmp_path: Path) -> None:
     readme = tmp_path / "README"
     readme.write_text("These are MAGMA 2.8.0 outputs; columns in Gflop/s.\n")
     assert recognise(readme).kind == "text"
-    assert rules.mentions_magma(readme.read_bytes())  # magma's own walk still reads it
+    assert magma_kind.mentions_magma(readme.read_bytes())  # magma's own walk still reads it
 
 
 # ------------------------------------------------------------------ bounded reads

@@ -1,0 +1,57 @@
+"""Provides the MAGMA kind as the registry sees it: how a MAGMA tester's output is recognised
+from its name and head, its one-line summary, and `read(path) -> FileRead`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpuscope.parsers.base import FileRead, Head
+from gpuscope.parsers.files import head_bytes, line_at, line_of, quote
+
+KIND = "magma"
+TITLE = "MAGMA tester output"
+VIEW = "magma"
+BOUNDED = False
+
+MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
+"""`magma` reads a file met in a folder it was given when its text holds one of these (the
+banner, the table header, a Flux trailer, or the assertions of a run that printed nothing
+else): `mentions_magma`. Recognition among all kinds asks for more (`match`), so that a
+README that mentions MAGMA stays a README."""
+_LINES = (
+    (re.compile(rb"^% MAGMA \d", re.MULTILINE), "banner"),
+    (re.compile(rb"^%.*G[Ff]lop/s", re.MULTILINE), "table header"),
+    (re.compile(rb"^Assert failed: ", re.MULTILINE), "assertion of a MAGMA tester"),
+)
+_TESTER = re.compile(rb"testing_\w+")
+
+
+def mentions_magma(data: bytes) -> bool:
+    """One of MARKERS anywhere in `data` (a whole file: no more than a substring search)."""
+    return any(m in data for m in MARKERS)
+
+
+def match(name: str, head: Head) -> str | None:
+    data = head_bytes(head)
+    if not mentions_magma(data):  # substring searches first: most files are not MAGMA output
+        return None
+    for pattern, what in _LINES:
+        found = pattern.search(data)
+        if found is not None:
+            line = line_at(data[found.start():found.start() + 200].decode("utf-8", "replace"), 0)
+            return f"{quote(line)} {what} on line {line_of(data, found.start())}"
+    tester = _TESTER.search(data) if b"START OF JOBSPEC" in data else None
+    return f"Flux jobspec trailer running {tester.group().decode()}: MAGMA tester output" if tester else None
+
+
+def describe(head: Head, size: int) -> str:
+    found = _TESTER.search(head_bytes(head))
+    return f"MAGMA {found.group().decode()}" if found else "MAGMA output"
+
+
+def read(path: Path) -> FileRead:
+    from gpuscope.parsers.magma import read as magma
+
+    rows, findings = magma.read(path, root=Path(path).parent)
+    return FileRead(rows, list(findings), {"rows": len(rows)})
