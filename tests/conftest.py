@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -34,6 +36,36 @@ def magma_data() -> Path:
         if folder.is_dir() and any(folder.rglob("*.out")):
             return folder
     pytest.skip("no MAGMA data: neither examples/magma nor ../shared/data/magma")
+
+
+def _in_process(capture: Any) -> Callable[..., subprocess.CompletedProcess[Any]]:
+    from gpuscope.tui.cli.main import main
+
+    def run(*args: object) -> subprocess.CompletedProcess[Any]:
+        argv = [str(a) for a in args]
+        capture.readouterr()
+        try:
+            code = main(argv)
+        except SystemExit as stop:  # argparse: --help, --version, usage errors
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        out, err = capture.readouterr()
+        return subprocess.CompletedProcess(["gpuscope", *argv], code, out, err)
+
+    return run
+
+
+@pytest.fixture
+def gpuscope_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`gpuscope ARGS` run in this process (the console script is `main`): its exit code, stdout
+    and stderr as a subprocess's would be, without a second of interpreter start-up. Tests that
+    need a process of their own (signals, a terminal, what a fresh process imports) start one."""
+    return _in_process(capsys)
+
+
+@pytest.fixture
+def gpuscope_cli_bytes(capsysbinary: pytest.CaptureFixture[bytes]) -> Callable[..., subprocess.CompletedProcess[bytes]]:
+    """`gpuscope_cli` with stdout and stderr as the bytes written."""
+    return _in_process(capsysbinary)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -1,10 +1,13 @@
-"""Pilot helper shared by the tests of screens that load files in a worker (LoadingScreen)."""
+"""Pilot helpers shared by the screen tests: `open_screen` starts the app on one screen at a
+terminal size and waits until that screen is ready; `settled` waits for a screen that loads
+its files in a worker (LoadingScreen)."""
 
 from __future__ import annotations
 
-from contextlib import suppress
-from typing import Any, TypeVar
+from contextlib import asynccontextmanager, suppress
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
+from textual.screen import Screen
 from textual.worker import WorkerCancelled
 
 S = TypeVar("S")
@@ -20,3 +23,38 @@ async def settled(app: Any, pilot: Any, kind: type[S]) -> S:
     screen = app.screen
     assert isinstance(screen, kind)
     return screen
+
+
+@asynccontextmanager
+async def open_screen(first: Screen | Callable[[], Screen] | Any, kind: type[S] = Screen, size: tuple[int, int] = (120, 40), *,
+                      ready: Callable[[Any, Any], Awaitable[Any]] | None = None, **app_options: Any) -> AsyncIterator[tuple[Any, Any, S]]:
+    """`async with open_screen(lambda: MagmaScreen(...), MagmaScreen, (120, 40)) as (app, pilot, screen)`.
+
+    `first` is the app's first screen: a factory, a screen, or an app already built (as a test
+    that patches the app before it runs has). The screen is `settled` (loading workers done)
+    unless `ready(app, pilot)` says how to wait for it (a watch screen's first poll); it is
+    checked to be a `kind`."""
+    from gpuscope.tui.app import GpuscopeApp
+
+    if isinstance(first, GpuscopeApp):
+        app = first
+    else:
+        factory = first if not isinstance(first, Screen) else (lambda: first)
+        app = GpuscopeApp(first_screen=factory, **app_options)
+    async with app.run_test(size=size) as pilot:
+        if ready is None:
+            screen = await settled(app, pilot, kind)
+        else:
+            screen = await ready(app, pilot)
+            assert isinstance(screen, kind), screen
+        yield app, pilot, screen
+
+
+def polled(times: int = 1) -> Callable[[Any, Any], Awaitable[Any]]:
+    """`ready` for a watch screen: its first `times` polls applied."""
+    async def ready(app: Any, pilot: Any) -> Any:
+        from fake_watch import poll
+
+        return await poll(pilot, times)
+
+    return ready

@@ -5,29 +5,24 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
 from gpuscope.tui.cli.main import main
 from paths import EXAMPLES, SHARED_MAGMA, needs_shared
 
-GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
+Cli = Callable[..., subprocess.CompletedProcess[str]]  # the gpuscope_cli fixture: gpuscope run in this process
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run([GPUSCOPE, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
-
-
-def test_help_and_version() -> None:
-    out = run("--help")
+def test_help_and_version(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("--help")
     assert out.returncode == 0 and "magma" in out.stdout
-    assert run("--version").stdout.startswith("gpuscope 0.")
-    magma_help = run("magma", "--help").stdout
+    assert gpuscope_cli("--version").stdout.startswith("gpuscope 0.")
+    magma_help = gpuscope_cli("magma", "--help").stdout
     for option in ("--path-pattern", "--exclude", "--keep-warmup", "--format", "--output", "--pool-nodes"):
         assert option in magma_help
 
@@ -67,12 +62,12 @@ def test_output_file_and_unwritable_target(tmp_path: Path, capsys: pytest.Captur
     assert "cannot write" in capsys.readouterr().err
 
 
-def test_missing_path_and_bad_pattern_are_clear_errors(tmp_path: Path) -> None:
-    out = run("magma", str(tmp_path / "nope"), "--format", "text")
+def test_missing_path_and_bad_pattern_are_clear_errors(tmp_path: Path, gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("magma", str(tmp_path / "nope"), "--format", "text")
     assert out.returncode == 1 and "no such file or folder" in out.stderr and "Traceback" not in out.stderr
-    bad = run("magma", str(EXAMPLES), "--path-pattern", "{env/size{nodes}", "--format", "csv")
+    bad = gpuscope_cli("magma", str(EXAMPLES), "--path-pattern", "{env/size{nodes}", "--format", "csv")
     assert bad.returncode == 2 and "path-pattern" in bad.stderr and "Traceback" not in bad.stderr
-    tui = run("magma", str(tmp_path / "nope"))
+    tui = gpuscope_cli("magma", str(tmp_path / "nope"))
     assert tui.returncode == 2 and "no such file or folder" in tui.stderr
 
 
@@ -83,44 +78,44 @@ def test_print_path_does_not_import_textual() -> None:
 
 
 @needs_shared
-def test_the_issue_command_on_the_shared_study() -> None:
-    out = run("magma", str(SHARED_MAGMA), "--format", "csv")
+def test_the_issue_command_on_the_shared_study(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("magma", str(SHARED_MAGMA), "--format", "csv")
     assert out.returncode == 0
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert {r["environment"] for r in rows} == {"aws/eks/gpu", "azure/aks/gpu", "azure/cyclecloud/gpu", "google/gke/gpu", "google/compute-engine/gpu"}
     assert {r["nodes"] for r in rows} == {"4", "8", "16", "32"}
 
 
-def test_watch_once_text_and_json_without_a_gpu() -> None:
-    text = run("watch", "--once", "--interval", "0.5")
+def test_watch_once_text_and_json_without_a_gpu(gpuscope_cli: Cli) -> None:
+    text = gpuscope_cli("watch", "--once", "--interval", "0.5")
     assert text.returncode == 0 and "Traceback" not in text.stderr
     assert "Scope" in text.stdout and "Host" in text.stdout
     assert "No GPU view:" in text.stdout or "GPUs" in text.stdout  # this machine has no NVIDIA driver
-    data = json.loads(run("watch", "--once", "--interval", "0.5", "--format", "json").stdout)
+    data = json.loads(gpuscope_cli("watch", "--once", "--interval", "0.5", "--format", "json").stdout)
     assert set(data) >= {"host", "processes", "gpus", "gpu_status", "scope", "verdicts"}
     assert data["scope"]["kind"] == "node" and data["host"]["cpu_count"] >= 1
 
 
-def test_watch_once_demo_is_labelled_simulated(tmp_path: Path) -> None:
+def test_watch_once_demo_is_labelled_simulated(tmp_path: Path, gpuscope_cli: Cli) -> None:
     target = tmp_path / "snap.json"
-    out = run("watch", "--once", "--demo", "h100x4-mig", "--interval", "0.5", "-o", str(target))
+    out = gpuscope_cli("watch", "--once", "--demo", "h100x4-mig", "--interval", "0.5", "-o", str(target))
     assert out.returncode == 0, out.stderr
     data = json.loads(target.read_text())
     assert data["gpu_status"]["backend"] == "simulated" and all(g["simulated"] for g in data["gpus"])
     assert any(g["mig"] for g in data["gpus"])
 
 
-def test_watch_usage_errors_are_clear() -> None:
-    bad = run("watch", "--once", "--demo", "nope")
+def test_watch_usage_errors_are_clear(gpuscope_cli: Cli) -> None:
+    bad = gpuscope_cli("watch", "--once", "--demo", "nope")
     assert bad.returncode == 2 and "unknown demo scenario" in bad.stderr and "a100x8-training" in bad.stderr
-    slow = run("watch", "--once", "--interval", "60")
+    slow = gpuscope_cli("watch", "--once", "--interval", "60")
     assert slow.returncode == 2 and "--interval" in slow.stderr
-    both = run("watch", "--job", "1", "--pid", "2", "--once")
+    both = gpuscope_cli("watch", "--job", "1", "--pid", "2", "--once")
     assert both.returncode == 2 and "not allowed with" in both.stderr
 
 
-def test_bare_gpuscope_means_watch() -> None:
-    out = run("--once", "--format", "json", "--interval", "0.5")
+def test_bare_gpuscope_means_watch(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("--once", "--format", "json", "--interval", "0.5")
     assert out.returncode == 0 and json.loads(out.stdout)["scope"]["kind"] == "node"
 
 

@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -25,7 +25,11 @@ RUN_1 = SAMPLE / "run_0_config_1_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_re
 RUN_8 = SAMPLE / "run_0_config_8_2_ib_nvprof_2_resnet50_dali-gpu_64_fp16_fp32_ret_0_0.csv"
 
 
+Cli = Callable[..., subprocess.CompletedProcess[str]]  # the gpuscope_cli fixture: gpuscope run in this process
+
+
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """In a process of its own, for what must not start a screen in this one."""
     return subprocess.run([GPUSCOPE, "kernels", *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
@@ -41,23 +45,23 @@ def sums(path: Path) -> tuple[float, float]:
 
 
 @needs_seed_runs
-def test_seed_ranking_and_peak_are_printed() -> None:
-    out = run(str(SEED_RUN), "--gpu", "K40m", "--top", "3", "--format", "text")
+def test_seed_ranking_and_peak_are_printed(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("kernels", str(SEED_RUN), "--gpu", "K40m", "--top", "3", "--format", "text")
     assert out.returncode == 0, out.stderr
     assert "4.29 TFLOPS" in out.stdout and "base-clock" in out.stdout
     assert "cudnn_convolve_sgemm_sm35_ldg_nn_64x16x64x16x16" in out.stdout and "34.81" in out.stdout
     assert "GPU compute efficiency % (seed 001)" in out.stdout
     assert "Time share of the longest kernels" in out.stdout and "Roofline" in out.stdout and "┤" in out.stdout
     assert "\x1b[" not in out.stdout
-    rows = csv_rows(run(str(SEED_RUN), "--gpu", "K40m", "--format", "csv").stdout)
+    rows = csv_rows(gpuscope_cli("kernels", str(SEED_RUN), "--gpu", "K40m", "--format", "csv").stdout)
     top = rows[0]
     assert top["kernel"] == "cudnn_convolve_sgemm_sm35_ldg_nn_64x16x64x16x16"
     assert float(top["flops_eff_pct"]) == pytest.approx(34.812331, rel=1e-6)
 
 
 @needs_seed_runs
-def test_seed_runs_grouped_like_the_notebook() -> None:
-    out = run(str(SHARED_PYPROF), "--gpu", "K40m", "--group-by", "batch_size,nodes", "--format", "json")
+def test_seed_runs_grouped_like_the_notebook(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("kernels", str(SHARED_PYPROF), "--gpu", "K40m", "--group-by", "batch_size,nodes", "--format", "json")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
     runs = {r["file"].rsplit("/", 1)[-1]: r for r in payload["runs"]}
@@ -79,14 +83,14 @@ def test_seed_runs_grouped_like_the_notebook() -> None:
     assert abs(by_nodes[1]["compute_efficiency_pct"] - 68.791497) < 1.0
 
 
-def test_trace_with_start_times_reports_busy_time() -> None:
-    out = run(str(ROOT / "tests/data/profiles/nsys_cuda_gpu_trace_2023.csv"), "--gpu", "A100", "--format", "text")
+def test_trace_with_start_times_reports_busy_time(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("kernels", str(ROOT / "tests/data/profiles/nsys_cuda_gpu_trace_2023.csv"), "--gpu", "A100", "--format", "text")
     assert out.returncode == 0, out.stderr
     assert "GPU busy ms (union of kernels)" in out.stdout and "Kernels" in out.stdout
 
 
-def test_runs_fields_markers_and_scaled_efficiency_by_hand() -> None:
-    out = run(str(SAMPLE), "--gpu", "K40m", "--format", "csv", "--table", "runs")
+def test_runs_fields_markers_and_scaled_efficiency_by_hand(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("kernels", str(SAMPLE), "--gpu", "K40m", "--format", "csv", "--table", "runs")
     assert out.returncode == 0, out.stderr
     rows = {Path(r["file"]).name: r for r in csv_rows(out.stdout)}
     one, eight = rows[RUN_1.name], rows[RUN_8.name]
@@ -101,10 +105,10 @@ def test_runs_fields_markers_and_scaled_efficiency_by_hand() -> None:
     assert eight["batch_s"] == "" and eight["scaled_flops_efficiency_pct"] == ""  # no marker file for it
 
 
-def test_markers_flag_and_group_by(tmp_path: Path) -> None:
+def test_markers_flag_and_group_by(tmp_path: Path, gpuscope_cli: Cli) -> None:
     markers = tmp_path / f"markers_{RUN_8.stem}.csv"
     markers.write_text("name_str,timestamp\n" + "".join(f"End of Batch,{i * 200_000_000}\n" for i in range(5)))
-    out = run(str(SAMPLE), "--gpu", "K40m", "--markers", str(markers), "--group-by", "nodes", "--format", "json")
+    out = gpuscope_cli("kernels", str(SAMPLE), "--gpu", "K40m", "--markers", str(markers), "--group-by", "nodes", "--format", "json")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
     eight = next(r for r in payload["runs"] if r["file"].endswith(RUN_8.name))
@@ -115,22 +119,22 @@ def test_markers_flag_and_group_by(tmp_path: Path) -> None:
     assert [g["nodes"] for g in grouped] == [1, 8] and grouped[1]["batch_s"] == pytest.approx(0.2)
 
 
-def test_name_pattern_and_its_errors() -> None:
-    out = run(str(SAMPLE), "--gpu", "K40m", "--name-pattern", "run_{run}_config_{n}_{g}*", "--format", "json", "--table", "runs")
+def test_name_pattern_and_its_errors(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("kernels", str(SAMPLE), "--gpu", "K40m", "--name-pattern", "run_{run}_config_{n}_{g}*", "--format", "json", "--table", "runs")
     assert out.returncode == 0, out.stderr
     assert sorted(r["n"] for r in json.loads(out.stdout)) == [1, 8] and "nodes" not in json.loads(out.stdout)[0]
-    bad = run(str(SAMPLE), "--name-pattern", "{1x}", "--format", "text")
+    bad = gpuscope_cli("kernels", str(SAMPLE), "--name-pattern", "{1x}", "--format", "text")
     assert bad.returncode == 2 and "--name-pattern" in bad.stderr and "Traceback" not in bad.stderr
-    unknown = run(str(SAMPLE), "--gpu", "K40m", "--group-by", "colour", "--format", "text")
+    unknown = gpuscope_cli("kernels", str(SAMPLE), "--gpu", "K40m", "--group-by", "colour", "--format", "text")
     assert unknown.returncode == 2 and "cannot group by colour" in unknown.stderr and "batch_size" in unknown.stderr
 
 
-def test_rank_by_op_and_text_plots() -> None:
-    out = run(str(SAMPLE), "--gpu", "K40m", "--rank-by", "op", "--sort", "time", "--format", "csv")
+def test_rank_by_op_and_text_plots(gpuscope_cli: Cli) -> None:
+    out = gpuscope_cli("kernels", str(SAMPLE), "--gpu", "K40m", "--rank-by", "op", "--sort", "time", "--format", "csv")
     assert out.returncode == 0, out.stderr
     rows = csv_rows(out.stdout)
     assert list(rows[0])[0] == "op" and rows[0]["op"] == "conv2d"
-    none = run(str(ROOT / "tests/data/profiles/nsys_cuda_gpu_trace_2023.csv"), "--rank-by", "op", "--format", "text")
+    none = gpuscope_cli("kernels", str(ROOT / "tests/data/profiles/nsys_cuda_gpu_trace_2023.csv"), "--rank-by", "op", "--format", "text")
     assert none.returncode == 2 and "no op values" in none.stderr
 
 

@@ -17,7 +17,7 @@ from gpuscope.tui.cli.main import main
 from gpuscope.tui.screens.studies.kernels import KernelsScreen
 from gpuscope.tui.screens.studies.magma import MagmaScreen
 from gpuscope.tui.widgets.result_table import ResultTableView
-from loading_helpers import settled
+from loading_helpers import open_screen, settled
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = ROOT / "tests/data/profiles/nsys_gpukernsum_2021.csv"
@@ -37,9 +37,7 @@ def bar_text(screen: Any, view_id: str) -> str:
 async def test_magma_options_open_the_screen_in_that_state(monkeypatch: pytest.MonkeyPatch, magma_data: Path) -> None:
     factory = started_screen(monkeypatch, ["magma", str(magma_data), "--metric", "ms", "--test", "dgemm", "--nodes", "4",
                                            "--impl", "cublas", "--keep-untrusted", "--peak-gflops", "3000"])
-    app = GpuscopeApp(first_screen=factory)
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=factory), MagmaScreen, (160, 40)) as (app, pilot, screen):
         sel = screen.selection
         assert sel is not None and (sel.test, sel.nodes, sel.metric, sel.impl) == ("dgemm", "4", "time_ms", "cublas")
         bar = bar_text(screen, screen.VIEW_ID)
@@ -53,9 +51,7 @@ async def test_magma_options_open_the_screen_in_that_state(monkeypatch: pytest.M
 
 async def test_magma_peak_gflops_is_the_peak_values_are_checked_against(monkeypatch: pytest.MonkeyPatch, magma_data: Path) -> None:
     factory = started_screen(monkeypatch, ["magma", str(magma_data), "--test", "dgemm", "--peak-gflops", "50"])
-    app = GpuscopeApp(first_screen=factory)
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=factory), MagmaScreen, (160, 40)) as (app, pilot, screen):
         summary = screen.query_one("#summary", ResultTableView).model
         assert summary is not None
         impossible = summary.keys.index("impossible")
@@ -64,9 +60,7 @@ async def test_magma_peak_gflops_is_the_peak_values_are_checked_against(monkeypa
 
 async def test_magma_pool_nodes_and_table_open_pooled_on_that_tab(monkeypatch: pytest.MonkeyPatch, magma_data: Path) -> None:
     factory = started_screen(monkeypatch, ["magma", str(magma_data), "--pool-nodes", "--table", "comparison"])
-    app = GpuscopeApp(first_screen=factory)
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=factory), MagmaScreen, (160, 40)) as (app, pilot, screen):
         assert screen.selection is not None and screen.selection.pooled
         assert screen.query_one("#tables", TabbedContent).active == "tab-comparison"
 
@@ -87,9 +81,7 @@ async def test_magma_unknown_test_is_said_on_the_screen(monkeypatch: pytest.Monk
 async def test_kernels_options_show_on_the_screen(monkeypatch: pytest.MonkeyPatch) -> None:
     factory = started_screen(monkeypatch, ["kernels", str(PROFILE), "--gpu", "K40m", "--precision", "fp64", "--sort", "time",
                                            "--top", "1", "--table", "findings"])
-    app = GpuscopeApp(first_screen=factory)
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settled(app, pilot, KernelsScreen)
+    async with open_screen(GpuscopeApp(first_screen=factory), KernelsScreen, (160, 40)) as (app, pilot, screen):
         assert screen.view.sort == "time" and screen.view.top == 1
         bar = bar_text(screen, screen.VIEW_ID)
         assert "total time" in bar and "top 1" in bar, bar
@@ -108,9 +100,7 @@ def column_widths(table: ResultTableView) -> dict[str, int]:
 
 
 async def test_kernel_names_use_the_width_and_keep_both_ends() -> None:
-    app = GpuscopeApp(first_screen=lambda: KernelsScreen([str(LONG_NAMES)], gpu="A100"))
-    async with app.run_test(size=(200, 60)) as pilot:
-        screen = await settled(app, pilot, KernelsScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: KernelsScreen([str(LONG_NAMES)], gpu="A100")), KernelsScreen, (200, 60)) as (app, pilot, screen):
         await pilot.pause()
         table = screen.query_one("#kernels-ranking", ResultTableView)
         widths = column_widths(table)
@@ -125,9 +115,7 @@ async def test_magma_comparison_fits_with_verdict_and_p(magma_data: Path, size: 
     from gpuscope.parsers.magma.read import read_tree
 
     result = read_tree([magma_data])
-    app = GpuscopeApp(first_screen=lambda: MagmaScreen([magma_data], loader=lambda: result))
-    async with app.run_test(size=size) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen([magma_data], loader=lambda: result)), MagmaScreen, size) as (app, pilot, screen):
         await pilot.press("c")
         await pilot.pause()
         table = screen.query_one("#comparison", ResultTableView)
@@ -149,9 +137,7 @@ async def test_magma_export_writes_the_tab_shown(tmp_path: Path, magma_data: Pat
     from gpuscope.parsers.magma.read import read_tree
 
     result = read_tree([magma_data])
-    app = GpuscopeApp(first_screen=lambda: MagmaScreen([magma_data], loader=lambda: result))
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen([magma_data], loader=lambda: result)), MagmaScreen, (160, 40)) as (app, pilot, screen):
         await pilot.press("c")
         screen.export_to(str(tmp_path / "c.csv"))
         header = next(csv.reader((tmp_path / "c.csv").open()))

@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -33,33 +34,33 @@ def unused_pid() -> int:
     return pid
 
 
-def gpuscope(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuscope.tui.cli.main", *args], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+Cli = Callable[..., subprocess.CompletedProcess[str]]  # the gpuscope_cli fixture: gpuscope run in this process
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_once_unknown_job_is_exit_2(tmp_path: Path, fmt: str) -> None:
-    proc = gpuscope("watch", "--once", "--job", "424242", "--format", fmt, env=fake_scontrol(tmp_path))
+def test_once_unknown_job_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gpuscope_cli: Cli, fmt: str) -> None:
+    monkeypatch.setenv("PATH", fake_scontrol(tmp_path)["PATH"])
+    proc = gpuscope_cli("watch", "--once", "--job", "424242", "--format", fmt)
     assert proc.returncode == 2, proc.stderr
     assert "424242 does not exist" in proc.stderr and proc.stdout == ""
 
 
-def test_once_unknown_pid_is_exit_2() -> None:
-    proc = gpuscope("watch", "--once", "--pid", str(unused_pid()))
+def test_once_unknown_pid_is_exit_2(gpuscope_cli: Cli) -> None:
+    proc = gpuscope_cli("watch", "--once", "--pid", str(unused_pid()))
     assert proc.returncode == 2 and "no such process" in proc.stderr and proc.stdout == ""
 
 
-def test_once_unknown_user_is_exit_2() -> None:
-    proc = gpuscope("watch", "--once", "--user", "nosuchuser-gpuscope")
+def test_once_unknown_user_is_exit_2(gpuscope_cli: Cli) -> None:
+    proc = gpuscope_cli("watch", "--once", "--user", "nosuchuser-gpuscope")
     assert proc.returncode == 2 and "no such user: nosuchuser-gpuscope" in proc.stderr and proc.stdout == ""
 
 
-def test_once_existing_scopes_still_print() -> None:
-    me = gpuscope("watch", "--once", "--pid", str(os.getpid()), "--format", "json")
+def test_once_existing_scopes_still_print(gpuscope_cli: Cli) -> None:
+    me = gpuscope_cli("watch", "--once", "--pid", str(os.getpid()), "--format", "json")
     assert me.returncode == 0 and '"scope"' in me.stdout
     import pwd
 
-    user = gpuscope("watch", "--once", "--user", pwd.getpwuid(os.getuid()).pw_name, "--format", "json")
+    user = gpuscope_cli("watch", "--once", "--user", pwd.getpwuid(os.getuid()).pw_name, "--format", "json")
     assert user.returncode == 0
 
 

@@ -14,7 +14,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from textual.app import App, ComposeResult
@@ -29,18 +29,26 @@ from gpuscope.tui.screens.studies.magma import MagmaScreen
 from gpuscope.tui.screens.watch.screen import WatchScreen
 from gpuscope.tui.screens.watch.job_panel import JobPanel
 from clean_asserts import RAW, assert_clean_bytes, assert_clean_screen
-from loading_helpers import settled
+from loading_helpers import open_screen, polled
 
 HOSTILE = ["\x1b]0;PWNED\x07", "\x1b[2J", "\x9b31m", "\x9d0;x\x9c"]
 NAME = "bad" + "".join(HOSTILE) + "name"
-GPUSCOPE = [sys.executable, "-m", "gpuscope.tui.cli.main"]
+RunCli = Callable[..., subprocess.CompletedProcess[bytes]]
 
 
 
 
-def run_cli(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    full = {**os.environ, "COLUMNS": "200", **(env or {})}
-    return subprocess.run([*GPUSCOPE, *map(str, args)], capture_output=True, timeout=60, env=full, cwd=cwd, stdin=subprocess.DEVNULL)
+@pytest.fixture
+def run_cli(gpuscope_cli_bytes: RunCli, monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """gpuscope in this process, its output as bytes, with `env` set for the call."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        return gpuscope_cli_bytes(*args)
+
+    return run
 
 
 def check(proc: subprocess.CompletedProcess[bytes], what: str) -> None:
@@ -62,32 +70,32 @@ def hostile_tree(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
-def test_magma_print_path_names_are_clean(hostile_tree: Path, fmt: str) -> None:
+def test_magma_print_path_names_are_clean(hostile_tree: Path, fmt: str, run_cli: RunCli) -> None:
     proc = run_cli("magma", hostile_tree, "--format", fmt)
     check(proc, f"magma --format {fmt}")
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_kernels_print_path_names_are_clean(hostile_tree: Path, fmt: str) -> None:
+def test_kernels_print_path_names_are_clean(hostile_tree: Path, fmt: str, run_cli: RunCli) -> None:
     proc = run_cli("kernels", hostile_tree / NAME, "--format", fmt)
     assert proc.returncode == 1
     check(proc, f"kernels --format {fmt}")
 
 
 @pytest.mark.parametrize("command", ["magma", "kernels"])
-def test_missing_path_message_is_clean(tmp_path: Path, command: str) -> None:
+def test_missing_path_message_is_clean(tmp_path: Path, command: str, run_cli: RunCli) -> None:
     proc = run_cli(command, tmp_path / NAME)
     assert proc.returncode == 2 and b"no such file or folder" in proc.stderr
     check(proc, command)
 
 
-def test_missing_markers_message_is_clean(hostile_tree: Path) -> None:
+def test_missing_markers_message_is_clean(hostile_tree: Path, run_cli: RunCli) -> None:
     proc = run_cli("kernels", hostile_tree, "--markers", hostile_tree / "nope" / NAME)
     assert proc.returncode == 2
     check(proc, "kernels --markers")
 
 
-def test_output_file_messages_are_clean(hostile_tree: Path) -> None:
+def test_output_file_messages_are_clean(hostile_tree: Path, run_cli: RunCli) -> None:
     failed = run_cli("magma", hostile_tree, "--format", "text", "-o", hostile_tree / "missing" / NAME / "out.txt")
     assert failed.returncode == 1 and b"cannot write" in failed.stderr
     check(failed, "-o into a missing folder")
@@ -107,21 +115,21 @@ def fake_scontrol(folder: Path, stdout: str = "", stderr: str = "", code: int = 
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_watch_once_scontrol_errors_are_clean(tmp_path: Path, fmt: str) -> None:
+def test_watch_once_scontrol_errors_are_clean(tmp_path: Path, fmt: str, run_cli: RunCli) -> None:
     env = fake_scontrol(tmp_path / "bin", stderr=f"scontrol: error: {NAME} went wrong\n")
     proc = run_cli("watch", "--once", "--job", "12345", "--format", fmt, env=env)
     assert b"went wrong" in proc.stderr + proc.stdout
     check(proc, f"watch --once --format {fmt}")
 
 
-def test_watch_once_hostile_job_record_is_clean(tmp_path: Path) -> None:
+def test_watch_once_hostile_job_record_is_clean(tmp_path: Path, run_cli: RunCli) -> None:
     record = f"JobId=12345 JobName={NAME}\n   UserId={NAME}(1000) GroupId=g(1000)\n   JobState={NAME} Reason=None\n   NodeList=cn{NAME}\n"
     env = fake_scontrol(tmp_path / "bin", stdout=record, code=0)
     proc = run_cli("watch", "--once", "--job", "12345", "--format", "text", env=env)
     check(proc, "watch --once hostile record")
 
 
-def test_watch_once_unknown_user_message_is_clean() -> None:
+def test_watch_once_unknown_user_message_is_clean(run_cli: RunCli) -> None:
     proc = run_cli("watch", "--once", "--user", NAME)
     assert proc.returncode == 2
     check(proc, "watch --once --user")
@@ -137,9 +145,7 @@ async def test_magma_screen_empty_folder_name_is_clean(tmp_path: Path) -> None:
     folder = tmp_path / NAME
     folder.mkdir()
     (folder / f"{NAME}.txt").write_text("nothing\n")
-    app = GpuscopeApp(first_screen=lambda: MagmaScreen([folder]))
-    async with app.run_test(size=(200, 40)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen([folder])), MagmaScreen, (200, 40)) as (app, pilot, screen):
         text = assert_clean_screen(app, "magma empty")
         assert "No MAGMA results found in" in text and "badname" in text.replace("?", "")
         assert "PWNED" not in (screen.sub_title or "") and "\x1b" not in (screen.sub_title or "")
@@ -149,18 +155,14 @@ async def test_magma_screen_load_failure_is_clean(tmp_path: Path) -> None:
     def fail() -> Any:
         raise ValueError(f"cannot read {NAME}")
 
-    app = GpuscopeApp(first_screen=lambda: MagmaScreen([tmp_path / NAME], loader=fail))
-    async with app.run_test(size=(200, 40)) as pilot:
-        await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen([tmp_path / NAME], loader=fail)), MagmaScreen, (200, 40)) as (app, pilot, _):
         text = assert_clean_screen(app, "magma failed")
         assert "Could not read" in text
 
 
 async def test_kernels_screen_empty_is_clean(hostile_tree: Path) -> None:
     folder = hostile_tree / NAME
-    app = GpuscopeApp(first_screen=lambda: KernelsScreen([folder]))
-    async with app.run_test(size=(200, 40)) as pilot:
-        screen = await settled(app, pilot, KernelsScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: KernelsScreen([folder])), KernelsScreen, (200, 40)) as (app, pilot, screen):
         text = assert_clean_screen(app, "kernels empty")
         assert "No kernel launches found" in text
         assert "\x1b" not in (screen.sub_title or "")
@@ -170,9 +172,7 @@ async def test_kernels_screen_load_failure_is_clean(tmp_path: Path) -> None:
     def fail() -> Any:
         raise OSError(f"cannot read {NAME}")
 
-    app = GpuscopeApp(first_screen=lambda: KernelsScreen([tmp_path / NAME], loader=fail))
-    async with app.run_test(size=(200, 40)) as pilot:
-        await settled(app, pilot, KernelsScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: KernelsScreen([tmp_path / NAME], loader=fail)), KernelsScreen, (200, 40)) as (app, pilot, _):
         assert "Could not read" in assert_clean_screen(app, "kernels failed")
 
 
@@ -234,9 +234,7 @@ async def test_watch_screen_scope_from_hostile_scontrol_is_clean(tmp_path: Path,
     for line in (job_scope.label, *job_scope.evidence, *job_scope.problems):
         assert not RAW.search(line) and "PWNED" not in line, line
     source = demo_source(job_scope)
-    app = GpuscopeApp(first_screen=lambda: WatchScreen(source, interval=None))
-    async with app.run_test(size=(200, 50)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(GpuscopeApp(first_screen=lambda: WatchScreen(source, interval=None)), WatchScreen, (200, 50), ready=polled()) as (app, pilot, screen):
         assert_clean_screen(app, "watch")
         assert "\x1b" not in (screen.sub_title or "")
     source.close()

@@ -18,7 +18,7 @@ from gpuscope.tui.screens.studies.kernel_bars import ShareBars
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.roofline import RooflinePane, RooflinePlot
-from loading_helpers import settled
+from loading_helpers import open_screen, settled
 from paths import ROOT
 
 SAMPLE = ROOT / "tests" / "data" / "kernels"
@@ -54,9 +54,7 @@ def card_texts(screen: KernelsScreen) -> list[str]:
 
 
 async def test_sample_loads_cards_ranking_bars_and_roofline() -> None:
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None and not screen.model.empty
         assert len(ranking(screen)) == 11  # 12 kernel lines, elementwise_kernel under two ops
         assert first_names(screen) == ["cudnn::detail::implicit_convolve_sgemm"]  # default: FLOPS efficiency
@@ -79,9 +77,7 @@ async def test_sample_loads_cards_ranking_bars_and_roofline() -> None:
 
 
 async def test_sort_keys_change_the_first_row() -> None:
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("t")
         await pilot.pause()
         assert screen.view.sort == "time" and first_names(screen) == ["cudnn::detail::wgrad_alg0_engine"]
@@ -101,9 +97,7 @@ async def test_sort_keys_change_the_first_row() -> None:
 
 
 async def test_filter_narrows_rows_case_insensitively_and_escape_restores() -> None:
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("slash")
         await pilot.pause()
         box = screen.query_one("#kernels-filter", Input)
@@ -124,9 +118,7 @@ async def test_filter_narrows_rows_case_insensitively_and_escape_restores() -> N
 
 
 async def test_group_by_direction_then_op_then_kernel() -> None:
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (160, 40)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.groups == ("kernel", "direction", "op")
         await pilot.press("g")
         await pilot.pause()
@@ -149,9 +141,7 @@ async def test_group_by_direction_then_op_then_kernel() -> None:
 
 async def test_a_name_filter_then_grouping_ranks_the_matching_launches() -> None:
     """`/cudnn` then `g`: cudnn's time per direction, not the directions whose name has 'cudnn'."""
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (160, 40)) as (app, pilot, screen):
         await pilot.press("slash", *"cudnn", "enter")
         await pilot.pause()
         matching = ranking(screen)
@@ -168,9 +158,7 @@ async def test_a_name_filter_then_grouping_ranks_the_matching_launches() -> None
 
 
 async def test_group_is_not_offered_when_the_profile_has_no_ops() -> None:
-    app = kernels_app(NSYS_TRACE, gpu="A100")
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(NSYS_TRACE, gpu="A100"), KernelsScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.groups == ("kernel",)
         assert screen.check_action("cycle_group", ()) is False
         await pilot.press("g")
@@ -222,9 +210,7 @@ async def test_export_of_the_runs_tab_as_markdown(tmp_path: Path) -> None:
 
 
 async def test_missing_path_shows_a_message_not_a_traceback() -> None:
-    app = kernels_app("/nonexistent/report.sqlite")
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app("/nonexistent/report.sqlite"), KernelsScreen, (100, 30)) as (app, pilot, screen):
         assert screen.query_one("#kernels-switch").current == "kernels-empty"  # type: ignore[attr-defined]
         assert "No kernel launches found" in str(screen.query_one("#kernels-empty-message").render())
         assert screen.model is not None and screen.model.findings[0].kind == "missing"
@@ -236,17 +222,13 @@ async def test_missing_path_shows_a_message_not_a_traceback() -> None:
 async def test_corrupt_file_shows_a_message(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gzip"
     broken.write_bytes(b"PAR1" + bytes(range(256)) * 4)  # Parquet magic, then garbage
-    app = kernels_app(broken)
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(broken), KernelsScreen, (100, 30)) as (app, pilot, screen):
         assert "No kernel launches found" in str(screen.query_one("#kernels-empty-message").render())
         assert screen.model is not None and any(f.severity == "error" for f in screen.model.findings)
 
 
 async def test_bad_group_by_field_shows_the_fields_there_are() -> None:
-    app = kernels_app(SAMPLE, group_by=("nope",))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE, group_by=("nope",)), KernelsScreen, (100, 30)) as (app, pilot, screen):
         message = str(screen.query_one("#kernels-empty-message").render())
         assert "cannot group by nope" in message and "batch_size" in message and "Traceback" not in message
 
@@ -256,9 +238,7 @@ async def test_markup_in_kernel_names_is_shown_as_typed(tmp_path: Path) -> None:
         '"Kernel","Op","Sil(ns)","FLOPs","Bytes"\n'
         '"[bold]evil_kernel","[red]op","5000","1000000","20000"\n'
         '"plain_kernel","relu","1000","0","4000"\n')
-    app = kernels_app(tmp_path)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(tmp_path), KernelsScreen, (120, 40)) as (app, pilot, screen):
         table = screen.query_one("#kernels-ranking", ResultTableView)
         lines = [table.render_line(y).text for y in range(table.size.height)]
         assert any("[bold]evil_kernel" in line for line in lines)
@@ -268,9 +248,7 @@ async def test_markup_in_kernel_names_is_shown_as_typed(tmp_path: Path) -> None:
 async def test_help_and_command_palette_list_the_kernel_keys() -> None:
     from gpuscope.tui.commands import GpuscopeCommands
 
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
         titles = [title for title, _, _ in GpuscopeCommands(screen)._available()]
         assert titles == ["Next sort", "Group kernels", "Filter rows", "Export table", "Toggle theme"]
         await pilot.press("question_mark")
@@ -282,9 +260,7 @@ async def test_help_and_command_palette_list_the_kernel_keys() -> None:
 
 @needs_seed_run
 async def test_seed_run_reproduces_the_notebook() -> None:
-    app = kernels_app(SEED_RUN)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SEED_RUN), KernelsScreen, (120, 40)) as (app, pilot, screen):
         cards = card_texts(screen)
         assert "69.75 %" in cards[0] and "8.26 %" in cards[1] and "9.04 %" in cards[2]
         top = ranking(screen)[0]
@@ -304,9 +280,7 @@ async def test_seed_run_reproduces_the_notebook() -> None:
 
 
 async def test_incomplete_peak_draws_points_but_no_roofs() -> None:
-    app = kernels_app(SAMPLE, gpu=None, peak_tflops=4.29)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE, gpu=None, peak_tflops=4.29), KernelsScreen, (120, 40)) as (app, pilot, screen):
         roofline = screen.query_one(RooflinePane)
         assert roofline.points == 9 and roofline.note.startswith("no roofs: the peak is incomplete")
         drawn = str(roofline.query_one(RooflinePlot).render())
@@ -316,9 +290,7 @@ async def test_incomplete_peak_draws_points_but_no_roofs() -> None:
 
 
 async def test_zoom_fills_the_screen_with_tables_or_roofline() -> None:
-    app = kernels_app(SAMPLE)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("z")
         await pilot.pause()
         assert screen.maximized is screen.query_one("#kernels-tables")

@@ -5,6 +5,7 @@ recording this way."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 
 from textual.widgets import Input
@@ -16,6 +17,7 @@ from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.model.replay import open_replay
 from gpuscope.tui.screens.replay import ReplayScreen
 from gpuscope.tui.widgets.history_plot import HistoryPlot
+from loading_helpers import open_screen
 
 
 def footer_text(screen) -> str:
@@ -36,7 +38,8 @@ def recording(path: Path, n: int = 120) -> Path:
 
 async def opened(pilot) -> ReplayScreen:
     screen = pilot.app.screen
-    for _ in range(100):
+    deadline = time.monotonic() + 60  # a hang guard: a busy machine reads the recording slowly
+    while time.monotonic() < deadline:
         if isinstance(screen, ReplayScreen) and screen.cursor is not None:
             return screen
         await pilot.pause(0.05)
@@ -47,9 +50,7 @@ async def opened(pilot) -> ReplayScreen:
 async def test_keys_move_the_cursor(tmp_path: Path) -> None:
     path = recording(tmp_path / "job.gsrec")
     replay = open_replay(path)
-    app = GpuscopeApp(first_screen=lambda: ReplayScreen(path, replay))
-    async with app.run_test(size=(120, 50)) as pilot:
-        screen = await opened(pilot)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ReplayScreen(path, replay)), ReplayScreen, (120, 50), ready=lambda app, pilot: opened(pilot)) as (app, pilot, screen):
         assert "replay · job.gsrec ·" in screen.sub_title and "(sample 1 of 120) · 1x" in screen.sub_title
         assert "REPLAY" in status(screen) and "recorded, not live" in status(screen)
         plot = screen.query_one("#watch-gpu-plot", HistoryPlot)
@@ -118,9 +119,7 @@ async def test_o_shows_the_next_node_of_a_multi_node_recording_at_the_same_time(
             s = source.poll()
             for node in ("cn01", "cn02"):
                 rec.add(dataclasses.replace(s, host=dataclasses.replace(s.host, hostname=node)))
-    app = GpuscopeApp(first_screen=lambda: ReplayScreen(path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await opened(pilot)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ReplayScreen(path)), ReplayScreen, (120, 40), ready=lambda app, pilot: opened(pilot)) as (app, pilot, screen):
         assert screen.replay.node == "cn01" and screen.cursor.last == 59 and "node cn01 (1 of 2)" in screen.sub_title
         assert any("holds 2 nodes" in n.message for n in app._notifications)
         await pilot.press("greater_than_sign")
