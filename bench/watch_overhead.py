@@ -4,7 +4,7 @@ time to the first data frame.
 
     python bench/watch_overhead.py [--seconds 30] [--extra 300]
 
-Targets (issue 3): no more CPU than htop in the same run and 3 % of a core at most; peak RSS
+Targets: no more CPU than htop in the same run and 3 % of a core at most; peak RSS
 under 80 MiB; first frame under 1 s. Reports only; exits 0 (`--check` exits 1 on a miss).
 """
 

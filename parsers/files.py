@@ -6,7 +6,7 @@ Every parser starts here so binary, empty, huge, compressed, unreadable and non-
 get the same clear messages everywhere. Gzip files are opened transparently because result
 folders are often compressed after a study.
 
-Hostile input (issue 14) is handled here, once: only regular files are opened (a FIFO, a
+Hostile input is handled here, once: only regular files are opened (a FIFO, a
 device or a socket is skipped with the reason, checked before opening and again on what was
 opened, which is opened non-blocking), sizes are checked before anything is allocated, and gzip
 is decompressed through a bounded stream, so a bomb stops at the limit instead of filling memory.

@@ -108,7 +108,7 @@ def test_missing_columns_give_none_with_findings() -> None:
     t = pd.DataFrame({"kernel": ["a"], "duration_ns": [10]})
     result = efficiency(t, peak_tflops=1.0, peak_gbs=1.0)
     assert result.flops_efficiency_pct is None and result.bandwidth_efficiency_pct is None
-    assert result.compute_efficiency_pct is None  # no FLOP counts at all: unknown, not 0 % (issue 13)
+    assert result.compute_efficiency_pct is None  # no FLOP counts at all: unknown, not 0 %
     kinds = {f.kind for f in result.findings}
     assert {"missing-column", "no-flops", "no-bytes"} <= kinds
 

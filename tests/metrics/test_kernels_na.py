@@ -1,4 +1,4 @@
-"""Issue 13, point 10: a value that cannot be computed is n/a, never 0. FLOP/s and FLOPS
+"""A value that cannot be computed is n/a, never 0. FLOP/s and FLOPS
 efficiency of kernels without FLOP counts, the GPU compute efficiency of a trace without FLOPs,
 and the roofline verdict ("Bound") of kernels with neither FLOPs nor bytes: n/a on the cards and
 in text and markdown, null in JSON, empty in CSV."""

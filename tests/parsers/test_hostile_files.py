@@ -1,4 +1,4 @@
-"""Hostile input (issue 14): bounded memory, no blocking on non-files, one bad name does not sink
+"""Hostile input: bounded memory, no blocking on non-files, one bad name does not sink
 the rest, crafted SQLite cannot hang `kernels`; and a CLI fuzz run over a folder of all of them.
 
 Everything here is built in tmp_path: sparse files via truncate (no real 2 GB writes), gzip
@@ -93,7 +93,7 @@ def deep_folder(base: Path, total: int = 5000) -> Path:
 
 
 def hostile_folder(base: Path) -> dict[str, str]:
-    """Every hostile input of issue 14 in `base`, plus good files; {entry name: what it is}."""
+    """Every hostile input in `base`, plus good files; {entry name: what it is}."""
     base.mkdir(parents=True, exist_ok=True)
     made: dict[str, str] = {}
 
@@ -398,7 +398,7 @@ def test_a_bad_limit_in_the_environment_keeps_the_default(value: str) -> None:
 
 @pytest.mark.parametrize("screen_name", ["magma", "kernels"])
 async def test_screen_over_a_fifo_loads_and_quits(tmp_path: Path, screen_name: str) -> None:
-    # Issue 14 point 2: a FIFO in the folder hung the read and the screen then ignored q.
+    # A FIFO in the folder hung the read and the screen then ignored q.
     import asyncio
 
     from gpuscope.tui.app import GpuscopeApp

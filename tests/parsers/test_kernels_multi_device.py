@@ -1,4 +1,4 @@
-"""Issue 13, point 11: several profiles at once. Each profile is measured against the peak of its
+"""Several profiles at once. Each profile is measured against the peak of its
 own GPU (a V100 trace and an RTX 5090 profile read together do not share the V100's peak), the
 summed kernel time per device is right for every source (summaries without start times too),
 and profiles from different files keep distinct labels (two `trace.csv` in two folders)."""
@@ -89,8 +89,8 @@ def test_a_v100_trace_and_an_rtx_5090_profile_do_not_share_the_v100_peak(tmp_pat
 def test_launches_of_two_gpus_are_each_measured_against_their_own_peak() -> None:
     # The two bundled PyProf runs, as if run 1 ran on a K40m and run 8 on a V100 (the files name
     # no GPU): every kernel ran in both, so each kernel's peak is what both GPUs could do.
-    from gpuscope.metrics.kernels.peak_choice import per_profile  # new in issue 13; imported here so that
-    from gpuscope.tui.model.kernels import overall_peaks, with_launch_peaks  # the other tests run on older code
+    from gpuscope.metrics.kernels.peak_choice import per_profile
+    from gpuscope.tui.model.kernels import overall_peaks, with_launch_peaks
 
     loaded = registry.read_profiles([str(SAMPLE)])
     one, eight = loaded.runs

@@ -1,5 +1,5 @@
 """Property tests for marker CSVs: generated files read back to their markers, and arbitrary
-bytes never raise (issue 14, point 9)."""
+bytes never raise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The registry of file kinds (issue 16, points 1, 8 and 9): every real file in ../shared/data
+"""The registry of file kinds: every real file in ../shared/data
 and examples/ is recognised as its kind, with a reason; recognition reads at most HEAD_BYTES;
 hostile files (FIFO, device, symlink loop, unreadable, 5 GB, binary garbage, escape sequences
 in names) give a problem, never an exception or a hang; the study readers take

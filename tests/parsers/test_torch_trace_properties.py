@@ -1,5 +1,5 @@
 """Property tests for the PyTorch (Kineto) trace reader: generated traces read back to the
-kernels they hold, and arbitrary bytes or JSON never raise (issue 14, point 9)."""
+kernels they hold, and arbitrary bytes or JSON never raise."""
 
 from __future__ import annotations
 

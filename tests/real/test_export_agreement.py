@@ -1,4 +1,4 @@
-"""Exports agree with the screen and tables use the width they have (issue 14, points 12 and 14).
+"""Exports agree with the screen and tables use the width they have.
 
 Printed and exported tables: CSV/JSON floats to `export.SIGNIFICANT` digits, JSON keys stable
 snake_case whatever the metric, `--width` limits text tables (cut in the middle); the MAGMA

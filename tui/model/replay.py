@@ -2,7 +2,7 @@
 history as arrays, its events, any sample's snapshot on demand), the time cursor (step, jump,
 play at a speed) and the jump-to-time grammar ("14:05", "+10m", "1h", "#1234").
 
-Opening is fast (issue 17: a day at 1 Hz, 86,400 samples, opens in under 2 s) because nothing
+Opening is fast (a day at 1 Hz, 86,400 samples, opens in under 2 s) because nothing
 is done a sample at a time: the recording is read without its process lists
 (`recording.read(processes=False)`: most of the bytes, never decompressed), the history and
 the events are computed column-wise from the Arrow arrays, and the sample under the cursor is
