@@ -5,18 +5,21 @@ Export: a screen says what it would write in a format (`export_tables`), the dia
 (`ask_export`), and `export_to` writes it atomically and says how that went (a notification,
 never a traceback: a full disk or a folder without write permission is one line).
 
-Reading can take seconds (thousands of files, a 10-million-row profile), so it runs in a worker
-thread and the main thread only gets the finished model, as `Loaded`, or the reason it could
-not be built, as `LoadFailed`: never a traceback. File names and error messages come from
+Reading can take seconds (thousands of files, a 10-million-row profile, a gigabyte log on a
+slow mount), so it runs in a worker thread and the main thread only gets what is ready to show:
+each step `read_steps` yields (by default the one model `read_model` builds) goes to `show`, and
+the reason nothing can be shown goes to `show_failed`, never a traceback. The layout is one too:
+a header, a status line, a switcher between the loading indicator, the empty state and the
+screen's body (`compose_body`), the keys footer. File names and error messages come from
 outside: `paths_text` and `show_empty` pass them through `metrics.safe_text` (an escape
-sequence in a folder name must not retitle or clear the terminal). Subclasses say how to build the model
-(`read_model`) and handle the two messages (`on_loading_screen_loaded`, `..._load_failed`).
+sequence in a folder name must not retitle or clear the terminal).
 """
 
 from __future__ import annotations
 
+from inspect import isawaitable
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from rich.text import Text
 from textual import work
@@ -24,13 +27,15 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, LoadingIndicator, Static
+from textual.widgets import ContentSwitcher, Header, LoadingIndicator, Static
+from textual.worker import get_current_worker
 
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.widgets.findings import FindingsPane
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 
 class ExportingScreen(Screen[None]):
@@ -63,12 +68,17 @@ class ExportingScreen(Screen[None]):
         self.notify(f"Wrote {fmt} to {written}", title="Exported", markup=False)
 
 
+class CannotShow(Exception):
+    """Raised by a screen's reading when what it read cannot be shown; the message says why and
+    is shown as it is (no exception type before it)."""
+
+
 class LoadingScreen(ExportingScreen):
     INJECTED = "(injected)"
     """What `paths_text` says when a test injects the model instead of paths."""
 
     class Loaded(Message):
-        """The worker read the files and built the model."""
+        """The worker read a step (the model, or a part of it shown early)."""
 
         def __init__(self, model: Any) -> None:
             super().__init__()
@@ -91,6 +101,34 @@ class LoadingScreen(ExportingScreen):
     VIEW_ID = ""
     """Id of the one-line Static that says what is shown ("Nothing to show" when empty)."""
 
+    LOADING_TITLE = ""
+    """The sub-title while reading ('' leaves it); `{paths}` and the other `text_fields` fill it."""
+    LOADING_TEXT = "Reading {paths} ..."
+    """The status line while reading."""
+    FAILED_TITLE = ""
+    """The sub-title when nothing could be read ('' leaves it)."""
+    FAILED_TEXT = "Could not read {paths}.\n{error}"
+    """The empty state's message when nothing could be read; `{error}` says why."""
+    EXPECTED: tuple[type[Exception], ...] = ()
+    """Errors whose message says it all (a flag's ValueError): shown without the type's name."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id=self.VIEW_ID, markup=False)
+        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
+            yield from self.compose_states()
+            yield from self.compose_body()
+        yield from self.compose_below()
+        yield KeysFooter()
+
+    def compose_body(self) -> ComposeResult:
+        """The screen's body: one widget (the switcher shows it by its id once there is data)."""
+        raise NotImplementedError
+
+    def compose_below(self) -> ComposeResult:
+        """Widgets under the body, above the footer (a filter box); none by default."""
+        yield from ()
+
     def compose_states(self) -> ComposeResult:
         """The loading indicator and the empty state (a message and the findings that explain
         it): the first children of the screen's ContentSwitcher, before its body."""
@@ -100,11 +138,26 @@ class LoadingScreen(ExportingScreen):
             yield Static(id=f"{prefix}empty-message", markup=False)
             yield FindingsPane(id=f"{prefix}empty-findings")
 
+    def text_fields(self) -> dict[str, str]:
+        """What the titles and messages above name (`{paths}`), cleaned."""
+        return {"paths": self.paths_text()}
+
+    def on_mount(self) -> None:
+        fields = self.text_fields()
+        if self.LOADING_TITLE:
+            self.sub_title = self.LOADING_TITLE.format(**fields)
+        self.status(self.LOADING_TEXT.format(**fields))
+        self.load()
+
+    def status(self, text: Text | str) -> None:
+        """Replace the one-line status under the header (plain text, never markup)."""
+        self.query_one(f"#{self.VIEW_ID}", Static).update(text if isinstance(text, Text) else Text(text))
+
     def show_empty(self, text: str, findings: Sequence[object]) -> None:
         """Switch to the empty state: `text` says why (cleaned here: it names files and holds
         error messages), `findings` (if any) what was skipped."""
         prefix = self.STATE_PREFIX
-        self.query_one(f"#{self.VIEW_ID}", Static).update(Text("Nothing to show"))
+        self.status("Nothing to show")
         self.query_one(f"#{prefix}empty-message", Static).update(Text(clean_lines(text)))
         pane = self.query_one(f"#{prefix}empty-findings", FindingsPane)
         pane.show(findings)  # type: ignore[arg-type]
@@ -115,17 +168,43 @@ class LoadingScreen(ExportingScreen):
         """Build the model; runs in the worker thread."""
         raise NotImplementedError
 
+    def read_steps(self) -> Iterator[Any]:
+        """What the worker hands to `show`, in order; runs in the worker thread. By default the
+        one model `read_model` builds; a screen that can show a first part early yields each."""
+        yield self.read_model()
+
     def error_text(self, error: Exception) -> str:
-        return f"{type(error).__name__}: {error}"
+        return str(error) if isinstance(error, (CannotShow, *self.EXPECTED)) else f"{type(error).__name__}: {error}"
 
     @work(thread=True, exclusive=True, group="results", exit_on_error=False)
     def load(self) -> None:
+        worker = get_current_worker()
         try:
-            model = self.read_model()
+            for step in self.read_steps():
+                self.post_message(self.Loaded(step))
+                if worker.is_cancelled:  # the screen was closed: the rest would go nowhere
+                    return
         except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
             self.post_message(self.LoadFailed(self.error_text(error)))
-        else:
-            self.post_message(self.Loaded(model))
+
+    async def on_loading_screen_loaded(self, message: Loaded) -> None:
+        shown = self.show(message.model)
+        if isawaitable(shown):
+            await shown
+
+    def on_loading_screen_load_failed(self, message: LoadFailed) -> None:
+        self.show_failed(message.error)
+
+    def show(self, model: Any) -> Any:
+        """Show what the worker read (on the main thread); may be a coroutine."""
+        raise NotImplementedError
+
+    def show_failed(self, error: str) -> None:
+        """Nothing could be read: the empty state says why (`FAILED_TEXT`)."""
+        fields = self.text_fields()
+        if self.FAILED_TITLE:
+            self.sub_title = self.FAILED_TITLE.format(**fields)
+        self.show_empty(self.FAILED_TEXT.format(error=error, **fields), ())
 
     def paths_text(self) -> str:
         """The paths read, cleaned for display (titles, loading and empty messages)."""

@@ -13,9 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import Static
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers.files import display_name
@@ -60,19 +58,18 @@ class FileScreen(LoadingScreen):
         self.paths = [display_name(self.path)]
         self.recognition = recognition
 
+    LOADING_TITLE = "{kind} · {name}{reason}"
+
     @property
     def name_text(self) -> str:
         """The file's name, cleaned for display."""
         return clean(display_name(self.path.name or self.path))
 
-    def on_mount(self) -> None:
+    def text_fields(self) -> dict[str, str]:
+        """Also `{kind}`, `{name}` (the file's name) and `{reason}` (' · ' and why the browser
+        took it for this kind, when it says)."""
         reason = getattr(self.recognition, "reason", "")
-        self.sub_title = f"{self.KIND} · {self.name_text}" + (f" · {clean(reason)}" if reason else "")
-        self.status(Text(f"Reading {self.paths_text()} ..."))
-
-    def status(self, text: Text | str) -> None:
-        """Replace the one-line status under the header (plain text, never markup)."""
-        self.query_one(f"#{self.VIEW_ID}", Static).update(text if isinstance(text, Text) else Text(text))
+        return {**super().text_fields(), "kind": self.KIND, "name": self.name_text, "reason": f" · {clean(reason)}" if reason else ""}
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:

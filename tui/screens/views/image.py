@@ -8,7 +8,7 @@ included. Tests and other headless runs never call `use_protocol`, so they get h
 and no escape sequence reaches their output. `GPUSCOPE_IMAGES=kitty|sixel|halfblocks|auto`
 overrides the choice.
 
-The picture is decoded in a thread worker (decoding a large figure takes a good part of a
+The picture is decoded in the loading worker (decoding a large figure takes a good part of a
 second: anchors-turn2 §B) with the bomb limits of `load_image`, which also caps it at 1024
 px a side. Half blocks are then scaled and drawn in a worker too, again when the pane changes
 size. A graphics widget scales and encodes the decoded copy itself, on the UI thread when
@@ -23,7 +23,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from PIL import Image
 from rich.text import Text
@@ -34,7 +34,7 @@ from textual.containers import Center, Middle
 from textual.events import Resize
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Header, Static
+from textual.widgets import ContentSwitcher, Static
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import media
@@ -42,7 +42,6 @@ from gpuscope.parsers.files import _human
 from gpuscope.tui.render.halfblocks import ImageError, halfblocks, load_image
 from gpuscope.tui.render.image_protocol import choose_protocol
 from gpuscope.tui.screens.views.base import FileScreen
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 PROTOCOL = "halfblocks"
 """How pictures are drawn in this process: 'kitty', 'sixel' or 'halfblocks' (`use_protocol`)."""
@@ -112,15 +111,14 @@ class ImageViewScreen(FileScreen):
         self.drawn_size: tuple[int, int] | None = None
         """(columns, rows) of the pane the picture shown was drawn for."""
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial="view-loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Middle(id="image-body"):
-                with Center():
-                    yield self._picture()
-        yield KeysFooter()
+    FAILED_TITLE = "Image · cannot show {name}"
+    FAILED_TEXT = "Cannot show {paths}: {error}"
+    EXPECTED = (ImageError,)
+
+    def compose_body(self) -> ComposeResult:
+        with Middle(id="image-body"):
+            with Center():
+                yield self._picture()
 
     def _picture(self) -> Widget:
         """The widget the picture is drawn in: one per protocol."""
@@ -129,10 +127,6 @@ class ImageViewScreen(FileScreen):
         if PROTOCOL == "sixel":
             return _graphics_widgets().SixelImage(id="image-picture")
         return Static(id="image-picture", markup=False)
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.decode()
 
     def _pane(self) -> tuple[int, int]:
         body = self.query_one("#image-body")
@@ -143,27 +137,23 @@ class ImageViewScreen(FileScreen):
         color = Color.parse(self.app.theme_variables.get("background", "#000000"))
         return color.r, color.g, color.b
 
-    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
-    def decode(self) -> None:
-        """Header facts (format, pixels, bytes), then the decoded picture, then its first drawing."""
-        got = media.read_image(self.path)
-        meta = got.meta
+    def read_steps(self) -> Iterator[Text | Image.Image]:
+        """Header facts (format, pixels, bytes) for the status line, then the decoded picture."""
+        meta = media.read_image(self.path).meta
         facts = [str(meta.get("format") or "image")]
         if meta.get("width") and meta.get("height"):
             facts.append(f"{meta['width']}×{meta['height']} px")
         if meta.get("bytes") is not None:
             facts.append(_human(meta["bytes"]))
         facts.append(f"{NAMES[PROTOCOL]} ({clean(WHY)})" if WHY else NAMES[PROTOCOL])  # WHY quotes the environment
-        self.app.call_from_thread(self.status, Text(" · ".join(facts)))
-        try:
-            image = load_image(self.path)
-        except ImageError as error:
-            self.post_message(self.LoadFailed(str(error)))
-            return
-        self.post_message(self.Loaded(image))
+        yield Text(" · ".join(facts))
+        yield load_image(self.path)
 
-    def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
-        self.image = message.model
+    def show(self, step: Text | Image.Image) -> None:
+        if isinstance(step, Text):
+            self.status(step)
+            return
+        self.image = step
         picture = self.query_one("#image-picture")
         if isinstance(picture, Static):
             self.draw(*self._pane(), self._background())
@@ -182,10 +172,6 @@ class ImageViewScreen(FileScreen):
         self.drawn_size = message.size
         self.query_one("#image-picture", Static).update(message.text)
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "image-body"
-
-    def on_loading_screen_load_failed(self, message: FileScreen.LoadFailed) -> None:
-        self.sub_title = f"Image · cannot show {self.name_text}"
-        self.show_empty(f"Cannot show {self.paths_text()}: {message.error}", ())
 
     @on(Resize)
     def _resized(self, event: Resize) -> None:

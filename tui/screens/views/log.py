@@ -1,7 +1,7 @@
 """Provides `LogViewScreen`: a plain log, its end first, error / warning / success lines
 tinted and counted in the status line, `n` / `N` to the next or previous error.
 
-One thread worker does the file work in three steps, each posted as it is done: the tail (the
+The loading worker does the file work in three steps, each shown as it is done: the tail (the
 first screen: at most `TAIL_BYTES` read), the offset of every line (`plain_log.line_index`:
 then the whole log scrolls, with line numbers), and the counts (`plain_log.read`). The view
 stays on the lines it shows when the index arrives. A log over the size limit keeps its tail,
@@ -10,18 +10,16 @@ and the counts say they cover its first part only. Lines are plain, cleaned text
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from rich.text import Text
-from textual import work
-from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.message import Message
-from textual.widgets import ContentSwitcher, Header, Static
+from textual.widgets import ContentSwitcher, Static
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
@@ -29,7 +27,6 @@ from gpuscope.parsers import logs as plain_log
 from gpuscope.parsers.files import MAX_BYTES, _human
 from gpuscope.tui.model.log import LogDocument
 from gpuscope.tui.screens.views.base import FileScreen
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.widgets.log_lines import LogLines
 
 LABELS = {"error": "ERROR", "warning": "WARNING", "success": "SUCCESS"}
@@ -53,26 +50,25 @@ class LogViewScreen(FileScreen):
         Binding("G,end", "edge(True)", "End", show=False, tooltip="Last line"),
     ]
 
-    class TailRead(Message):
+    @dataclass
+    class Tail:
         """The tail is read (or the reasons the file cannot be shown)."""
 
-        def __init__(self, findings: list[Finding]) -> None:
-            super().__init__()
-            self.findings = findings
+        findings: list[Finding]
 
-    class Indexed(Message):
+    @dataclass
+    class Indexed:
         """The offset of every line (of the part within the size limit)."""
 
-        def __init__(self, offsets: np.ndarray, end: int) -> None:
-            super().__init__()
-            self.offsets, self.end = offsets, end
+        offsets: np.ndarray
+        end: int
 
-    class Counted(Message):
+    @dataclass
+    class Counted:
         """`plain_log.read`'s counts and the line numbers of each class."""
 
-        def __init__(self, meta: dict[str, Any], findings: list[Finding]) -> None:
-            super().__init__()
-            self.meta, self.findings = meta, findings
+        meta: dict[str, Any]
+        findings: list[Finding]
 
     def __init__(self, path: str | Path, recognition: Any = None) -> None:
         super().__init__(path, recognition)
@@ -84,42 +80,36 @@ class LogViewScreen(FileScreen):
         """'' when the counts cover the whole file, else which part they cover."""
         self.ready = False
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial="view-loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Vertical(id="log-body"):
-                yield LogLines(id="log-lines")
-                yield Static(id="log-notes", markup=False)
-        yield KeysFooter()
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="log-body"):
+            yield LogLines(id="log-lines")
+            yield Static(id="log-notes", markup=False)
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.read_log()
+    def read_steps(self) -> Iterator[Tail | Indexed | Counted]:
+        """The tail, then (within the size limit) the offset of every line, then the counts."""
+        findings = self.document.open_tail()
+        yield self.Tail(findings)
+        if findings:
+            return
+        size = self.document.size
+        if not self.document.indexed and size <= MAX_BYTES:
+            parts = list(plain_log.line_index(self.path))
+            yield self.Indexed(np.concatenate(parts) if parts else np.zeros(0, np.int64), size)
+        got = plain_log.read(self.path)
+        yield self.Counted(got.meta, list(got.findings))
 
-    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
-    def read_log(self) -> None:
-        try:
-            findings = self.document.open_tail()
-            self.post_message(self.TailRead(findings))
-            if findings:
-                return
-            size, worker = self.document.size, get_current_worker()
-            if not self.document.indexed and size <= MAX_BYTES:
-                parts = list(plain_log.line_index(self.path))
-                self.post_message(self.Indexed(np.concatenate(parts) if parts else np.zeros(0, np.int64), size))
-            if worker.is_cancelled:  # the view was closed: the counts would go nowhere
-                return
-            got = plain_log.read(self.path)
-            self.post_message(self.Counted(got.meta, list(got.findings)))
-        except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
-            self.post_message(self.LoadFailed(self.error_text(error)))
+    def show(self, step: Tail | Indexed | Counted) -> None:
+        if isinstance(step, self.Indexed):
+            self.show_index(step)
+        elif isinstance(step, self.Counted):
+            self.show_counts(step)
+        else:
+            self.show_tail(step)
 
-    def on_log_view_screen_tail_read(self, message: TailRead) -> None:
-        if message.findings:
+    def show_tail(self, step: Tail) -> None:
+        if step.findings:
             self.sub_title = f"{self.KIND} · nothing to show · {self.name_text}"
-            self.show_empty(f"Cannot show {self.paths_text()}.", message.findings)
+            self.show_empty(f"Cannot show {self.paths_text()}.", step.findings)
             return
         self.ready = True
         self.refresh_bindings()
@@ -129,29 +119,26 @@ class LogViewScreen(FileScreen):
         lines.focus()
         self._update_status()
 
-    def on_log_view_screen_indexed(self, message: Indexed) -> None:
-        if not len(message.offsets):
+    def show_index(self, step: Indexed) -> None:
+        if not len(step.offsets):
             return
         lines = self.query_one(LogLines)
         at_end = lines.scroll_offset.y >= lines.max_scroll_y
         keep = None if at_end else lines.top_offset()
-        self.document.set_offsets(message.offsets, message.end)
+        self.document.set_offsets(step.offsets, step.end)
         lines.show(self.document, keep)
         self._update_status()
 
-    def on_log_view_screen_counted(self, message: Counted) -> None:
-        meta = message.meta
+    def show_counts(self, step: Counted) -> None:
+        meta = step.meta
         self.counts = {name: int(meta.get(f"{name}s" if name != "success" else "successes", 0) or 0) for name in LABELS}
         if self.document.size > MAX_BYTES:
             self.counted_part = f"in the first {_human(MAX_BYTES)}"
         self.document.set_classes({name: meta.get(f"{name}_lines", ()) for name in LABELS})
-        notes = [clean(f.message) for f in message.findings]
+        notes = [clean(f.message) for f in step.findings]
         self.query_one("#log-notes", Static).update(Text("\n".join(notes)))
         self.query_one(LogLines).refresh()
         self._update_status()
-
-    def on_loading_screen_load_failed(self, message: FileScreen.LoadFailed) -> None:
-        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def status_text(self) -> Text:
         document = self.document

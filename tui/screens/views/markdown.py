@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import ContentSwitcher, Header, Markdown, Static
+from textual.widgets import ContentSwitcher, Markdown
 
 from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.parsers.files import _human, decode, display_name, head, looks_binary
+from gpuscope.tui.screens.base import CannotShow
 from gpuscope.tui.screens.views.base import FileScreen
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 MAX_MARKDOWN = 512 * 1024
 """Bytes of a Markdown file rendered; past this, the rest is left out and the status says so."""
@@ -42,37 +42,29 @@ class MarkdownViewScreen(FileScreen):
         self.source = ""
         """The (cleaned, bounded) Markdown text rendered."""
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial="view-loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with VerticalScroll(id="markdown-scroll"):
-                yield Markdown(id="markdown-document", open_links=False)
-        yield KeysFooter()
+    FAILED_TITLE = "Markdown · cannot show {name}"
+    FAILED_TEXT = "Cannot show {paths}: {error}"
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.read_markdown()
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="markdown-scroll"):
+            yield Markdown(id="markdown-document", open_links=False)
 
-    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
-    def read_markdown(self) -> None:
+    def read_model(self) -> tuple[str, bool, int]:
+        """The cleaned text, whether it was cut, and the bytes read."""
         label = display_name(self.path)
         data, findings = head(self.path, label, MAX_MARKDOWN + 1)
         if data is None:
-            self.post_message(self.LoadFailed(findings[0].message if findings else "cannot read"))
-            return
+            raise CannotShow(findings[0].message if findings else "cannot read")
         if looks_binary(data[:8192]):
-            self.post_message(self.LoadFailed("binary file, not Markdown"))
-            return
+            raise CannotShow("binary file, not Markdown")
         cut = len(data) > MAX_MARKDOWN
         if cut:
             data = data[: data.rfind(b"\n", 0, MAX_MARKDOWN) + 1]
         text, _ = decode(data, label)
-        self.post_message(self.Loaded((clean_lines(text), cut, len(data))))
+        return clean_lines(text), cut, len(data)
 
-    async def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
-        self.source, cut, size = message.model
+    async def show(self, model: tuple[str, bool, int]) -> None:
+        self.source, cut, size = model
         if not self.source.strip():
             self.show_empty(f"{self.paths_text()} is empty.", ())
             return
@@ -82,10 +74,6 @@ class MarkdownViewScreen(FileScreen):
         note = f" · only the first {_human(size)} shown (the file is longer)" if cut else ""
         self.status(Text(f"{lines:,} lines · {_human(size)}{note}"))
         self.query_one("#markdown-scroll").focus()
-
-    def on_loading_screen_load_failed(self, message: FileScreen.LoadFailed) -> None:
-        self.sub_title = f"Markdown · cannot show {self.name_text}"
-        self.show_empty(f"Cannot show {self.paths_text()}: {message.error}", ())
 
     @on(Markdown.LinkClicked)
     def _link(self, event: Markdown.LinkClicked) -> None:

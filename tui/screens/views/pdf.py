@@ -10,13 +10,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import ContentSwitcher, Header, Static
+from textual.widgets import ContentSwitcher, Static
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import media
+from gpuscope.parsers.base import FileRead
 from gpuscope.parsers.files import _human
 from gpuscope.tui.screens.views.base import FileScreen
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 
 class PdfViewScreen(FileScreen):
@@ -33,25 +33,17 @@ class PdfViewScreen(FileScreen):
     pages: int | None = None
     """Page count once read; None (n/a) when the pages could not be counted."""
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial="view-loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Vertical(id="pdf-body"):
-                yield Static(id="pdf-facts", markup=False)
-                yield Static(id="pdf-notes", markup=False)
-        yield KeysFooter()
+    FAILED_TEXT = "Cannot read {paths}.\n{error}"
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.load()
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="pdf-body"):
+            yield Static(id="pdf-facts", markup=False)
+            yield Static(id="pdf-notes", markup=False)
 
     def read_model(self) -> object:
         return media.read_pdf(self.path)
 
-    def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
-        got = message.model
+    def show(self, got: FileRead) -> None:
         meta = got.meta
         if not meta:
             self.show_empty(f"Cannot read {self.paths_text()}.", got.findings)
@@ -69,7 +61,4 @@ class PdfViewScreen(FileScreen):
         self.query_one("#pdf-notes", Static).update(Text("\n".join(notes)))
         self.status(Text(facts.plain.split("\n", 1)[1]))
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "pdf-body"
-
-    def on_loading_screen_load_failed(self, message: FileScreen.LoadFailed) -> None:
-        self.show_empty(f"Cannot read {self.paths_text()}.\n{message.error}", ())
 

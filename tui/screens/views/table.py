@@ -1,7 +1,7 @@
 """Provides `TableViewScreen`: a CSV, TSV, Parquet or JSON file as a table to sort, filter,
 describe and plot.
 
-The first rows are read and shown at once (`table_read.read_head`), the rest in the same thread
+The first rows are read and shown at once (`table_read.read_head`), the rest in the same loading
 worker afterwards; until then the status line says the row count is not known yet. Keys work
 on the model (`tui.model.table_model`), which keeps the file's text for display and each
 column's numbers (`143.9 ± 0.0`, `15.85×`, `45%`) for sorting, statistics, filters and plots.
@@ -13,16 +13,16 @@ shown as `Text`, never markup. Cells an expected range failed on (`marks`) are h
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from rich.cells import cell_len
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import ContentSwitcher, DataTable, Header, Input, Static
+from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
 from gpuscope.metrics import export
@@ -33,7 +33,6 @@ from gpuscope.tui.model.table import ROW, TableModel, TableView, stats_cells
 from gpuscope.tui.model.table_read import read_all, read_head
 from gpuscope.tui.render.xy_plot import draw_xy
 from gpuscope.tui.screens.views.base import FileScreen
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 DISPLAY_ROWS = 2000
 """Rows put in the grid; a filter or a sort brings the others into it."""
@@ -87,38 +86,30 @@ class TableViewScreen(FileScreen):
         self._shown: list[str] = []
         self._stats: dict[str, str] = {}
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial="view-loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Vertical(id="table-body"):
-                yield DataTable(id="table-grid", cursor_type="cell", zebra_stripes=True)
-                yield XYPlot(id="table-plot")
-                yield Static(id="table-stats", markup=False)
-                yield Static(id="table-notes", markup=False)
+    FAILED_TITLE = "Table · could not read {name}"
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="table-body"):
+            yield DataTable(id="table-grid", cursor_type="cell", zebra_stripes=True)
+            yield XYPlot(id="table-plot")
+            yield Static(id="table-stats", markup=False)
+            yield Static(id="table-notes", markup=False)
+
+    def compose_below(self) -> ComposeResult:
         yield Input(id="table-filter", placeholder="filter: text, or  column > 3  (Enter keeps it, Escape clears)", compact=True)
-        yield KeysFooter()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#table-filter", Input).display = False
         self.query_one("#table-plot", XYPlot).display = False
-        self.read_table()
 
-    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
-    def read_table(self) -> None:
-        """The head, then (when there is more) every row: two models, two messages."""
-        try:
-            model = TableModel(read_head(self.path), self.marks)
-            self.post_message(self.Loaded(model))
-            if not model.read.final:
-                self.post_message(self.Loaded(TableModel(read_all(self.path), self.marks)))
-        except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
-            self.post_message(self.LoadFailed(self.error_text(error)))
+    def read_steps(self) -> Iterator[TableModel]:
+        """The head, then (when there is more) every row: two models, each shown."""
+        model = TableModel(read_head(self.path), self.marks)
+        yield model
+        if not model.read.final:
+            yield TableModel(read_all(self.path), self.marks)
 
-    def on_loading_screen_loaded(self, message: FileScreen.Loaded) -> None:
-        model: TableModel = message.model
+    def show(self, model: TableModel) -> None:
         if not model.columns and model.read.final:
             self.model = None
             self.refresh_bindings()
@@ -136,10 +127,6 @@ class TableViewScreen(FileScreen):
         notes = [f"{clean(f.message)}" + (f" ({f.count:,})" if f.count > 1 else "") for f in model.findings]
         self.query_one("#table-notes", Static).update(Text("\n".join(notes)))
         self.apply(self.view)
-
-    def on_loading_screen_load_failed(self, message: FileScreen.LoadFailed) -> None:
-        self.sub_title = f"Table · could not read {self.name_text}"
-        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def set_marks(self, marks: set[tuple[int, str]]) -> None:
         """Highlight these cells (e.g. when the expected ranges are checked after opening)."""
