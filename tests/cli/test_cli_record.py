@@ -1,4 +1,4 @@
-"""`gpuscope record` and `gpuscope report` as a user runs them (subprocesses, real collectors)."""
+"""`gpuscope record` and `gpuscope report` as a user runs them (recordings in subprocesses, real collectors)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
 from gpuscope.parsers.recording import read as recording
 
 GPUSCOPE = [sys.executable, "-m", "gpuscope.tui.cli.main"]
+Cli = Callable[..., subprocess.CompletedProcess[str]]  # the gpuscope_cli fixture: reports and refusals need no process of their own
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([*GPUSCOPE, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def test_record_demo_for_a_duration_then_report(tmp_path: Path) -> None:
+def test_record_demo_for_a_duration_then_report(tmp_path: Path, gpuscope_cli: Cli) -> None:
     out = tmp_path / "demo.gsrec"
     done = run("record", "--demo", "--duration", "2", "--interval", "0.5", "-o", str(out))
     assert done.returncode == 0, done.stderr
@@ -29,12 +31,12 @@ def test_record_demo_for_a_duration_then_report(tmp_path: Path) -> None:
     assert "--duration reached" in done.stderr and "samples in 1 batch written" in done.stderr
     rec = recording.read(out)
     assert 4 <= rec.samples <= 6 and rec.complete and rec.snapshot(0).gpus[0].simulated
-    text = run("report", "--recording", str(out), "--width", "160")
+    text = gpuscope_cli("report", "--recording", str(out), "--width", "160")
     assert text.returncode == 0 and "SIMULATED GPUs" in text.stdout and "Job efficiency per node" in text.stdout
-    as_json = json.loads(run("report", "--recording", str(out), "--format", "json").stdout)
+    as_json = json.loads(gpuscope_cli("report", "--recording", str(out), "--format", "json").stdout)
     node = as_json["job_efficiency_per_node"][0]
     assert node["samples"] == rec.samples and node["cpu_efficiency"] is None  # a node view has no allocation: null, not 0
-    assert "### Advice" in run("report", "--recording", str(out), "--format", "markdown").stdout
+    assert "### Advice" in gpuscope_cli("report", "--recording", str(out), "--format", "markdown").stdout
 
 
 def test_record_a_process_tree_until_it_ends(tmp_path: Path) -> None:
@@ -75,14 +77,14 @@ def test_sigterm_closes_the_recording_cleanly(tmp_path: Path) -> None:
     assert rec.complete and rec.samples >= 2  # the open batch was written on the way out
 
 
-def test_bad_arguments_and_existing_files(tmp_path: Path) -> None:
+def test_bad_arguments_and_existing_files(tmp_path: Path, gpuscope_cli: Cli) -> None:
     out = tmp_path / "exists.gsrec"
     out.write_text("keep me")
-    done = run("record", "--demo", "--duration", "1", "-o", str(out))
+    done = gpuscope_cli("record", "--demo", "--duration", "1", "-o", str(out))
     assert done.returncode == 2 and "never overwrites" in done.stderr and out.read_text() == "keep me"
-    assert run("record", "--interval", "0.1", "-o", str(tmp_path / "x")).returncode == 2
-    assert run("record", "--pid", "99999999", "-o", str(tmp_path / "y")).returncode == 2
-    bad = run("report", "--recording", str(out))
+    assert gpuscope_cli("record", "--interval", "0.1", "-o", str(tmp_path / "x")).returncode == 2
+    assert gpuscope_cli("record", "--pid", "99999999", "-o", str(tmp_path / "y")).returncode == 2
+    bad = gpuscope_cli("report", "--recording", str(out))
     assert bad.returncode == 1 and "not a gpuscope recording" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "x").exists()
 

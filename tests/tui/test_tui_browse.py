@@ -32,6 +32,7 @@ from gpuscope.tui.screens.watch.screen import BROWSE_TIP, WatchScreen
 from gpuscope.tui.screens.browse.preview import PreviewPane
 from gpuscope.tui.screens.browse.tree import BrowseTree
 from gpuscope.tui.widgets.result_table import ResultTableView
+from loading_helpers import open_screen, polled
 
 ROOT = Path(__file__).resolve().parents[2]
 MAGMA = ROOT / "examples" / "magma" / "aws" / "eks" / "gpu" / "size4" / "results" / "magma"
@@ -58,7 +59,7 @@ def browse_app(root: Path, **kwargs: Any) -> GpuscopeApp:
     return GpuscopeApp(first_screen=lambda: BrowseScreen(root, **kwargs), mode="browse")
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 60.0) -> None:  # a hang guard, not a timing claim
     end = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < end, "timed out"
@@ -339,9 +340,7 @@ async def test_b_opens_the_jobs_work_dir_with_its_output_selected(results: Path)
         def _scope(self, rows: Any) -> Any:
             return dataclasses.replace(super()._scope(rows), work_dir=str(results), stdout=str(out))
 
-    app = GpuscopeApp(first_screen=lambda: WatchScreen(JobSource(), interval=None), mode="watch")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await poll(pilot)
+    async with open_screen(GpuscopeApp(first_screen=lambda: WatchScreen(JobSource(), interval=None), mode="watch"), WatchScreen, (120, 40), ready=polled()) as (app, pilot, _):
         await pilot.press("b")
         await until(pilot, lambda: isinstance(app.screen, BrowseScreen))
         browse = app.screen

@@ -25,7 +25,8 @@ from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.widgets.result_table import ResultTableView
-from loading_helpers import settled
+from gpuscope.tui.screens.watch.screen import WatchScreen
+from loading_helpers import open_screen, polled
 from paths import ROOT
 
 KERNELS_SAMPLE = ROOT / "tests" / "data" / "kernels"
@@ -47,9 +48,7 @@ def footer_keys(app: GpuscopeApp) -> dict[str, bool]:
 
 
 async def test_quit_and_help_are_on_the_watch_footer_at_80_columns() -> None:
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(80, 24)) as pilot:
-        await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, _):
         await pilot.pause()
         keys = footer_keys(app)
         assert keys.get("Quit") and keys.get("Help"), keys
@@ -57,18 +56,14 @@ async def test_quit_and_help_are_on_the_watch_footer_at_80_columns() -> None:
 
 
 async def test_quit_and_help_are_on_the_magma_footer_at_80_columns(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settled(app, pilot, MagmaScreen)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, _):
         await pilot.pause()
         keys = footer_keys(app)
         assert keys.get("Quit") and keys.get("Help"), keys
 
 
 async def test_wide_footer_keeps_the_palette_key() -> None:
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(160, 40)) as pilot:
-        await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (160, 40), ready=polled()) as (app, pilot, _):
         await pilot.pause()
         keys = footer_keys(app)
         assert keys.get("Quit") and keys.get("Help") and keys.get("Commands"), keys
@@ -78,9 +73,7 @@ async def test_wide_footer_keeps_the_palette_key() -> None:
 
 
 async def test_help_details_are_whole_at_80_columns() -> None:
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         await pilot.press("question_mark")
         await pilot.pause()
         help_screen = app.screen
@@ -140,9 +133,7 @@ def test_text_table_wraps_a_header_onto_two_lines() -> None:
 
 
 async def test_magma_comparison_headers_wrap_instead_of_being_cut(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, screen):
         await pilot.press("c")
         await pilot.pause()
         table = screen.query_one("#comparison", ResultTableView)
@@ -152,9 +143,7 @@ async def test_magma_comparison_headers_wrap_instead_of_being_cut(magma_data: Pa
 
 
 async def test_wide_magma_summary_keeps_names_whole(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(200, 50)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (200, 50)) as (app, pilot, screen):
         table = screen.query_one("#summary", ResultTableView)
         column = table.columns["environment"]
         assert column.width >= max(len(str(v)) for v in table.model.column_values(table.model.keys.index("environment")) if v)
@@ -164,16 +153,12 @@ async def test_wide_magma_summary_keeps_names_whole(magma_data: Path) -> None:
 
 
 async def test_no_gpu_node_gives_the_gpu_columns_room_to_the_command() -> None:
-    app = watch_app(FakeSource(backend="none"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(backend="none")), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         procs = screen.query_one(ProcessTable)
         keys = [c[0] for c in procs.columns()]
         assert "gpu_mem_mib" not in keys and "sm_percent" not in keys and "gpus" not in keys
         assert "command" in keys
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         assert "gpu_mem_mib" in [c[0] for c in screen.query_one(ProcessTable).columns()]
 
 
@@ -198,25 +183,19 @@ async def test_window_key_says_what_it_chose() -> None:
 
 
 async def test_kernel_cards_keep_readable_titles_at_80_columns() -> None:
-    app = GpuscopeApp(first_screen=lambda: KernelsScreen([KERNELS_SAMPLE]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, KernelsScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: KernelsScreen([KERNELS_SAMPLE])), KernelsScreen, (80, 24)) as (app, pilot, screen):
         await pilot.pause()
         cards = screen.query_one(KernelCards)
         titles = [str(card.border_title) for card in cards.query(".kernel-card")]
         assert titles[:4] == ["Compute", "FLOPS", "Bandwidth", "Busy/sum"], titles
-    app = GpuscopeApp(first_screen=lambda: KernelsScreen([KERNELS_SAMPLE]))
-    async with app.run_test(size=(160, 40)) as pilot:
-        screen = await settled(app, pilot, KernelsScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: KernelsScreen([KERNELS_SAMPLE])), KernelsScreen, (160, 40)) as (app, pilot, screen):
         await pilot.pause()
         titles = [str(card.border_title) for card in screen.query_one(KernelCards).query(".kernel-card")]
         assert titles[0] == "Compute eff.", titles
 
 
 async def test_magma_findings_rows_are_visible_at_80x24(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, screen):
         await pilot.press("f")
         await pilot.pause()
         findings = screen.query_one("#findings-pane", FindingsPane).table
@@ -239,17 +218,13 @@ def test_one_gpu_model_with_rounded_peaks_is_one_roof() -> None:
 async def test_status_line_keeps_counts_and_filter_on_screen_at_80_columns() -> None:
     from fake_watch import status
 
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         await pilot.press("I", "t", "slash", "p", "y", "t", "h", "o", "n", "enter")
         await pilot.pause()
         line = status(screen)
         assert len(line) <= 78, line  # inside the line's padding
         assert "filter 'python'" in line and re.search(r"\d+/\d+ scope procs", line) and "tree" in line, line
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(140, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (140, 40), ready=polled()) as (app, pilot, screen):
         assert "every 1 s (+/-)" in status(screen) and "scope processes" in status(screen)
 
 
@@ -273,9 +248,7 @@ async def test_all_key_in_node_scope_says_every_process_is_listed() -> None:
 async def test_status_line_says_a_search_is_running() -> None:
     from fake_watch import status
 
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         await pilot.press("f3", "s", "e", "r", "v", "e")
         await pilot.pause()
         assert "search 'serve'" in status(screen), status(screen)
@@ -290,9 +263,7 @@ async def test_status_line_says_a_search_is_running() -> None:
 async def test_plots_asked_for_at_80x24_get_rows_in_both_columns() -> None:
     from gpuscope.tui.widgets.history_plot import HistoryPlot
 
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled(2)) as (app, pilot, screen):
         await pilot.press("p")
         await pilot.pause()
         plots = list(screen.query(HistoryPlot))
@@ -301,9 +272,7 @@ async def test_plots_asked_for_at_80x24_get_rows_in_both_columns() -> None:
 
 
 async def test_help_lists_fold_keys_next_to_tree() -> None:
-    app = watch_app(FakeSource())
-    async with app.run_test(size=(120, 40)) as pilot:
-        await poll(pilot)
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (120, 40), ready=polled()) as (app, pilot, _):
         await pilot.press("question_mark")
         await pilot.pause()
         actions = [row[1] for row in app.screen.keys]

@@ -15,7 +15,7 @@ from gpuscope.parsers.magma.read import read_tree
 from gpuscope.tui.app import GpuscopeApp, free_name
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.studies.magma import MagmaScreen
-from loading_helpers import settled
+from loading_helpers import open_screen
 
 
 class ModalHost(App[None]):
@@ -82,9 +82,7 @@ async def test_magma_export_onto_its_input_asks_and_escape_keeps_the_input(magma
     shutil.copyfile(next(iter(sorted(magma_data.rglob("*.out")))), given)
     before = given.read_bytes()
     result = read_tree([given])
-    app = GpuscopeApp(first_screen=lambda: MagmaScreen([given], loader=lambda: result))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settled(app, pilot, MagmaScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen([given], loader=lambda: result)), MagmaScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, ExportModal)

@@ -17,12 +17,11 @@ from gpuscope.tui.model.watch import INTERVALS, ProcessView, next_user, select_r
 from gpuscope.tui.screens.watch.gpu_pane import GpuPane, pane_title
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.screens.watch.dialogs import SignalModal
+from loading_helpers import open_screen, polled
 
 
 async def test_first_poll_fills_every_pane() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
         assert set(pids(screen)) == set(screen.snapshot.scope.pids)  # the job's processes first
         assert len(screen.history) == 2
         assert "job 4242" in str(screen.query_one("#watch-job").border_title)
@@ -33,9 +32,7 @@ async def test_first_poll_fills_every_pane() -> None:
 
 
 async def test_sort_cycles_columns_and_changes_order() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("a")
         rows = lambda: [s.row for s in table(screen).shown]  # noqa: E731
         cpu = [r.cpu_percent for r in rows()]
@@ -54,9 +51,7 @@ async def test_sort_cycles_columns_and_changes_order() -> None:
 
 
 async def test_filter_narrows_rows_and_escape_restores() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("a", "slash")
         box = screen.query_one("#watch-filter", Input)
         assert box.display and box.has_focus
@@ -72,9 +67,7 @@ async def test_filter_narrows_rows_and_escape_restores() -> None:
 
 
 async def test_tree_puts_children_under_their_parent() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("t")
         shown = table(screen).shown
         order = [s.row.pid for s in shown]
@@ -88,9 +81,7 @@ async def test_tree_puts_children_under_their_parent() -> None:
 
 
 async def test_user_key_cycles_through_users_present() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("a", "u")
         assert screen.view.user == "alice"  # your own user first (by uid)
         assert {s.row.user for s in table(screen).shown} == {"alice"}
@@ -148,9 +139,7 @@ def test_interval_steps_and_clamping() -> None:
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)])
 async def test_sixteen_gpus_and_500_processes_render(size: tuple[int, int]) -> None:
-    app = watch_app(FakeSource(gpus=16, processes=500))
-    async with app.run_test(size=size) as pilot:
-        screen = await poll(pilot, 3)
+    async with open_screen(watch_app(FakeSource(gpus=16, processes=500)), WatchScreen, size, ready=polled(3)) as (app, pilot, screen):
         await pilot.press("a")
         assert len(pids(screen)) == 500
         for key in ("t", "s", "u", "p", "z", "z", "p", "t"):
@@ -163,9 +152,7 @@ async def test_sixteen_gpus_and_500_processes_render(size: tuple[int, int]) -> N
 
 
 async def test_no_gpu_shows_one_line_and_the_full_host_view() -> None:
-    app = watch_app(FakeSource(backend="none"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(backend="none")), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         line = screen.query_one("#watch-nogpu", Static)
         assert line.display and str(line.content) == f"No GPU view: {NO_GPU_REASON}"
         assert not screen.query_one("#watch-gpu-col").display
@@ -175,16 +162,12 @@ async def test_no_gpu_shows_one_line_and_the_full_host_view() -> None:
 
 async def test_simulated_gpus_are_labelled() -> None:
     for backend, labelled in (("simulated", True), ("nvml", False)):
-        app = watch_app(FakeSource(backend=backend))
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await poll(pilot)
+        async with open_screen(watch_app(FakeSource(backend=backend)), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             assert ("SIMULATED" in str(screen.query_one(GpuPane).border_title)) is labelled
 
 
 async def test_markup_in_process_names_is_shown_literally() -> None:
-    app = watch_app()
-    async with app.run_test(size=(200, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (200, 40), ready=polled()) as (app, pilot, screen):
         t = table(screen)
         text = "\n".join(t.render_line(y).text for y in range(t.size.height))
         assert "[bold]big[/] --tag [red]x" in text
@@ -230,18 +213,14 @@ async def test_failed_poll_is_shown_and_polling_goes_on() -> None:
                 raise OSError("NVML went away")
             return super().poll()
 
-    app = watch_app(Flaky())
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(Flaky()), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
         assert "poll failed: OSError: NVML went away" in status(screen)
         await poll(pilot)
         assert "poll failed" not in status(screen) and len(screen.history) == 2
 
 
 async def test_plots_downsample_to_their_width() -> None:
-    app = watch_app()
-    async with app.run_test(size=(200, 60)) as pilot:
-        screen = await poll(pilot, 3)
+    async with open_screen(watch_app(), WatchScreen, (200, 60), ready=polled(3)) as (app, pilot, screen):
         plot = screen.query_one("#watch-gpu-plot", HistoryPlot)
         assert plot.display and plot.points_drawn > 0
         for _ in range(4):
@@ -299,9 +278,7 @@ async def test_source_verdicts_win_over_the_screens_own() -> None:
         def poll(self):  # type: ignore[no-untyped-def]
             return dataclasses.replace(super().poll(), verdicts=(Verdict("warning", "from the source"),))
 
-    app = watch_app(Judging())
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(Judging()), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         assert [v.text for v in screen.verdicts] == ["from the source"]
         assert "from the source" in str(screen.query_one("#job-verdicts", Static).content)
 
@@ -318,9 +295,7 @@ async def test_gpuscope_watch_freezes_startup_objects_once_and_thaws_on_exit(mon
     monkeypatch.setattr(watch.gc, "freeze", lambda: calls.append("freeze"))
     monkeypatch.setattr(watch.gc, "unfreeze", lambda: calls.append("unfreeze"))
     monkeypatch.setattr(watch.gc, "collect", lambda *a: calls.append("collect") or 0)
-    app = watch_app(freeze_gc=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await poll(pilot, 3)
+    async with open_screen(watch_app(freeze_gc=True), WatchScreen, (120, 40), ready=polled(3)) as (app, pilot, _):
         await pilot.pause()
         assert calls == ["collect", "freeze"]
     assert calls == ["collect", "freeze", "unfreeze"]

@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from fake_watch import GIB, ROOT_UID, FakeSource, pids, poll, select_pid, table, watch_app
+from fake_watch import GIB, ROOT_UID, FakeSource, pids, select_pid, table, watch_app
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import GpuProcess, ProcessRow
 from gpuscope.metrics.snapshot_tables import PROCESS_COLUMNS, process_table
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.watch.gpu_pane import GpuRows
 from gpuscope.tui.widgets.history_plot import HistoryPlot
+from gpuscope.tui.screens.watch.screen import WatchScreen
+from loading_helpers import open_screen, polled
 
 
 def gpu_lines(screen) -> list[str]:  # type: ignore[no-untyped-def]
@@ -30,9 +32,7 @@ def gpu_lines(screen) -> list[str]:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("gpus", [8, 16])
 async def test_every_gpu_is_on_screen_at_80x24_or_counted(gpus: int) -> None:
-    app = watch_app(FakeSource(gpus=gpus))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(FakeSource(gpus=gpus)), WatchScreen, (80, 24), ready=polled(2)) as (app, pilot, screen):
         lines = gpu_lines(screen)
         shown = {int(m.group(1)) for line in lines if (m := re.match(r"^.\s?(\d+) ", line))}
         more = [int(m.group(1)) for line in lines if (m := re.search(r"\+(\d+) more", line))]
@@ -45,9 +45,7 @@ async def test_every_gpu_is_on_screen_at_80x24_or_counted(gpus: int) -> None:
 
 
 async def test_mig_instances_are_rows_and_na_utilisation_says_why() -> None:
-    app = watch_app(FakeSource(gpus=2, mig=True))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(gpus=2, mig=True)), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         text = "\n".join(gpu_lines(screen))
         assert "3g.40gb" in text and "1g.10gb" in text
         assert "MIG" in text.splitlines()[0]  # utilisation n/a on a MIG parent: says MIG
@@ -55,9 +53,7 @@ async def test_mig_instances_are_rows_and_na_utilisation_says_why() -> None:
 
 async def test_gpu_process_missing_from_proc_is_a_row() -> None:
     ghost = GpuProcess(777777, 2, 3 * GIB, 41.0)
-    app = watch_app(FakeSource(backend="nvml", scope="node", gpu_only=[ghost]))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(backend="nvml", scope="node", gpu_only=[ghost])), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         assert 777777 in pids(screen)
         row = next(s.row for s in table(screen).shown if s.row.pid == 777777)
         assert row.gpu_memory == 3 * GIB and row.gpu_sm_percent == 41.0 and row.gpu_indices == (2,)
@@ -72,18 +68,14 @@ def kernel_rows() -> list[ProcessRow]:
 
 
 async def test_kernel_threads_are_hidden_in_the_node_view_until_K() -> None:
-    app = watch_app(FakeSource(scope="node", extra=kernel_rows()))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(scope="node", extra=kernel_rows())), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         assert 2 not in pids(screen) and 15 not in pids(screen)
         await pilot.press("K")
         assert 2 in pids(screen) and 15 in pids(screen)
 
 
 async def test_htop_function_keys() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("a", "f5")
         assert screen.view.tree
         await pilot.press("f5", "f4")
@@ -97,9 +89,7 @@ async def test_htop_function_keys() -> None:
 
 
 async def test_clicking_a_header_sorts_and_the_arrow_shows_the_direction() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("a")
         procs = table(screen)
         header = procs.render_line(0).text
@@ -118,9 +108,7 @@ async def test_clicking_a_header_sorts_and_the_arrow_shows_the_direction() -> No
 
 
 async def test_fold_and_unfold_a_tree_branch() -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("t")
         await select_pid(pilot, screen, 1000)
         before = pids(screen)
@@ -132,9 +120,7 @@ async def test_fold_and_unfold_a_tree_branch() -> None:
 
 
 async def test_readonly_hides_the_signal_key_and_k_says_why() -> None:
-    app = watch_app(readonly=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(readonly=True), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         footer_keys = [k.description for k in screen.query("FooterKey")]
         assert "Signal" not in footer_keys and "Pause" in footer_keys
         await pilot.press("k")
@@ -142,9 +128,7 @@ async def test_readonly_hides_the_signal_key_and_k_says_why() -> None:
 
 
 async def test_e_exports_the_process_table_as_shown(tmp_path: Path) -> None:
-    app = watch_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
         await pilot.press("a", "s")  # all processes, sorted by MEM
         await pilot.press("e")
         await pilot.pause()
@@ -179,9 +163,7 @@ def test_export_columns_are_the_screen_columns_and_time_is_cpu_time() -> None:
 
 async def test_screenshot_key_writes_an_svg_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    app = watch_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (80, 24), ready=polled()) as (app, pilot, _):
         await pilot.press("ctrl+s")
         for _ in range(10):
             await pilot.pause(0.05)
@@ -195,9 +177,7 @@ async def test_screenshot_key_writes_an_svg_in_the_current_folder(tmp_path: Path
 async def test_columns_line_up_whatever_the_pid_length(width: int) -> None:
     extra = [ProcessRow(pid, 1, "root", ROOT_UID, "S", 1.5, 5 * 1024**2, 1, 1.0, f"proc{pid}", cpu_time=12.0)
              for pid in (7, 42, 333, 4194304)]
-    app = watch_app(FakeSource(scope="node", extra=extra, processes=10))
-    async with app.run_test(size=(width, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(scope="node", extra=extra, processes=10)), WatchScreen, (width, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("s", "s", "s")  # by PID
         procs = table(screen)
         lines = [procs.render_line(y).text for y in range(1, len(procs.shown) + 1)]
@@ -211,9 +191,7 @@ async def test_history_plots_keep_a_fixed_time_window_that_w_switches() -> None:
     history = History()
     for t in range(900):  # 15 minutes at 1 Hz: busy for 10, idle for the last 5
         history.append(float(t), {"gpu.util_mean": 100.0 if t < 600 else 0.0})
-    app = watch_app()
-    async with app.run_test(size=(120, 60)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(), WatchScreen, (120, 60), ready=polled()) as (app, pilot, screen):
         plot = screen.query_one("#watch-gpu-plot", HistoryPlot)
         plot.replot(history)
         last = plot.size.height - 1
@@ -230,9 +208,7 @@ async def test_screenshot_places_every_process_column_at_its_own_x() -> None:
     `…` (cut command) or `▼` of another width shift PID/CPU%/MEM/TIME+ of that row."""
     extra = [ProcessRow(pid, 1, "root", ROOT_UID, "S", 99.5, 5 * 1024**2, 1, 1.0, f"[kworker/{pid}:0H-events_highpri_long_name]", cpu_time=12.0)
              for pid in (7, 42, 333)]
-    app = watch_app(FakeSource(scope="node", extra=extra, processes=10))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await poll(pilot)
+    async with open_screen(watch_app(FakeSource(scope="node", extra=extra, processes=10)), WatchScreen, (80, 24), ready=polled()) as (app, pilot, _):
         svg = app.export_screenshot()
         cells = re.findall(r'<text[^>]* x="([0-9.]+)"[^>]*>((?:&#160;)*)99\.5(?:&#160;|<)', svg)
         assert len(cells) >= 3 and len({x for x, _ in cells}) == 1, cells

@@ -19,6 +19,8 @@ from gpuscope.metrics.snapshot_tables import snapshot_dict
 from gpuscope.parsers.recording import read as recording
 from gpuscope.tui.screens.watch.gpu_pane import GpuRows
 from gpuscope.tui.screens.watch.node_switcher import NodeSwitcher
+from gpuscope.tui.screens.watch.screen import WatchScreen
+from loading_helpers import open_screen, polled
 
 
 def switcher(screen: Any) -> str:
@@ -29,9 +31,7 @@ def switcher(screen: Any) -> str:
 @pytest.mark.asyncio
 async def test_switch_nodes_and_survive_them_ending(tmp_path: Path) -> None:
     source = FakeNodes()
-    app = watch_app(source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(source), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
         assert "all 3 nodes" in screen.sub_title and "all 3 nodes" in switcher(screen)
         rows = screen.query_one(GpuRows)
         assert len(rows.gpus) == 6 and rows.labels is not None and "cn02:1" in rows.render().plain
@@ -78,9 +78,7 @@ async def test_switch_nodes_and_survive_them_ending(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_one_node_shows_no_switcher_and_r_records(tmp_path: Path) -> None:
-    app = watch_app(FakeSource(gpus=2, processes=8))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(gpus=2, processes=8)), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         assert not screen.query_one(NodeSwitcher).display and not table(screen).node_column
         await pilot.press("n")  # not a key here
         assert screen.nodes is None

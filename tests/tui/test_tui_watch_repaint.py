@@ -10,6 +10,8 @@ from textual.widget import Widget
 from fake_watch import FakeSource, poll, table, watch_app
 from gpuscope.tui.screens.watch.cpu_pane import CpuPane
 from gpuscope.tui.screens.watch.process_table import VIRTUAL_STEP, virtual_height
+from gpuscope.tui.screens.watch.screen import WatchScreen
+from loading_helpers import open_screen, polled
 
 
 def test_virtual_height_fills_the_view_then_grows_in_steps() -> None:
@@ -45,9 +47,7 @@ class Counting:
 async def test_steady_polls_repaint_no_unchanged_pane_and_run_no_layout(monkeypatch: Any) -> None:
     source = FakeSource(processes=300)
     counting = Counting(monkeypatch)
-    app = watch_app(source)
-    async with app.run_test(size=(160, 45)) as pilot:
-        screen = await poll(pilot, 3)
+    async with open_screen(watch_app(source), WatchScreen, (160, 45), ready=polled(3)) as (app, pilot, screen):
         await pilot.press("a")
         await poll(pilot)
         counting.armed = True
@@ -62,9 +62,7 @@ async def test_steady_polls_repaint_no_unchanged_pane_and_run_no_layout(monkeypa
 
 async def test_a_few_processes_more_or_less_keep_the_scroll_height(monkeypatch: Any) -> None:
     source = FakeSource(processes=100)
-    app = watch_app(source)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(source), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
         await pilot.press("a")
         await poll(pilot)
         t = table(screen)
@@ -82,9 +80,7 @@ async def test_a_few_processes_more_or_less_keep_the_scroll_height(monkeypatch: 
 
 
 async def test_cached_lines_follow_a_theme_change() -> None:
-    app = watch_app(FakeSource(processes=20))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot, 2)
+    async with open_screen(watch_app(FakeSource(processes=20)), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
         t = table(screen)
         dark = [t.render_line(y) for y in range(1, 4)]
         app.theme = "textual-light"

@@ -15,11 +15,13 @@ import time
 
 import pytest
 
-from fake_watch import OTHER_UID, FakeSource, notes, poll, select_pid, status, table, watch_app
+from fake_watch import OTHER_UID, FakeSource, notes, select_pid, status, table, watch_app
 from gpuscope.collectors import signals
 from gpuscope.collectors.signals import Caller
 from gpuscope.metrics.samples import JobScope, ProcessRow
 from gpuscope.tui.screens.watch.dialogs import SignalModal, deliver, refusal
+from gpuscope.tui.screens.watch.screen import WatchScreen
+from loading_helpers import open_screen, polled
 
 NODE = JobScope(kind="node", label="node-a01")
 
@@ -62,9 +64,7 @@ def _alive(child: subprocess.Popen[bytes]) -> bool:
 async def test_signal_own_process_only_after_confirming(keys: tuple[str, ...], expected: int) -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:
-        app = watch_app(FakeSource(scope="node", extra=(_child_row(child),)))
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await poll(pilot)
+        async with open_screen(watch_app(FakeSource(scope="node", extra=(_child_row(child),))), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
             await pilot.pause()
@@ -83,9 +83,7 @@ async def test_signal_own_process_only_after_confirming(keys: tuple[str, ...], e
 async def test_cancelled_signal_sends_nothing() -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:
-        app = watch_app(FakeSource(scope="node", extra=(_child_row(child),)))
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await poll(pilot)
+        async with open_screen(watch_app(FakeSource(scope="node", extra=(_child_row(child),))), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
             await pilot.pause()  # the dialog is pushed after the key's handler returns (failed once in CI without this)
@@ -100,9 +98,7 @@ async def test_cancelled_signal_sends_nothing() -> None:
 
 
 async def test_signal_refused_for_another_users_process() -> None:
-    app = watch_app(FakeSource(scope="node"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(scope="node")), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         bob = next(s.row for s in table(screen).shown if s.row.uid == OTHER_UID)
         await select_pid(pilot, screen, bob.pid)
         await pilot.press("k")
@@ -114,9 +110,7 @@ async def test_signal_refused_for_another_users_process() -> None:
 @pytest.mark.usefixtures("as_root")
 async def test_root_never_signals_pid_1_or_a_kernel_thread() -> None:
     kworker = ProcessRow(77, 2, "root", 0, "I", 0.0, 0, 1, 5.0, "kworker/u64:2-events")
-    app = watch_app(FakeSource(scope="node", extra=(kworker,)))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(scope="node", extra=(kworker,))), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("K")  # kernel threads are hidden until asked for
         for pid, reason in ((1, "PID 1"), (77, "kernel thread")):
             await select_pid(pilot, screen, pid)
@@ -128,9 +122,7 @@ async def test_root_never_signals_pid_1_or_a_kernel_thread() -> None:
 
 @pytest.mark.usefixtures("as_root")
 async def test_root_never_signals_outside_the_watched_job() -> None:
-    app = watch_app(FakeSource(scope="job"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await poll(pilot)
+    async with open_screen(watch_app(FakeSource(scope="job")), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("a")  # every process on the node is listed...
         bob = next(s.row for s in table(screen).shown if s.row.uid == OTHER_UID)
         await select_pid(pilot, screen, bob.pid)
@@ -144,9 +136,7 @@ async def test_root_never_signals_outside_the_watched_job() -> None:
 async def test_root_in_node_scope_must_type_the_pid() -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:
-        app = watch_app(FakeSource(scope="node", extra=(_child_row(child),)))
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await poll(pilot)
+        async with open_screen(watch_app(FakeSource(scope="node", extra=(_child_row(child),))), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
             await pilot.pause()
@@ -170,9 +160,7 @@ async def test_root_in_node_scope_must_type_the_pid() -> None:
 async def test_readonly_disables_signals_and_says_why() -> None:
     child = subprocess.Popen(["sleep", "60"])
     try:
-        app = watch_app(FakeSource(scope="node", extra=(_child_row(child),)), readonly=True)
-        async with app.run_test(size=(120, 40)) as pilot:
-            screen = await poll(pilot)
+        async with open_screen(watch_app(FakeSource(scope="node", extra=(_child_row(child),)), readonly=True), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             await select_pid(pilot, screen, child.pid)
             binding = screen.active_bindings["k"]
             assert binding.binding.action != "signal" or not binding.enabled  # k answers why, sends nothing
