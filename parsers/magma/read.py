@@ -16,12 +16,13 @@ as one text; numpy then checks each row against its layout and makes the tidy ta
 
 from __future__ import annotations
 
-import os
 import csv
 import io
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from gpuscope.metrics.magma.run import RunInfo
 from gpuscope.parsers.magma.kind import mentions_magma
 from gpuscope.parsers.magma.lines import Block, label_blocks, scan
 from gpuscope.parsers.patterns import PathPattern, context_for, is_excluded, strip_common_prefix
-from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines
+from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines, walk
 
 SKIPPED_NAMED = 20
 """How many of the files skipped as not MAGMA output the finding names."""
@@ -49,32 +50,22 @@ class MagmaResult:
     files_read: int = 0
 
 
-def _walk(root: Path, findings: list[Finding]) -> Iterable[Path]:
-    """Every file under `root`; a folder that cannot be listed (permission denied, a path over
-    PATH_MAX) is a finding, and the walk goes on."""
-
-    def unlisted(exc: OSError) -> None:
-        where = display_name(exc.filename) if exc.filename is not None else display_name(root)
-        findings.append(Finding("warning", "unreadable", f"cannot list folder: {exc.strerror or exc}", where))
-
-    for folder, dirs, files in os.walk(root, followlinks=False, onerror=unlisted):
-        dirs.sort()
-        base = Path(folder)
-        for name in sorted(files):
-            yield base / name
-
-
 def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = ()) -> tuple[list[tuple[Path, Path, bool]], list[Finding]]:
-    """(root, file, given explicitly) for every candidate file, and findings for missing paths."""
+    """(root, file, given explicitly) for every candidate file (through the one folder walker),
+    and findings for missing paths and folders that cannot be listed."""
     found: list[tuple[Path, Path, bool]] = []
     findings: list[Finding] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            walked: Iterable[Path] = _walk(path, findings)
-            if exclude:
-                walked = (f for f in walked if not is_excluded(PurePosixPath(f.relative_to(path).as_posix()), tuple(exclude)))
-            found.extend((path, f, False) for f in walked)
+            for file in walk(path):
+                if exclude and is_excluded(PurePosixPath(file.relative_to(path).as_posix()), tuple(exclude)):
+                    continue
+                if file.is_dir():  # a link to a folder is not followed; a folder yielded itself cannot be listed
+                    if not file.is_symlink():
+                        findings.append(Finding("warning", "unreadable", "cannot list folder", _label(path, file)))
+                    continue
+                found.append((path, file, False))
         elif path.exists() or path.is_symlink():  # a symlink loop: read, to say so
             found.append((path.parent, path, True))
         else:
@@ -327,7 +318,7 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
         kinds[unchecked, width - checks : width] = DASHES
     ok = (n == width) | with_status | unchecked
     ok &= (kinds[:, :width] <= DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
-    ok &= (kinds[:, :n_sizes] == NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
+    ok[_signed_sizes(data, n_sizes)] = False
     status = np.where(with_status, kinds[:, width], MISSING).astype(np.int8)
     ok &= (status == MISSING) | (status == OK) | (status == FAILED)
     run_of = np.repeat(chosen, sizes)
@@ -353,6 +344,14 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
         cols["impl"] = np.full(int(ran.sum()), impls.index(impl), np.int16)
         pieces.append((cols, row[ran]))
     return pieces
+
+
+def _signed_sizes(data: bytes, n_sizes: int) -> np.ndarray:
+    """The rows (after the first line of `data`) whose sizes are not all whole numbers written
+    with digits only: `+4`, `-3`, `3.0` or `nan` is no size MAGMA prints."""
+    bad = [m.start() for m in re.finditer(rb"^(?!(?: *\d+(?= |$)){%d})" % n_sizes, data, re.MULTILINE)]
+    newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n"))
+    return np.searchsorted(newlines, np.array(bad, np.int64)) - 1
 
 
 def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarray, line: np.ndarray, blocks: list[Block],
