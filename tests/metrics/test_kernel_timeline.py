@@ -71,7 +71,7 @@ intervals = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(intervals)
 def test_union_properties(ivs):
     starts = np.array([s for s, _ in ivs], dtype=float)
@@ -88,7 +88,7 @@ def test_union_properties(ivs):
         assert row["overlap_ns"] == pytest.approx(durs.sum() - union)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 10**4), st.integers(0, 10**4)), max_size=40))
 def test_union_equals_sum_when_disjoint(pairs):
     # build disjoint intervals: each starts after the previous one ends plus a gap
