@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import ContentSwitcher, Header, Label, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Label, OptionList, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from gpuscope.metrics.safe_text import clean
@@ -25,7 +25,6 @@ from gpuscope.metrics.table import ResultTable
 from gpuscope.parsers.files import display_name
 from gpuscope.tui.model.folder import STUDIES, read_logs, summary_tables
 from gpuscope.tui.screens.base import LoadingScreen
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.widgets.result_table import ResultTableView
 
 TABS = (("tab-kinds", "Kinds", "kinds"), ("tab-failed", "Not read", "failed"), ("tab-logs", "Logs", "logs"),
@@ -62,27 +61,21 @@ class FolderSummaryScreen(LoadingScreen):
         self.titles = titles
         self.tables: list[ResultTable] = []
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with TabbedContent(id="summary-tabs"):
-                for tab, label, table in TABS:
-                    with TabPane(label, id=tab):
-                        yield ResultTableView(id=f"summary-{table}")
-        yield KeysFooter()
+    LOADING_TITLE = "Folder summary · {paths}"
+    LOADING_TEXT = "Reading the logs below {paths} ..."
+    FAILED_TEXT = "Could not summarise {paths}.\n{error}"
 
-    def on_mount(self) -> None:
-        self.sub_title = f"Folder summary · {self.paths_text()}"
-        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(f"Reading the logs below {self.paths_text()} ..."))
-        self.load()
+    def compose_body(self) -> ComposeResult:
+        with TabbedContent(id="summary-tabs"):
+            for tab, label, table in TABS:
+                with TabPane(label, id=tab):
+                    yield ResultTableView(id=f"summary-{table}")
 
     def read_model(self) -> list[ResultTable]:
         return summary_tables(self.folder, self.recognitions, self.titles, read_logs(self.recognitions, self.folder))
 
-    def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
-        self.tables = message.model
+    def show(self, tables: list[ResultTable]) -> None:
+        self.tables = tables
         tabs = self.query_one("#summary-tabs", TabbedContent)
         for (tab, label, table_id), table in zip(TABS, self.tables):
             self.query_one(f"#summary-{table_id}", ResultTableView).show(table, squeeze=("file", "why", "text"))
@@ -90,12 +83,8 @@ class FolderSummaryScreen(LoadingScreen):
         kinds, failed, logs, lines = self.tables
         errors = sum(row[1] or 0 for row in logs.rows)
         warnings = sum(row[2] or 0 for row in logs.rows)
-        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(
-            f"{kinds.title} · {len(failed.rows)} not read · {len(logs.rows)} logs: {errors} error and {warnings} warning lines"))
+        self.status(f"{kinds.title} · {len(failed.rows)} not read · {len(logs.rows)} logs: {errors} error and {warnings} warning lines")
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "summary-tabs"
-
-    def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
-        self.show_empty(f"Could not summarise {self.paths_text()}.\n{message.error}", ())
 
     def action_export(self) -> None:
         if not self.tables:

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Input, Static, TabbedContent, TabPane
 
 from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.metrics.table import ResultTable
@@ -28,7 +28,6 @@ from gpuscope.tui.screens.studies.kernel_bars import ShareBars
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.roofline import RooflinePane
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 NEEDS_DATA = {"cycle_sort", "sort", "filter", "cycle_group", "export", "show_tab", "zoom"}
 SCROLLED = ("flop_per_s", "gbs")
@@ -96,47 +95,43 @@ class KernelsScreen(LoadingScreen):
         """What the ranking shows: sort, grouping, filter."""
         self.tab = tab
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Vertical(id="kernels-body"):
-                yield KernelCards(id="kernel-cards")
-                yield Static(id="kernels-peak", markup=False)
-                with TabbedContent(id="kernels-tables"):
-                    with TabPane("Kernels", id="tab-kernels"):
-                        yield ResultTableView(id="kernels-ranking")
-                    with TabPane("Transfers", id="tab-transfers"):
-                        yield ResultTableView(id="kernels-transfers")
-                    with TabPane("Profiler metrics", id="tab-metrics"):
-                        yield ResultTableView(id="kernels-metrics")
-                    with TabPane("Runs", id="tab-runs"):
-                        yield ResultTableView(id="kernels-runs")
-                        yield ResultTableView(id="kernels-grouped")
-                        yield Static(id="kernels-runs-note", markup=False)
-                    with TabPane("Findings", id="tab-findings"):
-                        yield FindingsPane(id="kernels-findings", table_id="kernels-findings-table")
-                with Horizontal(id="kernels-figures"):
-                    yield ShareBars(id="kernel-bars")
-                    yield RooflinePane(id="roofline")
+    LOADING_TITLE = "Kernels · loading {paths}"
+    FAILED_TITLE = "Kernels · could not read {paths}"
+    EXPECTED = (ValueError,)
+    """A flag's ValueError: its own message."""
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="kernels-body"):
+            yield KernelCards(id="kernel-cards")
+            yield Static(id="kernels-peak", markup=False)
+            with TabbedContent(id="kernels-tables"):
+                with TabPane("Kernels", id="tab-kernels"):
+                    yield ResultTableView(id="kernels-ranking")
+                with TabPane("Transfers", id="tab-transfers"):
+                    yield ResultTableView(id="kernels-transfers")
+                with TabPane("Profiler metrics", id="tab-metrics"):
+                    yield ResultTableView(id="kernels-metrics")
+                with TabPane("Runs", id="tab-runs"):
+                    yield ResultTableView(id="kernels-runs")
+                    yield ResultTableView(id="kernels-grouped")
+                    yield Static(id="kernels-runs-note", markup=False)
+                with TabPane("Findings", id="tab-findings"):
+                    yield FindingsPane(id="kernels-findings", table_id="kernels-findings-table")
+            with Horizontal(id="kernels-figures"):
+                yield ShareBars(id="kernel-bars")
+                yield RooflinePane(id="roofline")
+
+    def compose_below(self) -> ComposeResult:
         yield Input(id="kernels-filter", placeholder="filter: part of a name (Enter keeps it, Escape clears)", compact=True)
-        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#kernels-filter", Input).display = False
-        self.sub_title = f"Kernels · loading {self.paths_text()}"
-        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(f"Reading {self.paths_text()} ..."))
-        self.load()
 
     def read_model(self) -> KernelsModel:
         return self._loader() if self._loader is not None else build_model(self.paths, **self.options)
 
-    def error_text(self, error: Exception) -> str:
-        return str(error) if isinstance(error, ValueError) else super().error_text(error)  # ValueError: a flag's own message
-
-    def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
-        model = self.model = message.model
+    def show(self, model: KernelsModel) -> None:
+        self.model = model
         self.refresh_bindings()
         if model.empty:
             self.sub_title = f"Kernels · nothing read · {self.paths_text()}"
@@ -159,10 +154,6 @@ class KernelsScreen(LoadingScreen):
             if tabs.get_tab(tab).display:  # a hidden tab (no transfers here): stay on the ranking
                 tabs.active = tab
         self.apply(self.view)
-
-    def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
-        self.sub_title = f"Kernels · could not read {self.paths_text()}"
-        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def _show_runs(self, model: KernelsModel) -> None:
         runs = model.runs_table()
@@ -202,7 +193,7 @@ class KernelsScreen(LoadingScreen):
         everything = model.rows(replace(view, sort="time", top=0))
         self.query_one(ShareBars).show(everything, GROUP_TITLES[view.group].lower())
         self.query_one(RooflinePane).show(everything, model.peak)
-        self.query_one(f"#{self.VIEW_ID}", Static).update(self._view_text(view, len(model.rows(view))))
+        self.status(self._view_text(view, len(model.rows(view))))
 
     def _view_text(self, view: KernelView, shown: int) -> Text:
         assert self.model is not None

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import ContentSwitcher, Header, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Static, TabbedContent, TabPane
 
 from gpuscope.metrics import export
 from gpuscope.metrics.magma import stats as magma_stats
@@ -27,7 +27,6 @@ from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.screens.studies.boxplots import BoxPlotStack
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
     from gpuscope.parsers.magma.read import MagmaResult
@@ -111,27 +110,20 @@ class MagmaScreen(LoadingScreen):
         self.selection: Selection | None = None
         """What the panes show: test, cluster size, metric."""
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Horizontal(id="body"):
-                yield BoxPlotStack(id="plots")
-                with TabbedContent(id="tables"):
-                    with TabPane("Summary", id="tab-summary"):
-                        yield ResultTableView(id="summary")
-                    with TabPane("Comparison", id="tab-comparison"):
-                        yield ComparisonView(id="comparison")
-                        yield Static(id="comparison-note", markup=False)
-                    with TabPane("Findings", id="tab-findings"):
-                        yield FindingsPane(id="findings-pane", table_id="findings")
-        yield KeysFooter()
+    LOADING_TITLE = "MAGMA · loading {paths}"
+    FAILED_TITLE = "MAGMA · could not read {paths}"
 
-    def on_mount(self) -> None:
-        self.sub_title = f"MAGMA · loading {self.paths_text()}"
-        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(f"Reading {self.paths_text()} ..."))
-        self.load()
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            yield BoxPlotStack(id="plots")
+            with TabbedContent(id="tables"):
+                with TabPane("Summary", id="tab-summary"):
+                    yield ResultTableView(id="summary")
+                with TabPane("Comparison", id="tab-comparison"):
+                    yield ComparisonView(id="comparison")
+                    yield Static(id="comparison-note", markup=False)
+                with TabPane("Findings", id="tab-findings"):
+                    yield FindingsPane(id="findings-pane", table_id="findings")
 
     def read_model(self) -> MagmaModel:
         result = self._loader() if self._loader is not None else read_tree(
@@ -139,8 +131,8 @@ class MagmaScreen(LoadingScreen):
         return build_model(result, keep_warmup=self.keep_warmup, keep_impossible=self.keep_impossible,
                            keep_untrusted=self.keep_untrusted, impl=self.impl)
 
-    async def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
-        model = self.model = message.model
+    async def show(self, model: MagmaModel) -> None:
+        self.model = model
         result = model.result
         environments = result.rows["environment"].nunique() if not result.rows.empty else 0
         self.sub_title = f"MAGMA · {result.files_read} files · {environments} environments · {self.paths_text()}"
@@ -163,10 +155,6 @@ class MagmaScreen(LoadingScreen):
             self.notify(problem, title="Not in these results", severity="warning", markup=False)
         await self.select(model.first_selection(self.test, self.nodes, self.metric, self.impl))
 
-    def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
-        self.sub_title = f"MAGMA · could not read {self.paths_text()}"
-        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
-
     def _label_findings_tab(self, count: int) -> None:
         tab = self.query_one("#tables", TabbedContent).get_tab("tab-findings")
         tab.label = Text(f"Findings ({count})")
@@ -178,7 +166,7 @@ class MagmaScreen(LoadingScreen):
             return
         self.selection = selection
         summary = model.summary(selection)
-        self.query_one(f"#{self.VIEW_ID}", Static).update(self._selection_text(selection, summary.empty))
+        self.status(self._selection_text(selection, summary.empty))
         # Test and nodes are the same on every row of a selection and stated in the bar above.
         self.query_one("#summary", ResultTableView).show(model.summary_table(selection), hide=STATED, squeeze=("environment", "why"),
                                                          fit_through=f"{selection.metric}_whisker_hi")

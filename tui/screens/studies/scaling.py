@@ -18,11 +18,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import ContentSwitcher, Header, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Static, TabbedContent, TabPane
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column, ResultTable
-from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.model.scaling_compare import curve_metrics, curves_for, metric_label, settings_table
 from gpuscope.tui.model.scaling import ALL, ScalingModel, load, series_names
 from gpuscope.tui.model.scaling_report import tab_tables
@@ -82,50 +81,42 @@ class ScalingScreen(LoadingScreen):
         self.metric: str | None = None
         """The per-epoch curve the compare view draws."""
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
-            yield from self.compose_states()
-            with Vertical(id="scaling-body"):
-                with TabbedContent(id="scaling-tabs"):
-                    with TabPane("Speedup", id="tab-speedup"):
-                        yield SpeedupPlot(id="speedup-plot")
-                        yield Static(id="speedup-note", classes="scaling-note", markup=False)
-                    with TabPane("Efficiency", id="tab-efficiency"):
-                        yield EfficiencyPlot(id="efficiency-plot")
-                        yield Static(id="efficiency-note", classes="scaling-note", markup=False)
-                    with TabPane("Table", id="tab-table"):
-                        yield ResultTableView(id="scaling-overview")
-                        yield ResultTableView(id="scaling-speedup")
-                    with TabPane("Runs", id="tab-runs"):
-                        yield ResultTableView(id="scaling-runs")
-                    with TabPane("Settings", id="tab-diff"):
-                        yield ResultTableView(id="scaling-diff")
-                        yield Static(id="diff-note", classes="scaling-note", markup=False)
-                    with TabPane("Accuracy", id="tab-accuracy"):
-                        yield ResultTableView(id="scaling-accuracy")
-                    with TabPane("Compare", id="tab-compare"):
-                        yield Static(id="compare-hint", classes="scaling-note", markup=False)
-                        yield CurvesPlot(id="compare-plot")
-                        yield ResultTableView(id="compare-settings")
-                    with TabPane("Findings", id="tab-findings"):
-                        yield FindingsPane(id="scaling-findings", table_id="scaling-findings-table")
-                yield Static(id="scaling-origin", markup=False)
-        yield KeysFooter()
+    LOADING_TITLE = "Scaling · loading {paths}"
+    FAILED_TITLE = "Scaling · could not read {paths}"
 
-    def on_mount(self) -> None:
-        self.sub_title = f"Scaling · loading {self.paths_text()}"
-        self.query_one(f"#{self.VIEW_ID}", Static).update(Text(f"Reading {self.paths_text()} ..."))
-        self.load()
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="scaling-body"):
+            with TabbedContent(id="scaling-tabs"):
+                with TabPane("Speedup", id="tab-speedup"):
+                    yield SpeedupPlot(id="speedup-plot")
+                    yield Static(id="speedup-note", classes="scaling-note", markup=False)
+                with TabPane("Efficiency", id="tab-efficiency"):
+                    yield EfficiencyPlot(id="efficiency-plot")
+                    yield Static(id="efficiency-note", classes="scaling-note", markup=False)
+                with TabPane("Table", id="tab-table"):
+                    yield ResultTableView(id="scaling-overview")
+                    yield ResultTableView(id="scaling-speedup")
+                with TabPane("Runs", id="tab-runs"):
+                    yield ResultTableView(id="scaling-runs")
+                with TabPane("Settings", id="tab-diff"):
+                    yield ResultTableView(id="scaling-diff")
+                    yield Static(id="diff-note", classes="scaling-note", markup=False)
+                with TabPane("Accuracy", id="tab-accuracy"):
+                    yield ResultTableView(id="scaling-accuracy")
+                with TabPane("Compare", id="tab-compare"):
+                    yield Static(id="compare-hint", classes="scaling-note", markup=False)
+                    yield CurvesPlot(id="compare-plot")
+                    yield ResultTableView(id="compare-settings")
+                with TabPane("Findings", id="tab-findings"):
+                    yield FindingsPane(id="scaling-findings", table_id="scaling-findings-table")
+            yield Static(id="scaling-origin", markup=False)
 
     def read_model(self) -> ScalingModel:
         if self._loader is not None:
             return self._loader()
         return load(self.paths, baseline=self.baseline, resources=self.resources, series=self.only_series, series_by=self.series_by)
 
-    def on_loading_screen_loaded(self, message: LoadingScreen.Loaded) -> None:
-        model: ScalingModel = message.model
+    def show(self, model: ScalingModel) -> None:
         self.model = model
         self.refresh_bindings()
         if model.empty and not model.result.runs.empty:  # runs were read, --series matched none of them
@@ -147,10 +138,6 @@ class ScalingScreen(LoadingScreen):
         if (problem := model.unknown_baseline()) is not None:
             self.notify(problem, title="Baseline", severity="warning", markup=False)
         self.show_series(ALL)
-
-    def on_loading_screen_load_failed(self, message: LoadingScreen.LoadFailed) -> None:
-        self.sub_title = f"Scaling · could not read {self.paths_text()}"
-        self.show_empty(f"Could not read {self.paths_text()}.\n{message.error}", ())
 
     def show_series(self, series: str) -> None:
         """Redraw every tab but the compare view for `series` (or all)."""
@@ -222,7 +209,7 @@ class ScalingScreen(LoadingScreen):
         settings = settings_table(model, self.marked)
         self.query_one("#compare-settings", ResultTableView).display = bool(self.marked)
         self.query_one("#compare-settings", ResultTableView).show(settings, squeeze={key: 12 for key in settings.keys if key.startswith("run_")})
-        self.query_one(f"#{self.VIEW_ID}", Static).update(self._view_text())
+        self.status(self._view_text())
 
     def _view_text(self) -> Text:
         assert self.model is not None
