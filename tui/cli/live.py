@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli.output import emit, fail, run_screen, say, stdout_failed, text_width
+from gpuscope.tui.cli.output import add_output_options, emit, fail, output_format, run_screen, say, stdout_failed, text_width
 from gpuscope.tui.cli.checks import finite_float, positive_int
 
 GONE_SAMPLES = 3
@@ -77,9 +77,7 @@ def add_parsers(sub: Any) -> None:
     report.add_argument("--recording", metavar="FILE", help="a file written by gpuscope record")
     report.add_argument("--job", metavar="ID", help="a Slurm job: its accounting from sacct, or sstat + scontrol while it runs")
     report.add_argument("--time-limit", type=finite_float, metavar="S", help="the job's time limit in seconds, for the share used")
-    report.add_argument("--format", choices=("text", "markdown", "json"), help="output format (default: from -o's extension, else text)")
-    report.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    report.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
+    add_output_options(report, formats=("text", "markdown", "json"))
 
 
 def every_node(args: argparse.Namespace) -> bool:
@@ -299,7 +297,7 @@ def run_report(args: argparse.Namespace) -> int:
     from gpuscope.metrics.job.report import report
     from gpuscope.metrics.table import Column, ResultTable
 
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     if fmt not in ("text", "markdown", "json"):
         say("report prints text, markdown or json")
         return 2
@@ -387,7 +385,7 @@ def run_watch(args: argparse.Namespace) -> int:
         snapshot = snapshot_once(source, settle_s=min(args.interval, 1.0))
     finally:
         source.close()
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     if fmt == "json":
         text = json.dumps(snapshot_dict(snapshot), indent=2, allow_nan=False) + "\n"
     else:

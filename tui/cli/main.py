@@ -11,9 +11,8 @@ import argparse
 import sys
 from typing import Sequence
 
-from gpuscope.metrics import export
-from gpuscope.tui.cli.checks import command_inputs, finite_float, overwritten_input, positive_int
-from gpuscope.tui.cli.output import fail, stdout_failed
+from gpuscope.tui.cli.checks import command_inputs, finite_float, overwritten_input
+from gpuscope.tui.cli.output import add_output_options, fail, stdout_failed
 
 MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
 WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
@@ -81,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     magma.add_argument("--nodes", type=int, metavar="N", help="only this cluster size")
     magma.add_argument("--test", metavar="NAME", help="only this tester, e.g. dgemm_vbatched")
     magma.add_argument("--metric", choices=("gflops", "ms"), default="gflops", help="metric for plots and comparison (default gflops)")
-    add_output_options(magma, tables=MAGMA_TABLES)
+    add_output_options(magma, tables=MAGMA_TABLES, screen=True)
 
     kernels = sub.add_parser(
         "kernels",
@@ -104,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     kernels.add_argument("--name-pattern", metavar="PATTERN", help="how file names encode the configuration, e.g. 'exp_{nodes}n_bs{batch_size}*' (default: the seed's run_{run}_config_{nodes}_{gpus}_{network}_..._ret_{ret}_{ret_index})")
     kernels.add_argument("--group-by", metavar="FIELD[,FIELD]", help="mean efficiencies per group of runs, e.g. batch_size,nodes (fields from the file names)")
     kernels.add_argument("--markers", action="append", default=[], metavar="PATH", help="marker CSVs (name_str,timestamp) or folders of them, for scaled efficiencies (default: markers_<profile name>.csv next to the profiles or in a folder beside theirs); repeatable")
-    add_output_options(kernels, tables=KERNEL_TABLES)
+    add_output_options(kernels, tables=KERNEL_TABLES, screen=True)
 
     scaling = sub.add_parser(
         "scaling",
@@ -120,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("--resources", metavar="PATTERN", help="how paths give the resource count, e.g. 'run-{gpus}gpu' or '{nodes}n/{threads}t' (default: the logs, job scripts, file and folder names)")
     scaling.add_argument("--series", metavar="NAME", help="only this series, e.g. 'resnet (gpus)' (default: every series, kept apart)")
     scaling.add_argument("--series-by", metavar="KEYS", help="what splits runs into series, a comma list of benchmark, accelerator, framework, org (default: benchmark,accelerator,framework: one machine per series)")
-    add_output_options(scaling, tables=SCALING_TABLES)
+    add_output_options(scaling, tables=SCALING_TABLES, screen=True)
 
     check = sub.add_parser(
         "check",
@@ -134,9 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("folder", metavar="DIR", help="the result folder")
     check.add_argument("--expected", metavar="FILE", help="the expected-ranges file (default: DIR/expected.toml)")
-    check.add_argument("--format", choices=export.FORMATS, help="output format (default: from -o's extension, else text)")
-    check.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    check.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
+    add_output_options(check)
 
     browse = sub.add_parser(
         "browse",
@@ -147,9 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         "why it is that kind, a summary and any problem, one row per file.",
     )
     browse.add_argument("folder", nargs="?", default=".", metavar="DIR", help="the folder (default: the current one)")
-    browse.add_argument("--format", choices=export.FORMATS, help="print the listing (or write it with -o) instead of opening the browser")
-    browse.add_argument("-o", "--output", metavar="FILE", help="write the listing to FILE (format from --format or the extension)")
-    browse.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
+    add_output_options(browse, format_help="print the listing (or write it with -o) instead of opening the browser",
+                       output_help="write the listing to FILE (format from --format or the extension)")
 
     from gpuscope.tui.cli import live as cli_record
 
@@ -179,17 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--record", metavar="FILE", help="also record every refresh to FILE (as gpuscope record does; never overwrites)")
     watch.add_argument("--all-nodes", action="store_true", help="with --job: watch every node of the job through srun, even when it has one "
                        "(the default for a job on several nodes; n/N switch nodes)")
-    add_output_options(watch, tables=WATCH_TABLES)
+    add_output_options(watch, tables=WATCH_TABLES, screen=True)
     return parser
-
-
-def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str]) -> None:
-    """--format, -o, --table (only `tables`, the subcommand's own) and --width."""
-    parser.add_argument("--format", choices=export.FORMATS, help="print (or write with -o) instead of opening the screen (the default when stdout is not a terminal: text)")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (format from --format or the extension)")
-    default = "kernels" if "kernels" in tables else tables[0]
-    parser.add_argument("--table", choices=tables, help=f"which table to print (default: {default} for csv, all for the other formats)")
-    parser.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
 
 
 STUDIES = ("magma", "kernels", "scaling", "check", "browse")

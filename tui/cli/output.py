@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 from gpuscope.metrics import export
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean_lines
+from gpuscope.tui.cli.checks import positive_int
 
 
 def say(message: object) -> None:
@@ -44,6 +45,40 @@ def write_stdout(text: str) -> None:
         written = out.write(data)
         data = data[written if written is not None else 0:]
     out.flush()
+
+
+def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str] = (), *, screen: bool = False,
+                       formats: Sequence[str] = export.FORMATS, format_help: str | None = None, output_help: str | None = None) -> None:
+    """--format (one of `formats`), -o, --table (only `tables`, the subcommand's own; none: no
+    --table) and --width. `screen`: the command opens a screen unless one of them is given."""
+    if screen:
+        format_help = format_help or "print (or write with -o) instead of opening the screen (the default when stdout is not a terminal: text)"
+        output_help = output_help or "write to FILE (format from --format or the extension)"
+    parser.add_argument("--format", choices=formats, help=format_help or "output format (default: from -o's extension, else text)")
+    parser.add_argument("-o", "--output", metavar="FILE", help=output_help or "write to FILE instead of stdout")
+    if tables:
+        default = "kernels" if "kernels" in tables else tables[0]
+        parser.add_argument("--table", choices=tables, help=f"which table to print (default: {default} for csv, all for the other formats)")
+    parser.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """--format, else what -o's extension names, else text."""
+    return args.format or (export.format_for_path(args.output) if args.output else "text")
+
+
+def missing_path(paths: Sequence[str]) -> int | None:
+    """Exit status 2 with a message naming the first path that does not exist; None when all do."""
+    for path in paths:
+        if not os.path.exists(path):
+            return fail(f"no such file or folder: {path}", 2)
+    return None
+
+
+def on_screen(args: argparse.Namespace, open_screen: Callable[[argparse.Namespace], int | None]) -> int | None:
+    """Without --format and -o: `open_screen(args)`, the screen's exit status (None when stdout is
+    not a terminal); None too when the command prints instead."""
+    return open_screen(args) if args.format is None and args.output is None else None
 
 
 def emit(args: argparse.Namespace, fmt: str, text: str) -> int:

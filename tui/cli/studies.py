@@ -13,16 +13,14 @@ import argparse
 import os
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli.output import emit, fail, print_findings, run_screen, text_width
+from gpuscope.tui.cli.output import emit, fail, missing_path, on_screen, output_format, print_findings, run_screen, text_width
 
 
 def run_magma(args: argparse.Namespace) -> int:
     from gpuscope.parsers.magma import read as magma
 
-    if args.format is None and args.output is None:
-        code = _open_magma_screen(args)
-        if code is not None:
-            return code
+    if (code := on_screen(args, _open_magma_screen)) is not None:
+        return code
     try:
         result = magma.read_tree(args.paths, path_pattern=args.path_pattern, exclude=args.exclude, peak_override=args.peak_gflops)
     except ValueError as exc:  # a bad --path-pattern
@@ -35,7 +33,7 @@ def run_magma(args: argparse.Namespace) -> int:
     problem = unknown_choice(result.rows, options)
     if problem:
         return fail(problem, 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     tables, extra = report(result, options, fmt)
     if emit(args, fmt, export.render(tables, fmt, text_width(args), extra, limit=args.width)):
         return 1
@@ -53,9 +51,8 @@ NO_ROWS = ("no-data", "assert-only", "missing")
 def _open_magma_screen(args: argparse.Namespace) -> int | None:
     from gpuscope.tui.screens.studies.magma import MagmaScreen
 
-    for path in args.paths:
-        if not os.path.exists(path):
-            return fail(f"no such file or folder: {path}", 2)
+    if (code := missing_path(args.paths)) is not None:
+        return code
 
     def first_screen() -> MagmaScreen:
         return MagmaScreen(args.paths, path_pattern=args.path_pattern, exclude=tuple(args.exclude), keep_warmup=args.keep_warmup,
@@ -74,16 +71,14 @@ def run_kernels(args: argparse.Namespace) -> int:
         NamePattern.compile(args.name_pattern) if args.name_pattern else None
     except ValueError as exc:
         return fail(str(exc), 2)
-    if args.format is None and args.output is None:
-        code = _open_kernels_screen(args)
-        if code is not None:
-            return code
+    if (code := on_screen(args, _open_kernels_screen)) is not None:
+        return code
     from gpuscope.tui.model.kernels_report import KernelsOptions, report, split_fields
 
     options = KernelsOptions(paths=tuple(args.paths), gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs,
                              precision=args.precision, name_pattern=args.name_pattern, group_by=split_fields(args.group_by),
                              markers=tuple(args.markers), sort=args.sort, rank_by=args.rank_by, top=args.top, table=args.table)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     try:
         result = report(options, fmt, text_width(args))
     except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
@@ -101,9 +96,8 @@ def _open_kernels_screen(args: argparse.Namespace) -> int | None:
     from gpuscope.metrics.kernels.peak_choice import choose_peak
     from gpuscope.tui.model.kernels_report import split_fields
 
-    for path in [*args.paths, *args.markers]:
-        if not os.path.exists(path):
-            return fail(f"no such file or folder: {path}", 2)
+    if (code := missing_path([*args.paths, *args.markers])) is not None:
+        return code
     try:  # bad flags fail here, with the usage exit code, not inside the screen
         choose_peak(gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision)
     except ValueError as exc:
@@ -136,10 +130,8 @@ def run_scaling(args: argparse.Namespace) -> int:
         args.series_by = parse_keys(args.series_by)
     except ValueError as exc:
         return fail(str(exc), 2)
-    if args.format is None and args.output is None:
-        code = _open_scaling_screen(args)
-        if code is not None:
-            return code
+    if (code := on_screen(args, _open_scaling_screen)) is not None:
+        return code
     from gpuscope.parsers.runlogs.read import read_runs
     from gpuscope.tui.model.scaling import build_model, series_names
     from gpuscope.tui.model.scaling_report import report
@@ -155,7 +147,7 @@ def run_scaling(args: argparse.Namespace) -> int:
         return 1
     if (problem := model.unknown_baseline()) is not None:
         return fail(problem, 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     printed = report(model, fmt, text_width(args), args.table)
     if emit(args, fmt, export.render(printed.tables, fmt, text_width(args), printed.extra, limit=args.width)):
         return 1
@@ -169,9 +161,8 @@ def run_scaling(args: argparse.Namespace) -> int:
 def _open_scaling_screen(args: argparse.Namespace) -> int | None:
     from gpuscope.tui.screens.studies.scaling import ScalingScreen
 
-    for path in args.paths:
-        if not os.path.exists(path):
-            return fail(f"no such file or folder: {path}", 2)
+    if (code := missing_path(args.paths)) is not None:
+        return code
     return run_screen(lambda: ScalingScreen(args.paths, baseline=args.baseline, resources=args.resources, series=args.series, tab=args.table, series_by=args.series_by),
                        "use --format text (or -o FILE) to print instead")
 
@@ -187,7 +178,7 @@ def run_check(args: argparse.Namespace) -> int:
     print_findings(report.findings)
     if not report.checks:
         return fail(f"no checks to run from {report.expected_file} (see 'gpuscope check --help' for its format)", 2)
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     if emit(args, fmt, export.render([results_table(report.results)], fmt, text_width(args), limit=args.width)):
         return 2
     if not report.expected_ok:
@@ -199,13 +190,11 @@ def run_browse(args: argparse.Namespace) -> int:
     """Open the browser, or with --format/-o print (or write) the listing of every file."""
     if not os.path.lexists(args.folder):
         return fail(f"no such file or folder: {args.folder}", 2)
-    if args.format is None and args.output is None:
-        code = _open_browse_screen(args)
-        if code is not None:
-            return code
+    if (code := on_screen(args, _open_browse_screen)) is not None:
+        return code
     from gpuscope.tui.model.browse_listing import listing
 
-    fmt = args.format or (export.format_for_path(args.output) if args.output else "text")
+    fmt = output_format(args)
     return emit(args, fmt, export.render([listing(args.folder)], fmt, text_width(args), limit=args.width))
 
 
