@@ -19,7 +19,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Sequence
@@ -249,7 +248,7 @@ def _fields(frame: pd.DataFrame, j: int, decimals: bool) -> tuple[np.ndarray, np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    text = pa.array(col.to_numpy(object, na_value=None), pa.string())  # `---` is the parser's NA: null here
+    text = pa.array(col.array)  # pandas' strings are Arrow's already; `---` is the parser's NA: null here
     number = pc.fill_null(pc.match_substring_regex(text, NUMBER_TEXT), True)
     values = pc.cast(pc.if_else(number, text, None), pa.float64()).to_numpy(zero_copy_only=False)
     kind = np.where(text.is_null().to_numpy(zero_copy_only=False), DASHES, NUMBER).astype(np.int8)
@@ -318,7 +317,7 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
         kinds[unchecked, width - checks : width] = DASHES
     ok = (n == width) | with_status | unchecked
     ok &= (kinds[:, :width] <= DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
-    ok[_signed_sizes(data, n_sizes)] = False
+    ok &= (kinds[:, :n_sizes] == NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
     status = np.where(with_status, kinds[:, width], MISSING).astype(np.int8)
     ok &= (status == MISSING) | (status == OK) | (status == FAILED)
     run_of = np.repeat(chosen, sizes)
@@ -344,14 +343,6 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
         cols["impl"] = np.full(int(ran.sum()), impls.index(impl), np.int16)
         pieces.append((cols, row[ran]))
     return pieces
-
-
-def _signed_sizes(data: bytes, n_sizes: int) -> np.ndarray:
-    """The rows (after the first line of `data`) whose sizes are not all whole numbers written
-    with digits only: `+4`, `-3`, `3.0` or `nan` is no size MAGMA prints."""
-    bad = [m.start() for m in re.finditer(rb"^(?!(?: *\d+(?= |$)){%d})" % n_sizes, data, re.MULTILINE)]
-    newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n"))
-    return np.searchsorted(newlines, np.array(bad, np.int64)) - 1
 
 
 def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarray, line: np.ndarray, blocks: list[Block],
