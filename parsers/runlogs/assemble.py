@@ -97,7 +97,7 @@ def assemble(collected: list[tuple[Run, tuple[str, ...], bool]], findings: list[
     # sacct rows are a lookup for logs with the same job id; the rest are runs of their own
     sacct_by_id = {run.job_id: run for run, _p, _e in collected if run.format == "sacct" and run.job_id}
     used_sacct: set[str] = set()
-    script_cache: dict[Path, list[tuple[Path, Counts, str | None, str | None]]] = {}
+    script_cache: dict[str, list[tuple[Path, Counts, str | None, str | None]]] = {}
     system_cache: dict[Path, tuple[Any, list[Finding]]] = {}
     rows: list[dict[str, Any]] = []
     curve_runs: list[Run] = []  # the runs with a curve, in row order

@@ -6,6 +6,7 @@ shown by and the names the name rule reads resources from; and the job scripts i
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -38,18 +39,28 @@ def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding])
         path = Path(given)
         if path.is_dir():
             base = path.parent
-            folders: dict[Path, tuple[str, tuple[str, ...], str]] = {}
+            # per file only strings and one lstat (a Path per file and a stat plus an lstat cost
+            # more than the rest of the walk); the folder's own values once per folder
+            folders: dict[str, tuple[str, tuple[str, ...], str]] = {}
+            real_root = os.path.realpath(path)
             for file in walk(path):
-                if os.path.isdir(file):  # a link to a folder, or one that cannot be listed: not followed
-                    continue
-                here = file.parent
-                if here not in folders:  # once per folder: its real path, its parts below `path`, the labels' prefix
-                    folders[here] = (os.path.realpath(here), tuple(reversed(here.relative_to(path).parts)),
-                                     str(here.relative_to(base)) if str(base) not in ("", ".") else str(here))
-                real, inner, prefix = folders[here]
-                name = file.name
+                full = os.fspath(file)
+                here_text, name = os.path.split(full)
+                try:
+                    mode = os.lstat(full).st_mode
+                except OSError:
+                    mode = 0  # gone or unreadable: read_text names the problem
+                if stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(full)):
+                    continue  # a link to a folder, or one that cannot be listed: not followed
+                if here_text not in folders:  # its real path, its parts below `path`, the labels' prefix
+                    here = file.parent
+                    inner_parts = here.relative_to(path).parts
+                    # the walk enters no link to a folder: below the real `path`, a folder's real path is its name
+                    folders[here_text] = (os.path.join(real_root, *inner_parts), tuple(reversed(inner_parts)),
+                                          str(here.relative_to(base)) if str(base) not in ("", ".") else str(here))
+                real, inner, prefix = folders[here_text]
                 # a file's real path is its folder's plus its name, unless it is a link itself
-                key = os.path.realpath(file) if os.path.islink(file) else os.path.join(real, name)
+                key = os.path.realpath(full) if stat.S_ISLNK(mode) else os.path.join(real, name)
                 if key in seen:
                     continue
                 seen.add(key)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -70,28 +71,26 @@ def _output_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(".*" if fmt.OUTPUT_PATTERN_FIELDS.fullmatch(part) else re.escape(part) for part in re.split(r"(%\d*[jxAaNnustJ%])", name)))
 
 
-def _output_matches(pattern: str, log: Path) -> bool:
-    return _output_regex(pattern).fullmatch(log.name) is not None
-
-
-def beside_script(log: Path, cache: dict[Path, list[tuple[Path, Counts, str | None, str | None]]], findings: list[Finding], label: str) -> tuple[Counts, str | None]:
+def beside_script(log: Path, cache: dict[str, list[tuple[Path, Counts, str | None, str | None]]], findings: list[Finding], label: str) -> tuple[Counts, str | None]:
     """Counts and job name from the one job script beside `log` that wrote it (its `#SBATCH -o`
-    names it, or it has the log's stem, or it is the only script there); each folder read once (`cache`)."""
-    folder = log.parent
-    if folder not in cache:
+    names it, or it has the log's stem, or it is the only script there); each folder read once
+    (`cache`, by the folder's path as text: thousands of logs share a few folders)."""
+    folder, name = os.path.split(os.fspath(log))
+    scripts = cache.get(folder)
+    if scripts is None:
         scripts = []
-        for entry in job_scripts(folder):
-            counts, name, output = _script_counts(entry, findings, label)
-            if counts or output or name:
-                scripts.append((entry, counts, name, output))
+        for entry in job_scripts(log.parent):
+            counts, job_name, output = _script_counts(entry, findings, label)
+            if counts or output or job_name:
+                scripts.append((entry, counts, job_name, output))
         cache[folder] = scripts
-    scripts = cache[folder]
     if not scripts:
         return {}, None
-    named = [s for s in scripts if s[3] and _output_matches(s[3], log)]
+    named = [s for s in scripts if s[3] and _output_regex(s[3]).fullmatch(name) is not None]
     if len(named) == 1:
         return named[0][1], named[0][2]
-    same_stem = [s for s in scripts if s[0].stem == log.stem]
+    stem = log.stem
+    same_stem = [s for s in scripts if s[0].stem == stem]
     if len(same_stem) == 1:
         return same_stem[0][1], same_stem[0][2]
     if len(scripts) == 1 and not scripts[0][3]:
