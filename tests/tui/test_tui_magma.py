@@ -18,7 +18,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.magma import MagmaScreen
 from gpuscope.tui.screens.studies.boxplots import BoxPlot, BoxPlotStack
 from gpuscope.tui.widgets.result_table import ResultTableView
-from loading_helpers import settled
+from loading_helpers import open_screen, settled
 
 
 def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
@@ -49,9 +49,7 @@ def summary_model(screen: MagmaScreen):
 
 
 async def test_loads_and_shows_plots_and_tables(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None and not screen.model.empty
         assert screen.selection is not None and screen.selection.nodes == "all"
         stack = screen.query_one("#plots", BoxPlotStack)
@@ -62,9 +60,7 @@ async def test_loads_and_shows_plots_and_tables(magma_data: Path) -> None:
 
 
 async def test_switching_metric_changes_plots_and_table(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         assert "gflops_median" in summary_model(screen).keys
         await pilot.press("m")
         await pilot.pause()
@@ -80,9 +76,7 @@ async def test_switching_metric_changes_plots_and_table(magma_data: Path) -> Non
 
 
 async def test_cycling_cluster_size_changes_summary_nodes(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         model = screen.model
         assert model is not None and len(model.node_counts) >= 2
         nodes_col = summary_model(screen).keys.index("nodes")
@@ -105,9 +99,7 @@ async def test_cycling_cluster_size_changes_summary_nodes(magma_data: Path) -> N
 
 
 async def test_cycling_test(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None and screen.selection is not None
         tests = screen.model.tests
         if len(tests) < 2:
@@ -161,9 +153,7 @@ async def test_export_to_unwritable_path_notifies_error(magma_data: Path, tmp_pa
 
 async def test_export_cancel_writes_nothing(magma_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("e")
         await pilot.pause()
         await pilot.press("escape")
@@ -178,9 +168,7 @@ async def test_markup_in_environment_name_is_literal(magma_data: Path, tmp_path:
         folder = tmp_path / env / "size4"
         folder.mkdir(parents=True)
         shutil.copy(source, folder / source.name)
-    app = magma_app(tmp_path)
-    async with app.run_test(size=(200, 60)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(tmp_path), MagmaScreen, (200, 60)) as (app, pilot, screen):
         table = screen.query_one("#summary", ResultTableView)
         shown = {cell.plain for cell in table.get_column("environment")}
         assert "[bold]red" in shown
@@ -192,9 +180,7 @@ async def test_markup_in_environment_name_is_literal(magma_data: Path, tmp_path:
 
 async def test_empty_result_shows_message(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a MAGMA file\n")
-    app = magma_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(tmp_path), MagmaScreen, (80, 24)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.empty
         message = str(screen.query_one("#empty-message").render())
         assert "No MAGMA results found" in message
@@ -208,16 +194,12 @@ async def test_load_failure_shows_message() -> None:
     def broken() -> Any:
         raise OSError("disk on fire")
 
-    app = GpuscopeApp(first_screen=lambda: MagmaScreen(["/nowhere"], loader=broken))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen(["/nowhere"], loader=broken)), MagmaScreen, (80, 24)) as (app, pilot, screen):
         assert "disk on fire" in str(screen.query_one("#empty-message").render())
 
 
 async def test_findings_listed(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None
         findings = screen.query_one("#findings", DataTable)
         assert findings.row_count == len(screen.model.result.findings) > 0
@@ -226,9 +208,7 @@ async def test_findings_listed(magma_data: Path) -> None:
 
 
 async def test_help_theme_and_quit(magma_data: Path) -> None:
-    app = magma_app(magma_data)
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, screen):
         assert app.theme == "textual-dark"
         await pilot.press("ctrl+t")
         assert app.theme == "textual-light"
@@ -250,9 +230,7 @@ async def test_help_theme_and_quit(magma_data: Path) -> None:
 async def test_command_palette_provider(magma_data: Path) -> None:
     from gpuscope.tui.commands import GpuscopeCommands
 
-    app = magma_app(magma_data)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settle(app, pilot)
+    async with open_screen(magma_app(magma_data), MagmaScreen, (120, 40)) as (app, pilot, screen):
         provider = GpuscopeCommands(screen)
         titles = [title for title, _, _ in provider._available()]
         assert titles == ["Switch metric", "Next cluster size", "Next MAGMA test", "Export summary", "Toggle theme"]

@@ -22,7 +22,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.scaling import TABS, ScalingScreen
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.scaling_plots import CurvesPlot, SpeedupPlot
-from loading_helpers import settled
+from loading_helpers import open_screen
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "scaling"
@@ -48,9 +48,7 @@ def text_of(screen: ScalingScreen, selector: str) -> str:
 
 
 async def test_tabs_switch_and_every_tab_has_its_content(examples: ScalingModel) -> None:
-    app = app_for(examples)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(app_for(examples), ScalingScreen, (120, 40)) as (app, pilot, screen):
         assert active(screen) == "tab-speedup" and "12 runs" in str(screen.sub_title)
         assert screen.query_one("#speedup-plot", SpeedupPlot).display
         assert "serial fraction" in text_of(screen, "#speedup-note")  # the Amdahl fit under the curve
@@ -72,9 +70,7 @@ async def test_tabs_switch_and_every_tab_has_its_content(examples: ScalingModel)
 
 
 async def test_compare_marks_two_runs_overlays_curves_and_diffs_settings(examples: ScalingModel) -> None:
-    app = app_for(examples)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(app_for(examples), ScalingScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("space")  # not in the Runs tab: nothing is marked
         assert screen.marked == ()
         await pilot.press("4")
@@ -109,9 +105,7 @@ async def test_compare_marks_two_runs_overlays_curves_and_diffs_settings(example
 
 
 async def test_export_writes_the_tab_shown(examples: ScalingModel, tmp_path: Path) -> None:
-    app = app_for(examples)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(app_for(examples), ScalingScreen, (120, 40)) as (app, pilot, screen):
         for tab, name in (("4", "runs.csv"), ("1", "speedup.txt")):
             await pilot.press(tab, "e")
             await pilot.pause()
@@ -131,9 +125,7 @@ async def test_several_series_are_drawn_together_then_apart() -> None:
     if not MLPERF.is_dir():
         pytest.skip("../shared/data/scaling is absent")
     model = build_model(read_runs([MLPERF, EXAMPLES]))
-    app = GpuscopeApp(first_screen=lambda: ScalingScreen([MLPERF, EXAMPLES], loader=lambda: model, tab="diff"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([MLPERF, EXAMPLES], loader=lambda: model, tab="diff")), ScalingScreen, (80, 24)) as (app, pilot, screen):
         assert active(screen) == "tab-diff" and len(model.series) == 3
         assert "systems/eos_ngc23.09_mxnet.json" in text_of(screen, "#scaling-origin")
         speedup = screen.query_one("#scaling-speedup", ResultTableView).model
@@ -153,9 +145,7 @@ async def test_several_series_are_drawn_together_then_apart() -> None:
 
 async def test_no_runs_shows_why(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("nothing to see\n")
-    app = GpuscopeApp(first_screen=lambda: ScalingScreen([tmp_path]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([tmp_path])), ScalingScreen, (80, 24)) as (app, pilot, screen):
         assert "No runs found" in text_of(screen, "#scaling-empty-message")
         await pilot.press("e")  # dimmed: nothing to export
         await pilot.pause()
@@ -171,9 +161,7 @@ async def test_outside_text_is_shown_as_typed(tmp_path: Path) -> None:
         folder.mkdir()
         shutil.copy(ROOT / "tests/data/scaling/seed004" / log, folder / "log.txt")
     model = build_model(read_runs([tmp_path]))
-    app = GpuscopeApp(first_screen=lambda: ScalingScreen([tmp_path], loader=lambda: model, tab="runs"))
-    async with app.run_test(size=(200, 40)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([tmp_path], loader=lambda: model, tab="runs")), ScalingScreen, (200, 40)) as (app, pilot, screen):
         table = screen.query_one("#scaling-runs", ResultTableView)
         shown = [table.get_row_at(r) for r in range(table.row_count)]
         files = [cell.plain for row in shown for cell in row if "log.txt" in cell.plain]
@@ -184,9 +172,7 @@ async def test_outside_text_is_shown_as_typed(tmp_path: Path) -> None:
 
 async def test_unknown_series_says_what_exists(examples: ScalingModel) -> None:
     model = build_model(examples.result, series="nope")
-    app = GpuscopeApp(first_screen=lambda: ScalingScreen([EXAMPLES], loader=lambda: model, series="nope"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([EXAMPLES], loader=lambda: model, series="nope")), ScalingScreen, (80, 24)) as (app, pilot, screen):
         assert "matches nothing; present: seed004 (processes)" in text_of(screen, "#scaling-empty-message")
 
 
@@ -203,9 +189,7 @@ async def test_the_screen_says_how_the_series_were_split(size: tuple[int, int]) 
     if not SCALING.is_dir():
         pytest.skip("../shared/data/scaling is absent")
     model = build_model(read_runs([SCALING]))
-    app = GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model))
-    async with app.run_test(size=size) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model)), ScalingScreen, size) as (app, pilot, screen):
         assert len(model.series) == 4  # bert on two machines, resnet, ssd
         for tab in ("tab-speedup", "tab-table"):  # under the tabs: on every tab
             screen.action_show_tab(tab)
@@ -219,9 +203,7 @@ async def test_one_configuration_series_have_no_efficiency_bar() -> None:
     if not SCALING.is_dir():
         pytest.skip("../shared/data/scaling is absent")
     model = build_model(read_runs([SCALING]))
-    app = GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, ScalingScreen)
+    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model)), ScalingScreen, (80, 24)) as (app, pilot, screen):
         screen.action_show_tab("tab-efficiency")
         await pilot.pause()
         note = "one configuration, no efficiency: bert · A5000 (gpus), bert · H100 (gpus)"

@@ -39,7 +39,7 @@ from gpuscope.tui.screens.views.pdf import PdfViewScreen
 from gpuscope.tui.screens.views.table import TableViewScreen, XYPlot
 from gpuscope.tui.screens.views.pick import view_for
 from gpuscope.tui.widgets.log_lines import LogLines
-from loading_helpers import settled
+from loading_helpers import open_screen, settled
 from paths import ROOT
 
 SPECMOE = ROOT.parent / "shared" / "data" / "specmoe"
@@ -68,9 +68,7 @@ def column_texts(screen: TableViewScreen, column: str) -> list[str]:
 
 @needs_specmoe
 async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None:
-    app = app_for(TableViewScreen(PAPER_TABLE, marks={(0, "Speedup")}))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(PAPER_TABLE, marks={(0, "Speedup")}), TableViewScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.complete and screen.model.row_count == 25
         assert "25 rows" in text_of(screen, "#view-status") and "1 cell(s) outside expected range" in text_of(screen, "#view-status")
         grid = screen.query_one("#table-grid", DataTable)
@@ -140,9 +138,7 @@ async def test_records_json_and_escape_pops_to_the_screen_below() -> None:
 
 
 async def test_units_in_cells_fixture_and_stats() -> None:
-    app = app_for(TableViewScreen(KERNELS_CSV))
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(KERNELS_CSV), TableViewScreen, (120, 40)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.row_count > 0
         numeric = [c for c in screen.model.columns if screen.model.is_numeric(c)]
         assert numeric, screen.model.columns
@@ -156,9 +152,7 @@ async def test_large_csv_shows_the_head_first_then_every_row(tmp_path: Path) -> 
     head = read_head(path)
     assert not head.complete and head.total_rows is None and head.bytes_read <= 64 * 1024 < path.stat().st_size
     assert 0 < len(head.frame) < rows
-    app = app_for(TableViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(path), TableViewScreen, (100, 30)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.complete and screen.model.row_count == rows
         assert screen.query_one("#table-grid", DataTable).row_count == 2000  # drawn; the rest by sort/filter
         status = text_of(screen, "#view-status")
@@ -171,9 +165,7 @@ async def test_head_status_says_the_row_count_is_not_known_yet(tmp_path: Path) -
     path = tmp_path / "big.csv"
     pd.DataFrame({"a": np.arange(20_000)}).to_csv(path, index=False)
     screen = TableViewScreen(path)
-    app = app_for(screen)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settled(app, pilot, TableViewScreen)
+    async with open_screen(screen, TableViewScreen, (100, 30)) as (app, pilot, _):
         screen.model = TableModel(read_head(path))  # as shown before the worker's second message
         screen.apply(TableView())
         assert "row count not known yet" in text_of(screen, "#view-status")
@@ -182,9 +174,7 @@ async def test_head_status_says_the_row_count_is_not_known_yet(tmp_path: Path) -
 async def test_hostile_cells_are_shown_cleaned(tmp_path: Path) -> None:
     path = tmp_path / "hostile.csv"
     path.write_text("name,[b]value[/b]\n\x1b]0;pwned\x07evil\x1b[2J,1\n[red]x[/red],2\n", encoding="utf-8")
-    app = app_for(TableViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(path), TableViewScreen, (100, 30)) as (app, pilot, screen):
         grid = screen.query_one("#table-grid", DataTable)
         assert grid.get_cell_at((0, 0)).plain == "evil"
         assert grid.get_cell_at((1, 0)).plain == "[red]x[/red]"  # markup shown as typed
@@ -200,9 +190,7 @@ async def test_hostile_cells_are_shown_cleaned(tmp_path: Path) -> None:
 async def test_bad_files_give_a_message_not_a_crash(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / ("bad.json" if content[:1] in (b"{", b"[", b"4") else "bad.csv")
     path.write_bytes(content)
-    app = app_for(TableViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(path), TableViewScreen, (100, 30)) as (app, pilot, screen):
         assert screen.model is None
         shown = text_of(screen, "#view-empty-message") + " ".join(f.message for f in screen.query_one("#view-empty-findings").query_one("DataTable").findings)  # type: ignore[attr-defined]
         assert expected in shown
@@ -213,9 +201,7 @@ async def test_bad_files_give_a_message_not_a_crash(tmp_path: Path, content: byt
 async def test_partly_tabular_json_shows_the_table_and_what_was_skipped(tmp_path: Path) -> None:
     path = tmp_path / "mixed.json"
     path.write_text('[1, {"a": "\\u001b[31m2 ms"}, {"a": "3 ms"}]')  # JSON's own escape for ESC
-    app = app_for(TableViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(path), TableViewScreen, (100, 30)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.row_count == 2
         assert "not objects; skipped" in text_of(screen, "#table-notes")
         assert screen.query_one("#table-grid", DataTable).get_cell_at((0, 0)).plain.strip() == "2 ms"
@@ -352,9 +338,7 @@ async def test_big_log_opens_on_its_tail_before_it_is_indexed(big_log: Path) -> 
 async def test_log_counts_highlights_and_jumps(tmp_path: Path) -> None:
     path = tmp_path / "analysis.log"
     path.write_bytes(SMALL_LOG)
-    app = app_for(LogViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, LogViewScreen)
+    async with open_screen(LogViewScreen(path), LogViewScreen, (100, 30)) as (app, pilot, screen):
         status = text_of(screen, "#view-status")
         assert "ERROR 2" in status and "WARNING 1" in status and "SUCCESS 1" in status and "8 lines" in status
         document = screen.document
@@ -382,9 +366,7 @@ async def test_log_counts_highlights_and_jumps(tmp_path: Path) -> None:
 async def test_bad_logs_give_a_message(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / "x.log"
     path.write_bytes(content)
-    app = app_for(LogViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, LogViewScreen)
+    async with open_screen(LogViewScreen(path), LogViewScreen, (100, 30)) as (app, pilot, screen):
         assert not screen.ready
         findings = screen.query_one("#view-empty-findings").query_one("DataTable").findings  # type: ignore[attr-defined]
         assert expected in " ".join(f.message for f in findings)
@@ -407,9 +389,7 @@ def png_claiming(side: int) -> bytes:
 async def test_markdown_renders_and_links_are_not_followed(tmp_path: Path) -> None:
     path = tmp_path / "summary.md"
     path.write_bytes((ANALYSIS / "summary.md").read_bytes() + b"\n## Esc \x1b]0;pwned\x07title\x1b[2J\n\n[elsewhere](/etc/passwd) [up](#expected-results-sanity-check)\n")
-    app = app_for(MarkdownViewScreen(path))
-    async with app.run_test(size=(100, 40)) as pilot:
-        screen = await settled(app, pilot, MarkdownViewScreen)
+    async with open_screen(MarkdownViewScreen(path), MarkdownViewScreen, (100, 40)) as (app, pilot, screen):
         await pilot.pause()
         document = screen.query_one(Markdown)
         headings = [text for _, text, _ in document.table_of_contents]
@@ -424,19 +404,15 @@ async def test_markdown_renders_and_links_are_not_followed(tmp_path: Path) -> No
 
 
 async def test_long_markdown_is_cut_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpuscope.tui.screens.views.markdown.MAX_MARKDOWN", 4096)
+    monkeypatch.setattr("gpuscope.tui.screens.views.markdown.MAX_MARKDOWN", 1024)  # ~90 list items to lay out, not ~370
     path = tmp_path / "long.md"
     path.write_text("".join(f"- item {i}\n" for i in range(2000)))
-    app = app_for(MarkdownViewScreen(path))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, MarkdownViewScreen)
-        assert len(screen.source) <= 4096 and "only the first" in text_of(screen, "#view-status")
+    async with open_screen(MarkdownViewScreen(path), MarkdownViewScreen, (100, 30)) as (app, pilot, screen):
+        assert len(screen.source) <= 1024 and "only the first" in text_of(screen, "#view-status")
 
 
 async def test_image_is_drawn_in_half_blocks_off_the_ui_thread() -> None:
-    app = app_for(ImageViewScreen(ANALYSIS / "figures" / "speedup.png"))
-    async with app.run_test(size=(80, 30)) as pilot:
-        screen = await settled(app, pilot, ImageViewScreen)
+    async with open_screen(ImageViewScreen(ANALYSIS / "figures" / "speedup.png"), ImageViewScreen, (80, 30)) as (app, pilot, screen):
         for _ in range(3):  # decode, then draw: two workers one after the other
             await settled(app, pilot, ImageViewScreen)
         assert screen.image is not None and screen.drawn_size is not None
@@ -472,17 +448,13 @@ def test_halfblocks_colours_top_and_bottom_pixels() -> None:
 async def test_bad_images_give_a_message(tmp_path: Path, content: bytes, says: str) -> None:
     path = tmp_path / "figure.png"
     path.write_bytes(content)
-    app = app_for(ImageViewScreen(path))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, ImageViewScreen)
+    async with open_screen(ImageViewScreen(path), ImageViewScreen, (80, 24)) as (app, pilot, screen):
         assert screen.image is None
         assert says in text_of(screen, "#view-empty-message")
 
 
 async def test_pdf_named_with_its_page_count() -> None:
-    app = app_for(PdfViewScreen(ANALYSIS / "figures" / "speedup.pdf"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, PdfViewScreen)
+    async with open_screen(PdfViewScreen(ANALYSIS / "figures" / "speedup.pdf"), PdfViewScreen, (80, 24)) as (app, pilot, screen):
         assert screen.pages == 2
         facts = text_of(screen, "#pdf-facts")
         assert facts.startswith("speedup.pdf") and "2 pages · PDF 1.4" in facts
@@ -491,9 +463,7 @@ async def test_pdf_named_with_its_page_count() -> None:
 async def test_pdf_without_countable_pages_says_na(tmp_path: Path) -> None:
     path = tmp_path / "packed.pdf"
     path.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /ObjStm /N 3 >> stream\nxx\nendstream endobj\n%%EOF\n")
-    app = app_for(PdfViewScreen(path))
-    async with app.run_test(size=(80, 24)) as pilot:
-        screen = await settled(app, pilot, PdfViewScreen)
+    async with open_screen(PdfViewScreen(path), PdfViewScreen, (80, 24)) as (app, pilot, screen):
         assert screen.pages is None and "pages: n/a" in text_of(screen, "#pdf-facts") and "compressed" in text_of(screen, "#pdf-notes")
 
 
@@ -528,9 +498,7 @@ async def test_every_example_file_opens_in_its_view(name: str) -> None:
 
 
 async def test_plot_needs_a_numeric_column_and_marks_outside_the_table_are_not_counted() -> None:
-    app = app_for(TableViewScreen(ROOT / "examples" / "expected.toml", marks={(0, "no such column"), (99, "name")}))
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = await settled(app, pilot, TableViewScreen)
+    async with open_screen(TableViewScreen(ROOT / "examples" / "expected.toml", marks={(0, "no such column"), (99, "name")}), TableViewScreen, (100, 30)) as (app, pilot, screen):
         assert screen.model is not None and "name" in screen.model.columns
         assert "outside expected range" not in text_of(screen, "#view-status")
         while screen.cursor_column() != "name":
