@@ -60,8 +60,8 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
             for file in walk(path):
                 if exclude and is_excluded(PurePosixPath(file.relative_to(path).as_posix()), tuple(exclude)):
                     continue
-                if file.is_dir():  # a link to a folder is not followed; a folder yielded itself cannot be listed
-                    if not file.is_symlink():
+                if os.path.isdir(file):  # a link to a folder is not followed; a folder yielded itself cannot be listed
+                    if not os.path.islink(file):
                         findings.append(Finding("warning", "unreadable", "cannot list folder", _label(path, file)))
                     continue
                 found.append((path, file, False))
@@ -152,16 +152,12 @@ def _result(rows: pd.DataFrame, runs: list[RunInfo], findings: list[Finding]) ->
 
 
 def _digests(texts: list[bytes], runs: list[RunInfo]) -> None:
-    """Give byte-identical files the same `digest` (the label of the first of them). Files are
-    compared whole only when their size, head and tail match: most copies differ early."""
-    first: dict[tuple, list[int]] = {}
+    """Give byte-identical files the same `digest` (the label of the first of them)."""
+    first: dict[bytes, int] = {}
     for i, text in enumerate(texts):
-        same = first.setdefault((len(text), text[:4096], text[-4096:]), [])
-        match = next((j for j in same if texts[j] == text), None)
-        if match is None:
-            same.append(i)
-        else:
-            runs[match].digest = runs[i].digest = runs[match].label
+        j = first.setdefault(text, i)
+        if j != i:
+            runs[j].digest = runs[i].digest = runs[j].label
 
 
 def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, list[Finding]]:
