@@ -49,9 +49,11 @@ class MagmaResult:
     files_read: int = 0
 
 
-def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = ()) -> tuple[list[tuple[Path, Path, bool]], list[Finding]]:
+def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (),
+             root: str | os.PathLike[str] | None = None) -> tuple[list[tuple[Path, Path, bool]], list[Finding]]:
     """(root, file, given explicitly) for every candidate file (through the one folder walker),
-    and findings for missing paths and folders that cannot be listed."""
+    and findings for missing paths and folders that cannot be listed. A file given by itself
+    is labelled relative to `root`, by default its folder."""
     found: list[tuple[Path, Path, bool]] = []
     findings: list[Finding] = []
     for raw in paths:
@@ -66,7 +68,7 @@ def discover(paths: Sequence[str | os.PathLike[str]], exclude: Sequence[str] = (
                     continue
                 found.append((path, file, False))
         elif path.exists() or path.is_symlink():  # a symlink loop: read, to say so
-            found.append((path.parent, path, True))
+            found.append((Path(root) if root is not None else path.parent, path, True))
         else:
             findings.append(Finding("error", "missing", "no such file or folder", display_name(path)))
     return found, findings
@@ -105,12 +107,12 @@ def _load(root: Path, path: Path, explicit: bool, pattern: PathPattern | None,
 
 
 def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | None = None, exclude: Sequence[str] = (),
-              peak_override: float | None = None) -> MagmaResult:
+              peak_override: float | None = None, root: str | os.PathLike[str] | None = None) -> MagmaResult:
     """Read every MAGMA output under `paths` (files or folders) into one tidy table.
 
     `peak_override` (Gflop/s) replaces the peak table for the impossible-value check."""
     pattern = PathPattern.compile(path_pattern) if path_pattern else None
-    candidates, findings = discover(paths, exclude)
+    candidates, findings = discover(paths, exclude, root)
     texts: list[bytes] = []
     runs: list[RunInfo] = []
     skipped: list[str] = []
@@ -139,11 +141,7 @@ def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | No
     for r in runs:
         r.context["environment"] = rename.get(str(r.context.get("environment", ".")), r.context.get("environment"))
     _digests(texts, runs)
-    rows = _rows(texts, runs)
-    return _result(magma_trust.flag(rows, runs, peak_override), runs, findings)
-
-
-def _result(rows: pd.DataFrame, runs: list[RunInfo], findings: list[Finding]) -> MagmaResult:
+    rows = magma_trust.flag(_rows(texts, runs), runs, peak_override)
     stats = magma_trust.file_stats(rows, runs)
     for r in runs:
         findings.extend(r.findings)
@@ -162,16 +160,8 @@ def _digests(texts: list[bytes], runs: list[RunInfo]) -> None:
 
 def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, list[Finding]]:
     """One file (or folder) as (tidy rows, findings): the notebook entry point. `root`: the
-    folder the file's label (and so its environment) is taken relative to."""
-    path = Path(path)
-    if root is None or path.is_dir():
-        result = read_tree([path])
-    else:
-        loaded = _load(Path(root), path, True, None)
-        if not isinstance(loaded, tuple):
-            return _rows([], []), [loaded] if isinstance(loaded, Finding) else []
-        data, run, _ = loaded
-        result = _result(magma_trust.flag(_rows([data], [run]), [run], None), [run], [])
+    folder a file's label (and so its environment) is taken relative to."""
+    result = read_tree([path], root=root)
     return result.rows, result.findings
 
 
