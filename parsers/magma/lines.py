@@ -19,8 +19,11 @@ from typing import Any
 from gpuscope.metrics.magma.run import RunInfo
 from gpuscope.parsers.magma import layout as fmt
 
-SEP = rb"[\x00-\x09\x0b-\x29]"
+SEPARATORS = bytes(range(0x2A)).replace(b"\n", b"")
 """Row separators: blanks, control bytes and `!"#$%&'()` (`(` and `)` part `94.60 (   0.26)`)."""
+BLANKS = bytes.maketrans(SEPARATORS, b" " * len(SEPARATORS))
+"""Every separator becomes a blank, so `94.60 (   0.26)` is two fields for the CSV parser."""
+SEP = b"[" + re.escape(SEPARATORS) + b"]"
 _ROW = SEP + rb"*\d+" + SEP + rb"+(?:[-+]?[\d.nNiI]|--)[^\n]*"
 _CHATTER = rb"% (?:MAGMA |device|Compil|CUDA r|HIP ru|If run|relati|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )|%=|% {7}"
 LINE = re.compile(rb"\n(?:(?P<rows>" + _ROW + rb"(?:\n" + _ROW + rb")*)|(?!" + _CHATTER + rb")(?P<text>[^\n]*\S[^\n]*))")

@@ -31,7 +31,7 @@ from gpuscope.parsers.magma import layout as fmt
 from gpuscope.metrics.magma import trust as magma_trust
 from gpuscope.metrics.magma.run import RunInfo
 from gpuscope.parsers.magma.kind import mentions_magma
-from gpuscope.parsers.magma.lines import Block, label_blocks, scan
+from gpuscope.parsers.magma.lines import BLANKS, Block, label_blocks, scan
 from gpuscope.parsers.patterns import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines, walk
 
@@ -169,8 +169,6 @@ def read(path: str | os.PathLike[str], root: str | os.PathLike[str] | None = Non
 
 NUMBER, DASHES, OK, FAILED, MISSING, WORD = range(6)
 """What a row's field is: a number, `---` (not run), a status word, no field, anything else."""
-SEPARATORS = bytes.maketrans(bytes(range(42)).replace(b"\n", b""), b" " * 41)
-"""The bytes `lines.SEP` names become blanks, so `94.60 (   0.26)` is two fields for the parser."""
 NUMBER_TEXT = r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$"
 """A field Arrow reads as a number; any other field (`nan`, `inf`, a status word, a word) is
 looked at by `_word`."""
@@ -273,7 +271,7 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
     spans = [found[i][1:3] for i in chosen]
     # The layout as the rows print it, from a row of the most common length (the first may be cut short).
     sample = [line for a, b in spans[:SAMPLE] for line in big[a:b].split(b"\n")][:SAMPLE]
-    count = [len(line.translate(SEPARATORS).split()) for line in sample]
+    count = [len(line.translate(BLANKS).split()) for line in sample]
     typical = sample[count.index(min(set(count), key=lambda c: (-count.count(c), c)))]
     layout = fmt.fit_layout(blocks[found[chosen[0]][5]].layout, typical.decode("utf-8", "replace"))
     width, checks, n_sizes = layout.width, len(layout.errors), len(layout.sizes)
@@ -282,7 +280,7 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
         timed.append((None, at) if layout.time_only else (at, at + 1 if has_time else None))
         at += 1 if layout.time_only or not has_time else 2
     times = {t for _, t in timed if t is not None}
-    data = b" 0" * (width + 2) + b"\n" + b"\n".join(big[a:b] for a, b in spans).translate(SEPARATORS)  # a first row of every field
+    data = b" 0" * (width + 2) + b"\n" + b"\n".join(big[a:b] for a, b in spans).translate(BLANKS)  # a first row of every field
     frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=range(width + 2), usecols=range(width + 2), keep_default_na=False,
                         na_values=["---"], quoting=csv.QUOTE_NONE, dtype={t: str for t in times}, low_memory=False).iloc[1:]
     fields = [_fields(frame, j, j in times) for j in range(width + 2)]
