@@ -231,6 +231,7 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
         line_no = i + 1
         if tag in _ONCE_PER_TEXT:
             known[line] = None  # the same line again (another rank's copy) cannot change anything
+        # the branches in the order of how often a log has their lines (each rank prints the summary)
         if tag == "slurm":
             name, value = m.group("name"), m.group("value")
             kind = fmt.SLURM_VARIABLES.get(name)
@@ -245,14 +246,6 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
                 run.job_id = value
             elif name in fmt.SLURM_JOB_NAME_VARIABLES and run.job_name is None and value != "Not":
                 run.job_name = value
-        elif tag.startswith("res"):
-            if what not in run.counts:
-                put(run.counts, what, m.group(1), f"line {line_no}: {line.strip()!r}")
-        elif tag == "job_id":
-            if run.job_id is None:
-                run.job_id = m.group("value")
-        elif tag == "table":
-            table_runs.extend(_seed_table(lines, i, label, findings))
         elif tag == "total002":
             seen002 = True
             seconds = time_value(m, label, line_no, findings)
@@ -263,11 +256,6 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
                 if per is None or (math.isfinite(other) and abs(other - seconds) > max(0.6, 0.01 * seconds)):
                     findings.append(Finding("warning", "mixed-units", f"line {line_no} gives {m.group('value')} {m.group('unit')} and {m.group('value2')} {m.group('unit2')}, which disagree; the first is used", label, line_no))
             totals.append((seconds, line_no, "Total training time"))
-        elif tag == "total004":
-            seen004 = True
-            seconds = time_value(m, label, line_no, findings)
-            units.add((m.group("unit") or "s").lower().rstrip("s"))
-            totals.append((seconds, line_no, "Total Training Time"))
         elif tag == "per_epoch":
             seen002 = True
             if math.isnan(run.epoch_time_s):
@@ -275,6 +263,30 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
         elif tag == "best_loss":
             seen002 = True
             run.quality_name, run.quality, run.quality_higher_is_better = "val_loss", fmt.to_float(m.group("value")), False
+        elif tag == "train004":
+            seen004 = True
+            epoch = int(m.group("epoch"))
+            train_total = int(m.group("total"))
+            loss_sum.setdefault(epoch, []).append(fmt.to_float(m.group("loss")))
+        elif tag == "test004":
+            seen004 = True
+            total = int(m.group("total"))
+            accuracy = int(m.group("correct")) / total if total else math.nan
+            key = epoch if epoch else len(test_rows) + 1
+            test_rows.setdefault(key, []).append((fmt.to_float(m.group("loss")), accuracy))
+        elif tag.startswith("res"):
+            if what not in run.counts:
+                put(run.counts, what, m.group(1), f"line {line_no}: {line.strip()!r}")
+        elif tag == "job_id":
+            if run.job_id is None:
+                run.job_id = m.group("value")
+        elif tag == "table":
+            table_runs.extend(_seed_table(lines, i, label, findings))
+        elif tag == "total004":
+            seen004 = True
+            seconds = time_value(m, label, line_no, findings)
+            units.add((m.group("unit") or "s").lower().rstrip("s"))
+            totals.append((seconds, line_no, "Total Training Time"))
         elif tag == "best_acc":
             if run.quality_name is None:
                 run.quality_name, run.quality, run.quality_higher_is_better = "val_acc", fmt.to_float(m.group("value")), True
@@ -300,17 +312,6 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
         elif tag == "rate004":
             seen004 = True
             rate = fmt.to_float(m.group("value"))
-        elif tag == "train004":
-            seen004 = True
-            epoch = int(m.group("epoch"))
-            train_total = int(m.group("total"))
-            loss_sum.setdefault(epoch, []).append(fmt.to_float(m.group("loss")))
-        elif tag == "test004":
-            seen004 = True
-            total = int(m.group("total"))
-            accuracy = int(m.group("correct")) / total if total else math.nan
-            key = epoch if epoch else len(test_rows) + 1
-            test_rows.setdefault(key, []).append((fmt.to_float(m.group("loss")), accuracy))
 
     if not (seen002 or seen004 or totals):
         return table_runs or None
