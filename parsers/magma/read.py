@@ -301,7 +301,8 @@ def _read_group(big: bytes, blocks: list[Block], found: list[tuple], chosen: lis
         kinds[unchecked, width - checks : width] = DASHES
     ok = (n == width) | with_status | unchecked
     ok &= (kinds[:, :width] <= DASHES).all(axis=1)  # numbers or `---`; a word inside a row: not a data row
-    ok &= (kinds[:, :n_sizes] == NUMBER).all(axis=1) & np.isfinite(values[:, :n_sizes]).all(axis=1)
+    sizes_of_rows = values[:, :n_sizes]  # whole numbers: a size of 12.5 is not a problem size
+    ok &= (kinds[:, :n_sizes] == NUMBER).all(axis=1) & np.isfinite(sizes_of_rows).all(axis=1) & (sizes_of_rows == np.floor(sizes_of_rows)).all(axis=1)
     status = np.where(with_status, kinds[:, width], MISSING).astype(np.int8)
     ok &= (status == MISSING) | (status == OK) | (status == FAILED)
     run_of = np.repeat(chosen, sizes)

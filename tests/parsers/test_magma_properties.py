@@ -64,15 +64,15 @@ HEADER = b"% MAGMA 2.8.0\n% Usage: ./testing_dgemm [options]\n%   M     N     K 
 
 
 def _expected(tokens: list[str]) -> list[float] | None:
-    """What a row under HEADER holds, read by Python: three whole sizes, three (Gflop/s, ms)
-    pairs and two errors (numbers or `---`), then an optional status word, or the sizes and
-    pairs alone (a tester run without its check); None: no data row."""
+    """What a row under HEADER holds, read by Python: three sizes and three (Gflop/s, ms)
+    pairs, then what the tester checks (errors: numbers or `---`) and an optional status word;
+    None: no data row. The reader fits its layout to rows that all have a column more or less
+    than the header says (testers differ in how many errors they print), so the columns after
+    the pairs are not pinned here: only that every value is a number Python reads."""
     words = " ".join(tokens).replace("(", " ").replace(")", " ").replace('"', " ").replace("'", " ").replace("#", " ").replace("%", " ").split()
-    if words[-1:] in (["ok"], ["failed"]) and len(words) == 12:
+    if words[-1:] in (["ok"], ["failed"]):
         words = words[:-1]
-    if len(words) == 9:  # run without its check: no errors, no status
-        words += ["---", "---"]
-    if len(words) != 11 or not all(w.isdigit() for w in words[:3]):
+    if len(words) < 9:
         return None
     values = []
     for word in words:
