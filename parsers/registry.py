@@ -27,13 +27,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
-from gpuscope.parsers import csv_table, expected, image, json_table, logs, markdown, parquet_table, pdf, rules, text
-from gpuscope.parsers.base import FileRead, Head, Reader
+from gpuscope.parsers import csv_table, expected, image, json_table, logs, markdown, parquet_table, pdf, text
+from gpuscope.parsers.base import FileRead, Reader
 from gpuscope.parsers.magma import kind as magma
+from gpuscope.parsers.recording import kind as recording
 from gpuscope.parsers.files import MAX_BYTES, _human, binary_garbage, display_name, read_head
 from gpuscope.parsers.profilers import ncu, nsys, nvprof, pyprof, torch_trace
 from gpuscope.parsers.runlogs import mlperf, reframe, sacct, seed
@@ -42,43 +43,13 @@ if TYPE_CHECKING:
     from gpuscope.parsers.profilers.runs import ProfileRuns
 
 
-# ============================================================== families not yet in kind modules
-@dataclass(frozen=True)
-class Family:
-    """A kind whose reader lives in a family subfolder (magma/, runlogs/, recording/) and has no
-    kind module yet: the same attributes as a reader module, so the registry sees no difference."""
-
-    KIND: str
-    TITLE: str
-    VIEW: str
-    match: Callable[[str, Head], str | None]
-    describe: Callable[[Head, int], str]
-    read: Callable[[Path], FileRead]
-    BOUNDED: bool = False
-
-
-def _read_recording(path: Path) -> FileRead:
-    from gpuscope.parsers.recording import read as recording
-    got = recording.read(path, processes=False)  # the samples' host and GPU history; processes stay packed
-    table = got.table.to_pandas() if got.table is not None else None
-    return FileRead(table, list(got.findings), {"samples": got.samples, "version": got.version, "complete": got.complete})
-
-
-def _says(text: str) -> Callable[[Head, int], str]:
-    return lambda head, size: text
-
-
-# The family lines: each family replaces its line with its kind module.
-RECORDING = Family("recording", "gpuscope recording", "replay", rules.match_recording, _says(""), _read_recording, BOUNDED=True)  # the kind says it; its samples need more than the head
-
-
 # ============================================================== the list
 READERS: tuple[Reader | ModuleType, ...] = (
     # magic bytes first: they cannot be mistaken
     pyprof,          # PyProf Parquet (and, by its header words, PyProf text)
     parquet_table,
     nsys,            # SQLite export (and `nsys stats` CSV)
-    RECORDING,
+    recording,
     image,
     pdf,
     # then names that say what a file is

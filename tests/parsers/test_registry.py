@@ -12,6 +12,7 @@ import os
 import stat
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -328,7 +329,8 @@ def test_a_rule_that_raises_is_a_problem_not_an_exception(tmp_path: Path, monkey
     def broken(name: str, head: object) -> str | None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(registry, "READERS", (registry.Family("x", "X", "text", broken, lambda head, size: "", lambda p: FileRead(None)),))
+    kind = SimpleNamespace(KIND="x", TITLE="X", VIEW="text", BOUNDED=False, match=broken, describe=lambda head, size: "", read=lambda p: FileRead(None))
+    monkeypatch.setattr(registry, "READERS", (kind,))
     (tmp_path / "a.txt").write_text("x\n")
     seen = recognise(tmp_path / "a.txt")
     assert seen.kind is None and seen.problem.kind == "reader-bug"  # type: ignore[union-attr]
