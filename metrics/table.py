@@ -83,7 +83,7 @@ class ResultTable:
     def records(self) -> list[dict[str, Any]]:
         """Rows as dicts of JSON-safe values (NaN becomes None)."""
         return [
-            {c.key: (None if is_missing(v) else _plain(v)) for c, v in zip(self.columns, r)}
+            {c.key: (None if is_missing(v) else plain_value(v)) for c, v in zip(self.columns, r)}
             for r in self.rows
         ]
 
@@ -99,11 +99,11 @@ class ResultTable:
         cols = [c if isinstance(c, Column) else Column(c) for c in (columns or list(frame.columns))]
         cols = [c for c in cols if c.key in frame.columns]
         data = frame[[c.key for c in cols]]
-        rows = tuple(tuple(_plain(v) for v in row) for row in data.itertuples(index=False, name=None))
+        rows = tuple(tuple(plain_value(v) for v in row) for row in data.itertuples(index=False, name=None))
         return cls(title=title, columns=tuple(cols), rows=rows, notes=tuple(notes))
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """numpy/pandas scalars to Python ones, so CSV/JSON writers see ints, floats, str."""
     item = getattr(value, "item", None)
     if callable(item) and not isinstance(value, (str, bytes)):

@@ -22,7 +22,7 @@ import pandas as pd
 from gpuscope.metrics.cells import NA_TEXTS, numeric_column
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
-from gpuscope.metrics.table import Column, ResultTable, format_cell, is_missing
+from gpuscope.metrics.table import Column, ResultTable, format_cell, is_missing, plain_value
 from gpuscope.tui.model.table_filter import Condition, RowFilter
 from gpuscope.tui.model.table_read import TableRead
 
@@ -227,12 +227,7 @@ class TableModel:
 def _raw(value: Any) -> Any:
     if is_missing(value):
         return None
-    item = getattr(value, "item", None)
-    if callable(item) and not isinstance(value, (str, bytes)):
-        try:
-            return item()
-        except (ValueError, TypeError):
-            return value
+    value = plain_value(value)
     return clean(value) if isinstance(value, str) else value
 
 
