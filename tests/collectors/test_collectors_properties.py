@@ -216,7 +216,7 @@ def test_cpulists_raise_only_value_error(text: str) -> None:
 CGROUP_FILES = ("cpuset.cpus.effective", "memory.max", "memory.current", "memory.peak", "memory.stat", "cgroup.procs")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.fixed_dictionaries({name: st.binary(max_size=120) for name in CGROUP_FILES}), st.binary(max_size=200), st.binary(max_size=200))
 def test_cgroup_and_proc_files_never_raise(files: dict[str, bytes], proc_cgroup: bytes, stat: bytes) -> None:
     root = Path(tempfile.mkdtemp(prefix="gpuscope-prop-"))

@@ -342,7 +342,7 @@ def random_runs(draw) -> pd.DataFrame:
     )  # fmt: skip
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_runs(), st.sampled_from([None, 1, 4]))
 def test_random_tables_never_raise_and_baseline_speedup_is_one(runs: pd.DataFrame, baseline: int | None) -> None:
     s = scaling.summarize(runs, baseline=baseline)

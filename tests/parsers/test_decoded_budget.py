@@ -166,7 +166,7 @@ def parquet_files(draw: st.DrawFn) -> tuple[bytes, list[str | None], list[int]]:
 
 
 @given(parquet_files(), st.integers(0, 40_000), st.integers(0, 400))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_budgeted_read_is_a_prefix_within_the_budget(made: tuple[bytes, list[str | None], list[int]], budget: int, max_rows: int) -> None:
     data, texts, numbers = made
     table, total, findings = parquet_read.read_budgeted(io.BytesIO(data), "f", max_rows=max_rows, max_bytes=budget)

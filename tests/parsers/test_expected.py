@@ -105,14 +105,14 @@ def test_read_unusable_files(tmp_path: Path) -> None:
     assert len(checks) == 3 and findings == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_parse_never_raises(text: str) -> None:
     checks, findings = expected.parse(text)
     assert isinstance(checks, list) and isinstance(findings, list)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.sampled_from(["file", "column", "range", "min", "max", "where", "name", "x"]),
                        st.one_of(st.text(max_size=5), st.integers(), st.floats(), st.booleans(), st.lists(st.one_of(st.integers(), st.text(max_size=3)), max_size=3),
                                  st.dictionaries(st.text(max_size=3), st.one_of(st.integers(), st.text(max_size=3)), max_size=2))))

@@ -174,13 +174,13 @@ def _check(result) -> None:
         assert result.findings
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([ncu, nvprof]), st.text(max_size=400))
 def test_random_text_never_raises(module, text: str) -> None:
     _check(module.parse_csv(text))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(FIXTURES), st.data())
 def test_mangled_files_never_raise(fixture, data) -> None:
     module, text = fixture

@@ -222,13 +222,13 @@ def _check(result) -> None:
         assert result.findings  # nothing read is always explained
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=400))
 def test_random_text_never_raises(text: str) -> None:
     _check(nsys.parse_csv(text))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(FIXTURES), st.data())
 def test_mangled_reports_never_raise(text: str, data) -> None:
     lines = text.splitlines()

@@ -56,7 +56,7 @@ def test_per_launch_rows_still_count_one_each() -> None:
     assert list(ke.launch_counts(table)) == [3, 1, 1]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.integers(1, 10**7), st.integers(1, 10**6)), min_size=1, max_size=6),
        st.booleans())
 def test_any_kernel_summary_gives_its_instances(rows: list[tuple[int, int]], thousands: bool) -> None:

@@ -301,7 +301,7 @@ FIXTURES = [TRACE, METRICS, SUMMARY_TEXT, SUMMARY_CUDA8, SUMMARY_CELLS]
 CLEAN_NAMES = {path: sorted(set(nvprof.read_kernels(path).table["kernel"].astype(str))) for path in FIXTURES}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(FIXTURES), st.data())
 def test_a_mangled_row_costs_only_itself(path: Path, data) -> None:
     """Damage one data row (drop, cut, junk, duplicate, wrong unit): the reader never raises, and

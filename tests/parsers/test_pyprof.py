@@ -216,7 +216,7 @@ HEADER = '"Kernel","Op","Sil(ns)","FLOPs","Bytes","Device","Stream"'
 GOOD_ROW = '"k{i}","conv2d","{sil}","{flops}.0","{b}","0","7"'
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=400))
 def test_random_text_never_raises(tmp_path: Path, text: str) -> None:
     path = tmp_path / "random.txt"
@@ -226,7 +226,7 @@ def test_random_text_never_raises(tmp_path: Path, text: str) -> None:
     assert tuple(read.table.columns[: len(KERNEL_COLUMNS)]) == KERNEL_COLUMNS
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=300))
 def test_random_bytes_never_raise(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "random.bin"
@@ -235,7 +235,7 @@ def test_random_bytes_never_raise(tmp_path: Path, data: bytes) -> None:
     assert read.table.empty or read.meta.get("format") in {"csv", "columnated"}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n_good=st.integers(0, 20), noise=st.lists(st.text(max_size=60).filter(lambda s: len(s.splitlines()) <= 1 and "\x00" not in s), max_size=10),
        seed=st.integers(0, 10**6), mangle=st.lists(st.integers(0, 19), max_size=5))
 def test_mangled_csv_accounts_for_every_line(tmp_path: Path, n_good: int, noise: list[str], seed: int, mangle: list[int]) -> None:

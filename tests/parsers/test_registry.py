@@ -422,7 +422,7 @@ heads = st.one_of(
 
 
 @given(name=names, head=heads)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_every_rule_on_any_head_returns_a_reason_or_none(name: str, head: bytes) -> None:
     for entry in READERS:
         reason = entry.match(name, head)
@@ -432,7 +432,7 @@ def test_every_rule_on_any_head_returns_a_reason_or_none(name: str, head: bytes)
 
 
 @given(name=names, data=heads)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_recognise_and_read_never_raise(tmp_path: Path, name: str, data: bytes) -> None:
     path = tmp_path / name
     path.write_bytes(data)
@@ -444,7 +444,7 @@ def test_recognise_and_read_never_raise(tmp_path: Path, name: str, data: bytes) 
 
 
 @given(text=st.text(max_size=2000), suffix=st.sampled_from(["", ".tsv", ".csv"]))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_csv_and_json_parsers_never_raise(text: str, suffix: str) -> None:
     table, findings = generic_tables.parse_csv(text, "x", suffix)
     assert table is not None or findings
@@ -453,7 +453,7 @@ def test_csv_and_json_parsers_never_raise(text: str, suffix: str) -> None:
 
 
 @given(data=st.binary(max_size=4096))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_media_and_log_classes_never_raise(data: bytes) -> None:
     found = media.image_size(data)
     assert found is None or (found[0] in ("PNG", "GIF", "JPEG") and found[1] >= 0)

@@ -59,7 +59,7 @@ def test_axis_labels() -> None:
     assert [axis_label(s) for s in (0, 45, 600, 5400, 7200, -1, math.nan)] == ["0s", "45s", "10m", "90m", "2.0h", "", ""]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6)), max_size=300), max_size=4),
     st.integers(-3, 120), st.integers(-3, 30),

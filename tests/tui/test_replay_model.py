@@ -173,7 +173,7 @@ def test_goto_grammar(tmp_path: Path) -> None:
         cursor.goto(outside)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(text=st.text(max_size=20), now=st.floats(0, 1e5), length=st.floats(0, 1e5), samples=st.integers(1, 10**6))
 def test_goto_never_raises_anything_but_value_error(text: str, now: float, length: float, samples: int) -> None:
     start = 1_700_000_000.0

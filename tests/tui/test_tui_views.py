@@ -261,7 +261,7 @@ def test_filter_forms() -> None:
             parse_filter(bad, COLUMNS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.text(max_size=60))
 def test_filter_parser_never_raises_anything_else(text: str) -> None:
     try:
