@@ -84,6 +84,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             return
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist_group is pytest-xdist's; named here so a run without it (-p no:xdist) does not warn."""
+    config.addinivalue_line("markers", "xdist_group(name): run these tests in one pytest-xdist worker")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """With pytest-xdist (`-n 2 --dist loadgroup`, the README's command), every test of the real
     Slurm cluster runs in one worker, so one cluster is started (it is session-scoped per worker)."""

@@ -79,10 +79,10 @@ def test_the_report_and_replay_read_clean_strings(tmp_path: Path) -> None:
         replay.close()
 
 
-def test_report_prints_no_escape(tmp_path: Path) -> None:
+def test_report_prints_no_escape(tmp_path: Path, gpuscope_cli_bytes) -> None:
     path = hostile.escapes(tmp_path / "hostile.gsrec")
     for fmt in ("text", "markdown", "json"):
-        proc = subprocess.run([*GPUSCOPE, "report", "--recording", str(path), "--format", fmt], capture_output=True, timeout=60)
+        proc = gpuscope_cli_bytes("report", "--recording", path, "--format", fmt)
         assert proc.returncode == 0, proc.stderr
         assert_clean_bytes(proc.stdout, f"report {fmt}")
         assert_clean_bytes(proc.stderr, f"report {fmt} stderr")
@@ -194,12 +194,12 @@ def test_crafted_recordings_are_one_message_and_exit_1(tmp_path: Path, case: str
 
 
 def test_one_row_batches_report_as_big_batches_do(tmp_path: Path) -> None:
-    """500 one-sample batches (the report joins them before reducing; bench/record_bench.py
+    """200 one-sample batches (the report joins them before reducing; bench/record_bench.py
     times 10,000) give the report of the same samples in 60-sample batches."""
-    small = hostile.one_row_batches(tmp_path / "small.gsrec", 500)
+    small = hostile.one_row_batches(tmp_path / "small.gsrec", 200)
     stream = recording.Stream(small)
     usages = usage_per_node(stream.batches())
-    assert stream.samples == 500 and stream.complete
+    assert stream.samples == 200 and stream.complete
     big = tmp_path / "big.gsrec"
     taken = recording.read(small)
     with Recorder(big, batch_samples=60) as rec:
