@@ -42,11 +42,11 @@ def copy(source: Path, target: Path) -> Path:
 
 
 @needs_examples
-def test_magma_output_onto_its_input_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+def test_magma_output_onto_its_input_is_refused_and_the_input_kept(tmp_path: Path, gpuscope_cli) -> None:
     """The reported case: `gpuscope magma in.txt -o in.txt` replaced the MAGMA output with the report."""
     given = copy(MAGMA_FILE, tmp_path / "in.txt")  # type: ignore[arg-type]
     before = given.read_bytes()
-    done = run("magma", str(given), "-o", str(given))
+    done = gpuscope_cli("magma", given, "-o", given)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == f"gpuscope: -o {given} is the input {given}: writing would replace it; choose another file"
     assert given.read_bytes() == before

@@ -7,10 +7,7 @@ real column header and check each printed number comes back in its own column.""
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -335,10 +332,12 @@ def test_magma_1x_getrf_without_percent_is_read() -> None:
     assert not [f for f in result.findings if f.kind in ("unrecognised", "no-data", "unparsed", "no-header")]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run([sys.executable, "-m", "gpuscope.tui.cli.main", "magma", *args, "--format", "csv"],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+@pytest.fixture
+def _cli(gpuscope_cli, monkeypatch: pytest.MonkeyPatch):
+    """`gpuscope magma ARGS --format csv`, in this process, at no terminal size of the caller's."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+    return lambda *args: gpuscope_cli("magma", *args, "--format", "csv")
 
 
 NO_ROWS = DATA / "testing_dgetrf_gpu_no_rows.out"
@@ -352,14 +351,14 @@ def test_no_rows_file_gets_a_finding_that_says_why() -> None:
     assert "yields no rows" in found[0].message and "a header but no rows under it" in found[0].message
 
 
-def test_cli_no_rows_is_not_a_silent_empty_csv() -> None:
+def test_cli_no_rows_is_not_a_silent_empty_csv(_cli) -> None:
     out = _cli(str(NO_ROWS))
     assert out.returncode != 0
     assert NO_ROWS.name in out.stderr and "yields no rows" in out.stderr and "a header but no rows under it" in out.stderr
     assert len(out.stdout.strip().splitlines()) <= 1  # at most the CSV header line: no summary rows
 
 
-def test_cli_names_the_empty_file_among_good_ones() -> None:
+def test_cli_names_the_empty_file_among_good_ones(_cli) -> None:
     good = DATA / "testing_dgetrf_gpu_echoed_command.out"
     out = _cli(str(good), str(NO_ROWS))
     assert out.returncode == 0
