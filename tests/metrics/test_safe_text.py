@@ -84,6 +84,6 @@ def test_clean_is_fast_on_long_hostile_text() -> None:
     import time
 
     text = "\x1b]" + "x" * 1_000_000 + "\x1b[" * 100_000
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time the OS recorded: the same on a busy machine
     clean(text)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0

@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -194,9 +193,8 @@ def test_newer_version_is_named(tmp_path: Path) -> None:
 def test_fifo_is_not_opened(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    start = time.monotonic()
     back = recording.read(fifo)
-    assert time.monotonic() - start < 2 and back.samples == 0 and back.findings
+    assert back.samples == 0 and back.findings  # returned at all: a FIFO opened for reading would wait for a writer
 
 
 def test_version_1_file_kept_in_the_tests_reads() -> None:
