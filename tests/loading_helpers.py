@@ -58,3 +58,14 @@ def polled(times: int = 1) -> Callable[[Any, Any], Awaitable[Any]]:
         return await poll(pilot, times)
 
     return ready
+
+
+async def until(pilot: Any, condition: Callable[[], Any], guard_s: float = 60.0) -> Any:
+    """Let the app run until `condition()` holds (what a busy machine delays, e.g. the footer's
+    keys after a screen is pushed), and return its value; `guard_s` only stops a hang."""
+    import time
+
+    give_up = time.monotonic() + guard_s
+    while not (value := condition()) and time.monotonic() < give_up:
+        await pilot.pause(0.05)
+    return value

@@ -19,7 +19,7 @@ from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.watch.gpu_pane import GpuRows
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.screens.watch.screen import WatchScreen
-from loading_helpers import open_screen, polled
+from loading_helpers import open_screen, polled, until
 
 
 def gpu_lines(screen) -> list[str]:  # type: ignore[no-untyped-def]
@@ -121,7 +121,7 @@ async def test_fold_and_unfold_a_tree_branch() -> None:
 
 async def test_readonly_hides_the_signal_key_and_k_says_why() -> None:
     async with open_screen(watch_app(readonly=True), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
-        footer_keys = [k.description for k in screen.query("FooterKey")]
+        footer_keys = await until(pilot, lambda: [k.description for k in screen.query("FooterKey")])
         assert "Signal" not in footer_keys and "Pause" in footer_keys
         await pilot.press("k")
         assert any("read-only" in n.message.lower() or "readonly" in n.message for n in app._notifications)
