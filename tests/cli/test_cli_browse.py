@@ -1,4 +1,4 @@
-"""`gpuscope browse DIR --format text|csv|json` (issue 16, point 2): every file below DIR with
+"""`gpuscope browse DIR --format text|csv|json`: every file below DIR with
 its kind, why, a summary and any problem, printed for scripts; bad files are rows, never a crash."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`gpuscope check DIR [--expected FILE]`: expected ranges checked, exit 0 / 1 / 2 (issue 16, point 5)."""
+"""`gpuscope check DIR [--expected FILE]`: expected ranges checked, exit 0 / 1 / 2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`gpuscope scaling PATH... --format ...` as a user runs it (issue 15, points 7 and 8).
+"""`gpuscope scaling PATH... --format ...` as a user runs it.
 
 The speedups printed for the real MLPerf Training v3.1 logs are checked against times computed
 here, independently of the readers, from the logs' own `run_start` / `run_stop` events; the

@@ -1,4 +1,4 @@
-"""Command-line options reach the MAGMA and kernels screens (issue 14, point 10).
+"""Command-line options reach the MAGMA and kernels screens.
 
 `gpuscope magma PATH --metric ms --test dgemm --nodes 4 ...` opens the screen in that state, and
 the state is shown on it; the app's `run` is replaced so the screen main() built is driven by Pilot.

@@ -1,4 +1,4 @@
-"""Issue 4, item 5: with no --gpu and a profile that names no GPU, the peak comes from NVML when
+"""With no --gpu and a profile that names no GPU, the peak comes from NVML when
 gpuscope runs on a GPU, and the source line says it is this machine's GPU."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Trust in MAGMA numbers (issue 13, points 5-7): warm-ups from evidence, untrusted runs and
+"""Trust in MAGMA numbers: warm-ups from evidence, untrusted runs and
 environments, the comparison's "best", and layout sanity. Built from the real study outputs in
 examples/magma (MIT, see examples/NOTICE), changed where a scenario needs it."""
 

@@ -1,4 +1,4 @@
-"""Scaling metrics (issue 15, points 4-6): hand-computed speedup / efficiency / Karp-Flatt,
+"""Scaling metrics: hand-computed speedup / efficiency / Karp-Flatt,
 baselines that are not 1, runs left out, Amdahl fits, strong vs weak, config diff, quality
 check, several series, and random tables that never raise."""
 

@@ -5,7 +5,7 @@ meant, regenerate the files and name each difference in the commit:
 
     python tests/test_magma_golden.py --update
 
-The golden files were first written by the rewritten reader of issue 13 after comparing it,
+The golden files were first written by the rewritten reader after comparing it,
 file by file, with the reader it replaced (the same rows and values; the differences were
 the new `impl` rows, `untrusted` exclusions, and lines that do not fit their header).
 """

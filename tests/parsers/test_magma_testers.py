@@ -1,4 +1,4 @@
-"""Issue 13 acceptance, points 2-4: every implementation's numbers are kept under its own name,
+"""Every implementation's numbers are kept under its own name,
 testers (and their options) are told apart, MAGMA 1.x outputs are read, and a file that yields
 no rows says why. Fixtures in tests/data/magma/ are written from the MAGMA testers' printf
 formats (see tests/data/NOTICE); the property tests at the end push random rows through every

@@ -1,4 +1,4 @@
-"""Issue 14 on the watch screen: everything that matters at 80x24 (GPU rows or "+N more", MIG
+"""On the watch screen: everything that matters at 80x24 (GPU rows or "+N more", MIG
 rows, NVML-only processes, kernel threads hidden), htop's keys (F3/F4/F5/F10, header click,
 sort arrow, folding), exports that agree with the screen, the screenshot key, fixed columns."""
 

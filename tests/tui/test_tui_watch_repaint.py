@@ -1,4 +1,4 @@
-"""The watch screen repaints only what changed: its idle CPU cost (issue 3, bench/watch_overhead.py)
+"""The watch screen repaints only what changed: its idle CPU cost (bench/watch_overhead.py)
 depends on it, and each of these once cost a full-screen repaint every second."""
 
 from __future__ import annotations
