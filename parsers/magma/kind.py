@@ -8,28 +8,20 @@ from pathlib import Path
 
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import head_bytes, line_at, line_of, quote
+from gpuscope.parsers.magma import read as magma
+from gpuscope.parsers.magma.lines import mentions_magma
 
 KIND = "magma"
 TITLE = "MAGMA tester output"
 VIEW = "magma"
 BOUNDED = False
 
-MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
-"""`magma` reads a file met in a folder it was given when its text holds one of these (the
-banner, the table header, a Flux trailer, or the assertions of a run that printed nothing
-else): `mentions_magma`. Recognition among all kinds asks for more (`match`), so that a
-README that mentions MAGMA stays a README."""
 _LINES = (
     (re.compile(rb"^% MAGMA \d", re.MULTILINE), "banner"),
     (re.compile(rb"^%.*G[Ff]lop/s", re.MULTILINE), "table header"),
     (re.compile(rb"^Assert failed: ", re.MULTILINE), "assertion of a MAGMA tester"),
 )
 _TESTER = re.compile(rb"testing_\w+")
-
-
-def mentions_magma(data: bytes) -> bool:
-    """One of MARKERS anywhere in `data` (a whole file: no more than a substring search)."""
-    return any(m in data for m in MARKERS)
 
 
 def match(name: str, head: Head) -> str | None:
@@ -51,7 +43,5 @@ def describe(head: Head, size: int) -> str:
 
 
 def read(path: Path) -> FileRead:
-    from gpuscope.parsers.magma import read as magma
-
     rows, findings = magma.read(path, root=Path(path).parent)
     return FileRead(rows, list(findings), {"rows": len(rows)})

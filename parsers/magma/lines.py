@@ -19,6 +19,18 @@ from typing import Any
 from gpuscope.metrics.magma.run import RunInfo
 from gpuscope.parsers.magma import layout as fmt
 
+
+MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
+"""`magma` reads a file met in a folder it was given when its text holds one of these (the
+banner, the table header, a Flux trailer, or the assertions of a run that printed nothing
+else): `mentions_magma`. Recognition among all kinds asks for more (`match`), so that a
+README that mentions MAGMA stays a README."""
+
+
+def mentions_magma(data: bytes) -> bool:
+    """One of MARKERS anywhere in `data` (a whole file: no more than a substring search)."""
+    return any(m in data for m in MARKERS)
+
 SEPARATORS = bytes(range(0x2A)).replace(b"\n", b"")
 """Row separators: blanks, control bytes and `!"#$%&'()` (`(` and `)` part `94.60 (   0.26)`)."""
 BLANKS = bytes.maketrans(SEPARATORS, b" " * len(SEPARATORS))

@@ -30,8 +30,7 @@ from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.magma import layout as fmt
 from gpuscope.metrics.magma import trust as magma_trust
 from gpuscope.metrics.magma.run import RunInfo
-from gpuscope.parsers.magma.kind import mentions_magma
-from gpuscope.parsers.magma.lines import BLANKS, Block, label_blocks, scan
+from gpuscope.parsers.magma.lines import BLANKS, Block, label_blocks, mentions_magma, scan
 from gpuscope.parsers.patterns import PathPattern, context_for, is_excluded, strip_common_prefix
 from gpuscope.parsers.files import MAX_BYTES, MAX_LINES, MB, decode, display_name, read_bytes, too_many_lines, walk
 

@@ -100,3 +100,36 @@ def test_no_reader_imports_the_registry() -> None:
             if "gpuscope.parsers.registry" in names:
                 importers.append(str(module.relative_to(parsers)))
     assert importers == []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle, counting imports inside functions too (import-linter's graph misses
+    some of those): a module that needs another's piece imports it one way only."""
+    import ast
+
+    modules = {}
+    for layer in LAYERS:
+        for path in (ROOT / layer).rglob("*.py"):
+            name = ".".join(("gpuscope", *path.relative_to(ROOT).with_suffix("").parts)).removesuffix(".__init__")
+            modules[name] = path
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpuscope"):
+                edges[name].update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module for a in node.names)
+            elif isinstance(node, ast.Import):
+                edges[name].update(a.name for a in node.names if a.name in modules)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [m for m in edges[start] if m in modules]
+        while todo:
+            m = todo.pop()
+            if m == goal:
+                return True
+            if m not in seen:
+                seen.add(m)
+                todo.extend(n for n in edges[m] if n in modules)
+        return False
+
+    cycles = sorted(name for name in modules if reaches(name, name))
+    assert cycles == []
