@@ -179,9 +179,17 @@ def box_stats(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     return out
 
 
+EXACT_MAX = 8
+"""Mann-Whitney p-values are exact when a sample has at most this many values and there are no
+ties (scipy's method="auto"); otherwise the tie-corrected normal approximation, which is poor
+for so few values."""
+
+
 def mann_whitney(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided p-value of the Mann-Whitney U test (normal approximation, tie-corrected,
-    continuity-corrected; scipy's `method='asymptotic'`). NaN when a sample is empty."""
+    """Two-sided p-value of the Mann-Whitney U test, as scipy's `mannwhitneyu` gives it by
+    default: exact when a sample has at most EXACT_MAX values and no value is tied, else the
+    normal approximation (tie- and continuity-corrected). Non-finite values are left out; NaN
+    when a sample is then empty."""
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
@@ -193,12 +201,30 @@ def mann_whitney(a: np.ndarray, b: np.ndarray) -> float:
     average_rank = np.cumsum(counts) - (counts - 1) / 2.0  # ties share the mean of their ranks
     ranks = average_rank[inverse.reshape(-1)]
     u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2.0
+    u = max(u1, n1 * n2 - u1)
+    if min(n1, n2) <= EXACT_MAX and counts.max() == 1:
+        return _exact_p(round(u), min(n1, n2), max(n1, n2))
     mu = n1 * n2 / 2.0
     n = n1 + n2
     tie = (counts**3 - counts).sum() / (n * (n - 1)) if n > 1 else 0.0
     sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - tie))
     if sigma == 0:
         return 1.0
-    u = max(u1, n1 * n2 - u1)
     z = (u - mu - 0.5) / sigma
     return min(1.0, math.erfc(z / math.sqrt(2.0)))
+
+
+def _exact_p(u: int, m: int, n: int) -> float:
+    """Two-sided exact p: twice P(U >= u) for samples of m and n values without ties. The
+    counts of each U are the coefficients of the Gaussian binomial [m+n choose m]_q, built as
+    the product over i of (1 - q^(n+i)) / (1 - q^i), each step an exact polynomial, in Python
+    integers (they outgrow float64's precision)."""
+    counts = np.ones(1, dtype=object)
+    for i in range(1, m + 1):
+        product = np.zeros(counts.size + n + i, dtype=object)
+        product[: counts.size] += counts
+        product[n + i :] -= counts
+        for r in range(i):  # dividing by (1 - q^i): g[k] = f[k] + g[k - i]
+            product[r::i] = np.cumsum(product[r::i])
+        counts = product[: i * n + 1]
+    return min(1.0, 2 * int(counts[u:].sum()) / math.comb(m + n, m))

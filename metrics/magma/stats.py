@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from gpuscope.metrics.distribution import STATS, group_order, mann_whitney, number_keys, segment_stats, sort_by_group
+from gpuscope.metrics.distribution import EXACT_MAX, STATS, group_order, mann_whitney, number_keys, segment_stats, sort_by_group
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.table import Column, ResultTable
 
@@ -249,7 +249,7 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
         for g in ranked:
             p = ratio = np.nan
             if first is not None and trusted[g] and g != first:
-                p = rank_test(sample[g], sample[first])
+                p = mann_whitney(sample[g], sample[first])
             if first is not None and not (below_resolution(medians[g], resolution[g]) or below_resolution(medians[first], resolution[first])):
                 ratio = medians[g] / medians[first] if medians[first] else np.nan
             rank += trusted[g]
@@ -264,21 +264,6 @@ def compare(rows: pd.DataFrame, *, impl: str | None = DEFAULT_IMPL, metric: str 
 
 COMPARE_COLUMNS = ["test", "nodes", "problem_size", "environment", "rank", "count", "rows", "median", "resolution", "ratio_to_best",
                    "p_raw", "p_value", "verdict"]
-EXACT_MAX = 8
-"""Mann-Whitney p-values are exact when a sample has at most this many values and there are no
-ties (scipy's method="auto"); larger samples use the tie-corrected normal approximation."""
-
-
-def rank_test(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Mann-Whitney p of `a` against `b`: exact for small samples, where the normal
-    approximation is poor (and scipy is imported only then: it is slow to import)."""
-    if min(len(a), len(b)) <= EXACT_MAX:
-        from scipy.stats import mannwhitneyu
-
-        return float(mannwhitneyu(a, b, alternative="two-sided", method="auto").pvalue)
-    return mann_whitney(a, b)
-
-
 def below_resolution(value: float, resolution: float) -> bool:
     """A time printed as 0 (`0.00` s) only says it is under half the last printed digit."""
     return bool(resolution > 0 and abs(value) < resolution)

@@ -1,6 +1,5 @@
 """Provides whether a result held between two configurations: a two-sided Mann-Whitney U test of
-their runs, said in words, and said only where the runs can tell (scipy is imported when a test
-really runs, so a print of the tables without one never loads it).
+their runs (exact for small samples), said in words, and said only where the runs can tell.
 """
 
 from __future__ import annotations
@@ -8,6 +7,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from gpuscope.metrics.distribution import mann_whitney
 
 ALPHA = 0.05
 MIN_RUNS_TEST = 3
@@ -23,9 +24,7 @@ def compare(sample: np.ndarray, base: np.ndarray, higher: object, what: str, whe
         return math.nan, f"too few runs to tell ({n1} and {n2}; the test needs {MIN_RUNS_TEST} on each side)"
     if math.comb(n1 + n2, n1) <= 2.0 / ALPHA:  # the smallest p the exact test can give; no float overflow at 500+ runs
         return math.nan, f"too few runs to tell ({n1} and {n2}: the test cannot reach p < {ALPHA:g})"
-    from scipy.stats import mannwhitneyu
-
-    p = float(mannwhitneyu(sample, base, alternative="two-sided").pvalue)
+    p = mann_whitney(sample, base)
     if not math.isfinite(p):
         return math.nan, "n/a: the test failed"
     if p >= ALPHA:

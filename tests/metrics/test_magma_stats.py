@@ -34,10 +34,30 @@ def test_box_stats_match_numpy() -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_mann_whitney_matches_scipy(seed: int) -> None:
+    """Samples with ties: the normal approximation, as scipy's default gives it."""
     rng = np.random.default_rng(seed)
     a = rng.normal(0, 1, rng.integers(3, 60)).round(1)
     b = rng.normal(0.4, 1, rng.integers(3, 60)).round(1)
-    assert mann_whitney(a, b) == pytest.approx(mannwhitneyu(a, b, method="asymptotic").pvalue, rel=1e-9)
+    assert mann_whitney(a, b) == pytest.approx(mannwhitneyu(a, b).pvalue, rel=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=9), st.lists(st.integers(-50, 50), min_size=1, max_size=40),
+       st.booleans())
+def test_mann_whitney_small_samples_match_scipy_exactly(small: list[int], other: list[int], swap: bool) -> None:
+    """A sample of 8 or fewer: scipy's default gives the exact p without ties, the approximation
+    with them; the Gaussian-binomial counts agree to rounding."""
+    a, b = np.array(small, float), np.array(other, float)
+    if swap:
+        a, b = b, a
+    assert mann_whitney(a, b) == pytest.approx(mannwhitneyu(a, b).pvalue, rel=1e-12, abs=1e-300)
+
+
+def test_mann_whitney_exact_with_a_large_other_sample() -> None:
+    """8 values against 3,000: exact (scipy's own exact method takes seconds here)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.5, 1, 8), rng.normal(0, 1, 3000)
+    assert mann_whitney(a, b) == pytest.approx(mannwhitneyu(a, b, method="exact").pvalue, rel=1e-12)
 
 
 def test_summary_on_real_rows_matches_a_direct_computation(result: magma.MagmaResult) -> None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
+from gpuscope.metrics.distribution import EXACT_MAX, mann_whitney
 from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.parsers.magma import read as magma
 from paths import SHARED_MAGMA
@@ -48,7 +49,7 @@ def test_holm_never_lowers_a_p_and_keeps_the_order(raw: list[float]) -> None:
 def test_small_samples_get_the_exact_p_value() -> None:
     a, b = [10.0, 11.0, 12.0, 13.0, 14.0], [20.0, 21.0, 22.0, 23.0, 24.0]
     exact = mannwhitneyu(a, b, method="exact").pvalue
-    assert magma_stats.rank_test(np.array(a), np.array(b)) == pytest.approx(exact)  # 2/252 = 0.0079
+    assert mann_whitney(np.array(a), np.array(b)) == pytest.approx(exact)  # 2/252 = 0.0079
     assert exact != pytest.approx(mannwhitneyu(a, b, method="asymptotic").pvalue)
 
 
@@ -131,4 +132,4 @@ def test_screen_compact_verdict_drops_only_the_repeated_p_and_caption_names_the_
     compact = {r["problem_size"] + str(r["rank"]): r["verdict"] for r in model.comparison_table(sel, compact=True).records()}
     assert full["641"].startswith("tied with #2 (p = ") and compact["641"] == "tied with #2"
     assert full["961"] == compact["961"] == "best" and full["962"] == compact["962"] == "beyond noise"
-    assert model.comparison_caption(sel) == f"p: Mann-Whitney U vs #1 (exact if n ≤ {magma_stats.EXACT_MAX}), Holm-corrected over 2 comparisons"
+    assert model.comparison_caption(sel) == f"p: Mann-Whitney U vs #1 (exact if n ≤ {EXACT_MAX}), Holm-corrected over 2 comparisons"

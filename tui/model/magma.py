@@ -14,6 +14,7 @@ import re
 
 import pandas as pd
 
+from gpuscope.metrics.distribution import EXACT_MAX
 from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.metrics.table import ResultTable
 
@@ -141,7 +142,7 @@ class MagmaModel:
     def comparison_caption(self, sel: Selection) -> str:
         """One line on how p was computed and corrected, for the screen (the export has the full note)."""
         n = magma_stats.comparisons(self.comparison(sel))
-        return (f"p: Mann-Whitney U vs #1 (exact if n ≤ {magma_stats.EXACT_MAX}), Holm-corrected over "
+        return (f"p: Mann-Whitney U vs #1 (exact if n ≤ {EXACT_MAX}), Holm-corrected over "
                 f"{n} comparison{'s' if n != 1 else ''}")
 
     def cycle_cluster(self, sel: Selection, step: int = 1) -> Selection:
