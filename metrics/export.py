@@ -388,7 +388,10 @@ def write_text(path: str | os.PathLike[str], text: str) -> Path:
     return target
 
 
+EXTENSIONS = {".txt": "text", ".md": "markdown", ".markdown": "markdown", ".csv": "csv", ".json": "json"}
+"""The file name extensions that name a format."""
+
+
 def format_for_path(path: str | os.PathLike[str], default: str = "text") -> str:
     """Guess the export format from a file name's extension."""
-    suffix = Path(path).suffix.lower()
-    return {".csv": "csv", ".md": "markdown", ".markdown": "markdown", ".json": "json", ".txt": "text"}.get(suffix, default)
+    return EXTENSIONS.get(Path(path).suffix.lower(), default)

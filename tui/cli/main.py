@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 from gpuscope.tui.cli.checks import command_inputs, finite_float, overwritten_input
-from gpuscope.tui.cli.output import add_output_options, fail, stdout_failed
+from gpuscope.tui.cli.output import add_output_options, fail, stdout_failed, unknown_extension
 
 MAGMA_TABLES = ("summary", "comparison", "findings", "runs", "rows")
 WATCH_TABLES = ("scope", "verdicts", "gpus", "host", "top")
@@ -34,7 +34,23 @@ def _version() -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose --help lets a write error through (argparse drops it, and the
-    text with it): `gpuscope --help > /dev/full` then says so, as every other output does."""
+    text with it): `gpuscope --help > /dev/full` then says so, as every other output does; and
+    whose "invalid choice" names the closest choice, as Python 3.14's `suggest_on_error` does.
+
+    A description or epilog is printed as written (argparse formats only those holding
+    `%(prog)`), a help= text through `%`: a literal percent sign is `%` in the first, `%%` in
+    the second."""
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        import difflib
+
+        close = difflib.get_close_matches(value, [str(c) for c in choices], n=1)
+        hint = f", did you mean {close[0]!r}?" if close else ""
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {', '.join(map(repr, choices))})")
 
     def print_help(self, file: object = None) -> None:
         out = file or sys.stdout
@@ -109,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         "scaling",
         help="speedup and efficiency from the logs jobs already wrote (seed lines, MLPerf, ReFrame, sacct, CSV/JSON)",
         description="Read job logs (files or folders; the format is recognised from the content) and show the "
-        "speedup curve against the ideal line and the Amdahl fit, efficiency bars against a 75 %% line, the "
+        "speedup curve against the ideal line and the Amdahl fit, efficiency bars against a 75 % line, the "
         "speedup analysis per configuration, the runs and where each resource count came from, the settings "
         "that changed besides the resources, whether accuracy held, and a compare view of chosen runs. "
         "--format or -o prints the same tables and the plots as text instead.",
@@ -126,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check a result folder against its expected ranges (expected.toml); exit 1 when one fails",
         description="Read the expected ranges of a result folder (DIR/expected.toml, or --expected FILE: "
         "[[check]] tables with a file glob, an optional row selector, a column and a range) and check every "
-        "selected cell of the matching CSV / TSV / Parquet / JSON files (cells such as '15.85×', '45%%' or "
+        "selected cell of the matching CSV / TSV / Parquet / JSON files (cells such as '15.85×', '45%' or "
         "'143.9 ± 0.2' read as their numbers). Prints one row per check and file: pass, FAIL or n/a and why. "
         "Exit status: 0 when every check passes, 1 when one fails or cannot be checked (n/a), "
         "2 when the expected file is missing or has errors.",
@@ -202,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         output = getattr(args, "output", None)  # `record -o` too: its --demo scenario is an input
         if output and (problem := overwritten_input(output, command_inputs(args))) is not None:
+            return fail(problem, 2)
+        if hasattr(args, "formats") and (problem := unknown_extension(args)) is not None:
             return fail(problem, 2)
         if args.command == "magma" and args.path_pattern:
             from gpuscope.parsers.patterns import PathPattern

@@ -8,6 +8,7 @@ import argparse
 import os
 import shutil
 import sys
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gpuscope.metrics import export
@@ -60,6 +61,19 @@ def add_output_options(parser: argparse.ArgumentParser, tables: Sequence[str] = 
         default = "kernels" if "kernels" in tables else tables[0]
         parser.add_argument("--table", choices=tables, help=f"which table to print (default: {default} for csv, all for the other formats)")
     parser.add_argument("--width", type=positive_int, metavar="COLS", help="text width (default: terminal width or 120)")
+    parser.set_defaults(formats=tuple(formats))  # what `unknown_extension` lists
+
+
+def unknown_extension(args: argparse.Namespace) -> str | None:
+    """Why -o FILE names no format the command writes (`-o out.xlsx` without --format), or None.
+    A name without an extension (`-o /dev/stdout`, `-o report`) is text."""
+    if args.format or not args.output:
+        return None
+    suffix = Path(args.output).suffix
+    if not suffix or export.EXTENSIONS.get(suffix.lower()) in args.formats:
+        return None
+    names = ", ".join(f"{fmt} ({', '.join(e for e, f in export.EXTENSIONS.items() if f == fmt)})" for fmt in args.formats)
+    return f"-o {args.output}: {suffix!r} names no format this command writes; use one of {names}, or give --format"
 
 
 def output_format(args: argparse.Namespace) -> str:
