@@ -8,7 +8,6 @@ No Textual import here: `gpuscope magma --format text` must start fast.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
@@ -16,6 +15,7 @@ import pandas as pd
 from gpuscope.metrics.magma.stats import METRICS
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
+from gpuscope.tui.render.plots import round_ticks as nice_ticks  # noqa: F401  (the name tests/real import)
 
 PLOT_HEIGHT = 14
 
@@ -52,32 +52,8 @@ def draw_boxes(plt: Any, rows: pd.DataFrame, metric: str, title: str) -> None:
     high = max(s[0] for s in stats)
     pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
     plt.xlim(low - pad, high + pad)
-    ticks = nice_ticks(low - pad, high + pad)
-    plt.xticks(ticks, [tick_label(t) for t in ticks])
+    plots.set_ticks(plt, "x", low - pad, high + pad, most=5)  # labels side by side on a narrow axis
     plt.xlabel(METRICS[metric])
-
-
-def nice_ticks(low: float, high: float, most: int = 5) -> list[float]:
-    """Tick values inside [low, high] on a round step (1, 2, 2.5 or 5 x 10^k), at most `most`
-    of them and at least three where the range allows: 75, 80, 85, ... rather than 72.6, 79.7."""
-    span = high - low
-    if not (math.isfinite(span) and span > 0):
-        return [low] if math.isfinite(low) else []
-    exponent = math.floor(math.log10(span / most))
-    for power in (exponent, exponent + 1, exponent + 2):
-        for mantissa in (1, 2, 2.5, 5):
-            step = mantissa * 10.0**power
-            first = math.ceil(low / step - 1e-9)
-            last = math.floor(high / step + 1e-9)
-            if last - first + 1 <= most:
-                return [round(k * step, 12) for k in range(first, last + 1)]
-    return [low, high]  # pragma: no cover - the loop always finds a step
-
-
-def tick_label(value: float) -> str:
-    """A tick value without float noise: 77.5, 80, 0.0125, 1.2e+04 only when very large."""
-    text = f"{value:.6g}"
-    return text[:-2] if text.endswith(".0") else text
 
 
 def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:

@@ -23,7 +23,6 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.scaling.analysis import EFFICIENCY_THRESHOLD, KEYS, unit
 from gpuscope.metrics.scaling.fit import amdahl_speedup
 from gpuscope.tui.render import plots
-from gpuscope.tui.render.boxplot import nice_ticks
 from gpuscope.tui.model.scaling_compare import metric_label
 
 COLORS = ("cyan", "magenta", "yellow", "green", "blue", "red")
@@ -156,8 +155,7 @@ def draw_efficiency(plt: Any, summary: pd.DataFrame, title: str = "Parallel effi
         plt.xlim(0.4, len(groups) + 0.6)
         plt.xticks([i + 1.0 for i in range(len(groups))], [f"{xs[0]}"] * len(groups))
     plt.ylim(0, top)
-    step = 25 if top <= 200 else 100 * math.ceil(top / 500)
-    plt.yticks(list(range(0, int(top) + 1, step)))
+    plots.set_ticks(plt, "y", 0, top)
     kinds = {unit(k) for k in summary["resource_kind"]}
     plt.xlabel(f"{' / '.join(sorted(kinds))} (log2); the line across: {EFFICIENCY_THRESHOLD:.0%}")
     return note
@@ -173,8 +171,11 @@ def draw_curves(plt: Any, curves: list[tuple[str, list[int], list[float]]], metr
     for i, (label, epochs, values) in enumerate(curves):
         plt.plot(epochs, values, color=COLORS[i % len(COLORS)], marker="hd", label=clean(label))
     epochs = sorted({e for _, es, _ in curves for e in es})
-    ticks = [t for t in nice_ticks(epochs[0], epochs[-1], 8) if float(t).is_integer()] or epochs[:1]
+    ticks = [t for t in plots.round_ticks(epochs[0], epochs[-1]) if float(t).is_integer()] or epochs[:1]
     plt.xticks(ticks, [str(int(t)) for t in ticks])
+    finite = [v for _, _, values in curves for v in values if math.isfinite(v)]
+    if finite:
+        plots.set_ticks(plt, "y", min(finite), max(finite))
     plt.xlabel("epoch")
     return ""
 

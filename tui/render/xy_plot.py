@@ -34,4 +34,6 @@ def draw_xy(plt: Any, xs: Sequence[float], ys: Sequence[float], x_label: str, y_
     plt.plot(x, y, marker="braille", color="cyan")
     if len(x) <= 60:  # few points: mark each, so a line between two is not read as data
         plt.scatter(x, y, marker="dot", color="yellow")
+    plots.set_ticks(plt, "x", min(x), max(x))
+    plots.set_ticks(plt, "y", min(y), max(y))
     return ""
