@@ -7,12 +7,17 @@ off as a real node. The simulation copies NVML's quirks on purpose (SM % is None
 sample, MIG parents have no utilisation, MIG processes have no memory) so UI code written against
 it also handles a real GPU.
 
+The simulated GPU processes are also rows of the process table (`process_rows`), labelled as
+such: user `SIMULATED_USER`, a command starting `[simulated]`, uid -1 (no /proc entry: CPU and
+memory are n/a, and signals and renice refuse them by `is_simulated`). Their pids are made up
+and may be a real process's on this node, so their GPU use is never attached to a real row.
+
 Scenario format (see scenarios/*.json): {"description", "driver_version", "defaults": {...},
 "gpus": [{...}]}; each GPU entry is merged over "defaults". GPU keys: name, bus_id, uuid,
 memory_total_mib, memory_used_mib, power_limit_w, idle_power_w, idle_temp_c, max_temp_c,
 sm_clock_mhz [idle, max], memory_clock_mhz, memory_util_ratio, pcie_peak_gbs,
 util {base, amplitude, period, phase, dip_every, dip_length, dip_to},
-processes [{pid, memory_mib (null = unknown), share, kind}],
+processes [{pid, memory_mib (null = unknown), share, kind, command}],
 mig [{profile, memory_total_mib, memory_used_mib}], error, error_from_sample.
 """
 
@@ -27,10 +32,22 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, MigSample
+from gpuscope.metrics.safe_text import clean
+from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, MigSample, ProcessRow
+from gpuscope.metrics.snapshot_tables import NOT_IN_PROC
 
 DEFAULT_SCENARIO = "a100x8-training"
 MIB = 1024 * 1024
+SIMULATED_USER = "(demo)"
+"""The user of a simulated process's row: parentheses are in no login name."""
+SIMULATED_MARK = "[simulated] "
+"""How a simulated process's command starts."""
+KINDS = {"C": "compute", "G": "graphics", "M": "MPS"}
+
+
+def is_simulated(row: ProcessRow) -> bool:
+    """Whether `row` is one of `process_rows`' (also read back from a recording of a demo)."""
+    return row.uid < 0 and row.user == SIMULATED_USER
 
 
 def available_scenarios() -> tuple[str, ...]:
@@ -95,6 +112,9 @@ class SimulatedBackend:
         for i, gpu in enumerate(self._gpus):  # stable fake identifiers when the file has none
             gpu.setdefault("uuid", "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"gpuscope-sim/{self.name}/{i}")))
             gpu.setdefault("bus_id", f"00000000:{0x18 + 0x10 * i:02X}:00.0")
+        self._commands = {p["pid"]: clean(p["command"]) for g in self._gpus for p in g.get("processes", ())
+                          if isinstance(p.get("command"), str) and p["command"].strip()}
+        """pid -> the scenario's command for it (shown as text from outside: cleaned)."""
 
     def status(self) -> GpuStatus:
         names = sorted({g.get("name", "GPU") for g in self._gpus})
@@ -114,6 +134,19 @@ class SimulatedBackend:
             load = wave(g.get("util", {}), n) / 100.0
             rates[i] = (round(peak * load * 0.25), round(peak * load))  # host->GPU batches dominate RX
         return rates
+
+    def process_rows(self, gpus: tuple[GpuSample, ...]) -> tuple[ProcessRow, ...]:
+        """One row per simulated process in `gpus` (a sample of this backend), in pid order,
+        without GPU use (`collectors.snapshot.attach_gpu_use` adds it): what /proc would tell is
+        unknown (state `NOT_IN_PROC`), the command is the scenario's, marked simulated."""
+        kinds: dict[int, str] = {}
+        for gpu in gpus:
+            for proc in gpu.processes:
+                kinds.setdefault(proc.pid, proc.kind)
+        return tuple(
+            ProcessRow(pid, 0, SIMULATED_USER, -1, NOT_IN_PROC, None, 0, 0, 0.0,
+                       SIMULATED_MARK + (self._commands.get(pid) or f"{KINDS.get(kinds[pid], 'compute')} process of scenario {self.name}"))
+            for pid in sorted(kinds))
 
     def close(self) -> None:
         return None

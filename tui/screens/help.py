@@ -1,7 +1,8 @@
 """Provides `HelpScreen`: the keys of the screen it was opened from, and what they do.
 
-The list is built from the live bindings, so it never drifts from the footer. The details
-wrap to the dialog's width (a `DataTable` cut them: at 80 columns every line ended mid-word),
+The list is built from the live bindings, so it never drifts from the footer; the keys of the
+widget focused below (the process table's cursor keys, a table's) follow the screen's, so
+every key that does something there is listed. The details wrap to the dialog's width (a `DataTable` cut them: at 80 columns every line ended mid-word),
 and the list scrolls when it is taller than the terminal.
 """
 
@@ -44,6 +45,28 @@ class HelpScreen(ModalScreen[None]):
                 markup=False,
             )
 
+    def on_mount(self) -> None:
+        """Add the keys of the widget focused on the screen below (not known when the app
+        built the list: its bindings are the widget's, not the screen's)."""
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        focused = below.focused if below is not None else None
+        if focused is None:
+            return
+        where = f"In the {focused_name(focused)}"
+        listed = {k for key, _, _ in self.keys for k in key.split(" / ")}
+        extra = []
+        for binding in type(focused).BINDINGS:  # its own keys, not those it inherits (no sideways scroll here)
+            if not isinstance(binding, Binding) or not binding.description or binding.system:
+                continue
+            keys = [self.app.get_key_display(Binding(key, binding.action)) for key in binding.key.split(",")]
+            keys = [k for k in keys if k not in listed]
+            if keys:
+                listed.update(keys)
+                extra.append((" / ".join(keys), binding.description, binding.tooltip or where))
+        if extra:
+            self.keys = _merged([*self.keys, *extra])
+            self.query_one("#help-list", Static).update(self.keys_table())
+
     def keys_table(self) -> Table:
         """Key and action whole, details wrapped at word boundaries to the width left."""
         table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False)
@@ -56,6 +79,12 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def focused_name(widget: object) -> str:
+    """`process table` for a `ProcessTable`: the widget's class in words."""
+    name = type(widget).__name__
+    return "".join(f" {c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
 def _merged(keys: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:

@@ -1,6 +1,7 @@
 """Provides `SignalModal`: confirm a signal to one process, showing pid, user and command;
-`deliver`, which hands the confirmed signal to `collectors.signals`; and `RecordModal`, which
-asks where the watch's `R` records to.
+`deliver`, which hands the confirmed signal to `collectors.signals`; `ReniceModal`, which
+confirms F7/F8's change of a process's nice value; and `RecordModal`, which asks where the
+watch's `R` records to.
 
 The dialog only asks. Whether a process may be signalled (never PID 1, kernel threads,
 processes outside the watched scope, other users' unless root, a reused pid) is decided in
@@ -25,7 +26,7 @@ from gpuscope.collectors import signals
 from gpuscope.collectors.signals import SIGNALS
 from gpuscope.metrics.samples import JobScope, ProcessRow
 
-__all__ = ["SIGNALS", "RecordModal", "SignalModal", "deliver", "refusal"]
+__all__ = ["SIGNALS", "RecordModal", "ReniceModal", "SignalModal", "deliver", "refusal"]
 
 
 class SignalModal(ModalScreen[int | None]):
@@ -105,6 +106,70 @@ def refusal(row: ProcessRow, scope: JobScope) -> str | None:
 def deliver(row: ProcessRow, signum: int, scope: JobScope, listed: bool = False) -> tuple[str, str]:
     """Have `collectors.signals.send` check `row` again and send `signum`: (message, severity)."""
     outcome = signals.send(row, signum, scope, listed=listed)
+    return outcome.message, outcome.severity
+
+
+class ReniceModal(ModalScreen[bool]):
+    """F7/F8: change one of your processes' nice value by one step, or cancel. Enter on the
+    focused Renice button confirms, Escape cancels. Dismisses with True to go ahead."""
+
+    DEFAULT_CSS = """
+    ReniceModal { align: center middle; }
+    #renice-dialog { width: 72; max-width: 95%; height: auto; padding: 0 1; border: thick $warning; background: $surface; }
+    #renice-command { color: $text-muted; max-height: 3; margin: 1 0; }
+    #renice-note { color: $text-warning; margin-bottom: 1; }
+    #renice-buttons { height: auto; align-horizontal: right; }
+    #renice-buttons Button { margin-left: 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, row: ProcessRow, step: int, nice: int | None, root: bool = False) -> None:
+        """`nice`: the process's nice value now (None: unknown); `root`: gpuscope runs as root
+        (else raising a priority is likely to be refused, which the dialog says first)."""
+        super().__init__()
+        self.row = row
+        self.step = step
+        self.nice = nice
+        self.root = root
+
+    def compose(self) -> ComposeResult:
+        row, higher = self.row, self.step < 0
+        with Vertical(id="renice-dialog"):
+            title = Text().append(f"{'Raise' if higher else 'Lower'} the priority of PID ", style="bold")
+            title.append(str(row.pid), style="bold reverse").append(" of user ").append(row.user, style="bold reverse").append("?")
+            yield Static(title, id="renice-title", markup=False)
+            yield Static(Text(row.command), id="renice-command", markup=False)
+            change = "nice one step lower (-1)" if higher else "nice one step higher (+1)"
+            if self.nice is not None:
+                change = f"nice {self.nice} → {min(max(self.nice + self.step, -20), 19)}"
+            yield Static(Text(f"{change}: {'more' if higher else 'less'} CPU time when cores are busy"), id="renice-change", markup=False)
+            if higher and not self.root:
+                yield Static(Text("Raising a priority needs root or CAP_SYS_NICE: the kernel will most likely refuse."),
+                             id="renice-note", markup=False)
+            with Horizontal(id="renice-buttons"):
+                yield Button("Renice", id="renice-ok", variant="warning", compact=True)
+                yield Button("Cancel", id="renice-cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#renice-ok").focus()
+
+    @on(Button.Pressed, "#renice-ok")
+    def _confirm(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#renice-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+def renice_refusal(row: ProcessRow, scope: JobScope) -> str | None:
+    """Why `row`'s priority must not be changed (see `collectors.signals.renice_refusal`), or None."""
+    return signals.renice_refusal(row, scope)
+
+
+def deliver_renice(row: ProcessRow, step: int, scope: JobScope, listed: bool = False) -> tuple[str, str]:
+    """Have `collectors.signals.renice` check `row` again and change its nice value: (message, severity)."""
+    outcome = signals.renice(row, step, scope, listed=listed)
     return outcome.message, outcome.severity
 
 

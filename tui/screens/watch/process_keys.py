@@ -1,23 +1,32 @@
 """Provides `ProcessKeys`: the watch screen's process-table keys (sort, invert, header click,
-tree and folding, user, all/scope, kernel threads, `/`/F4 filter, F3 search) as a mixin.
+tree and folding, user, all/scope, kernel threads, `/`/F4 filter, F3 search, F7/F8 renice,
+F2 setup) as a mixin.
 
-Each key only replaces the immutable `ProcessView` and re-cuts rows already on the main
-thread, which is why these keys repaint at once even while a slow poll is running.
+Most keys only replace the immutable `ProcessView` and re-cut rows already on the main
+thread, which is why they repaint at once even while a slow poll is running. `a` also asks a
+live source for every process of the node (it reads only the scope's otherwise) and polls.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual.widgets import Input
 
+from gpuscope.collectors import signals
+from gpuscope.metrics.safe_text import clean
+from gpuscope.tui.model import settings as config
+from gpuscope.tui.model.settings import Settings
 from gpuscope.tui.model.watch import SORTS, ProcessView, base_rows, my_user_name, next_sort, next_user
+from gpuscope.tui.screens.setup import SetupScreen
+from gpuscope.tui.screens.watch.dialogs import ReniceModal, deliver_renice, renice_refusal
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 
 if TYPE_CHECKING:
-    from gpuscope.metrics.samples import Snapshot
+    from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot
 
 
 class ProcessKeys:
@@ -25,14 +34,39 @@ class ProcessKeys:
 
     view: ProcessView
     snapshot: Snapshot | None
+    source: object
+    readonly: bool
+    interval: float
+    auto: bool
+    paused: bool
+    applied_at: float | None
     searching: bool = False
     """The text box searches (F3: the cursor jumps to a match) instead of filtering."""
+    OFF_REASON = "gpuscope was started with --readonly"
+    """Why F7/F8 do nothing when `readonly` is set (a replay says its own)."""
 
     def refresh_table(self) -> None:  # pragma: no cover - the screen's
         raise NotImplementedError
 
     def _status(self) -> None:  # pragma: no cover - the screen's
         raise NotImplementedError
+
+    def poll_now(self) -> object:  # pragma: no cover - the screen's
+        raise NotImplementedError
+
+    def _arm(self) -> None:  # pragma: no cover - the screen's
+        raise NotImplementedError
+
+    def _signal_target(self, row: ProcessRow) -> tuple[ProcessRow | None, JobScope | None, str | None]:  # pragma: no cover - the screen's
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        """The saved columns (Textual calls each class's `on_mount`; the screen's comes first).
+        A config file that cannot be used is said once; the defaults apply."""
+        saved, problem = config.load()
+        self.query_one(ProcessTable).hide_columns(saved.hidden_columns)
+        if problem:
+            self.notify(clean(problem), title="Settings", severity="warning", markup=False, timeout=8)  # type: ignore[attr-defined]
 
     def _set_view(self, view: ProcessView) -> None:
         self.view = view
@@ -71,6 +105,21 @@ class ProcessKeys:
             self.notify("Watching the whole node: every process is listed already.", title="All", timeout=3)  # type: ignore[attr-defined]
             return
         self._set_view(dataclasses.replace(self.view, everyone=not self.view.everyone, user=None))
+        self._list_everyone(self.view.everyone)
+
+    def _list_everyone(self, everyone: bool) -> None:
+        """Have the live source read every process of the node, or only the scope's again, and
+        poll at once so the rows come now, not a refresh later. The source is found through
+        the wrappers that keep theirs as `.source` (a recording); a source without `everyone`
+        (a replay, another node's stream) lists what it has."""
+        source = self.source
+        while source is not None and not hasattr(source, "everyone"):
+            source = getattr(source, "source", None)
+        if source is None or source.everyone == everyone:  # type: ignore[attr-defined]
+            return
+        source.everyone = everyone  # type: ignore[attr-defined]
+        if self.auto and not self.paused:
+            self.poll_now()  # a poll in flight already: the next tick brings them
 
     def action_cycle_user(self) -> None:
         rows = base_rows(self.snapshot, self.view) if self.snapshot else ()
@@ -144,3 +193,58 @@ class ProcessKeys:
         box.display = False
         self.query_one(ProcessTable).focus()
         self._set_view(dataclasses.replace(self.view, text=""))
+
+    # --- F7 / F8 renice, F2 setup -------------------------------------------------------------
+
+    def action_renice(self, step: int) -> None:
+        """F7 (-1: higher priority) or F8 (+1: lower): your own process's nice value, one step,
+        after confirming. The rules are `collectors.signals`'; the kernel may still refuse."""
+        if self.readonly:
+            self.notify(f"Renice is off: {self.OFF_REASON}.", title="Read-only", severity="warning")  # type: ignore[attr-defined]
+            return
+        row = self.query_one(ProcessTable).selected
+        if row is None or self.snapshot is None:
+            self.notify("No process selected.", severity="warning")  # type: ignore[attr-defined]
+            return
+        target, scope, reason = self._signal_target(row)
+        if target is None or scope is None or (reason := renice_refusal(target, scope)) is not None:
+            self.notify(clean(reason or ""), title="Not reniced", severity="warning", markup=False)  # type: ignore[attr-defined]
+            return
+        dialog = ReniceModal(target, step, signals.nice_of(target.pid), root=signals.caller().root)
+        self.app.push_screen(dialog, partial(self.renice_to, row, step))  # type: ignore[attr-defined]
+
+    def renice_to(self, row: ProcessRow, step: int, confirmed: bool | None) -> None:
+        """After confirmation: `collectors.signals.renice` checks again (the scope as of now) and renices."""
+        if not confirmed:
+            return
+        target, scope, reason = self._signal_target(row)
+        if target is not None and scope is not None:
+            text, severity = deliver_renice(target, step, scope, listed=self.applied_at is not None)
+            self.notify(text, title="Renice", severity=severity, markup=False)  # type: ignore[attr-defined, arg-type]
+        elif reason:
+            self.notify(clean(reason), title="Not reniced", severity="warning", markup=False)  # type: ignore[attr-defined]
+
+    def action_setup(self) -> None:
+        """F2: columns, refresh period and theme; Save applies them and writes the config file."""
+        saved, _ = config.load()
+        current = dataclasses.replace(saved, hidden_columns=self.query_one(ProcessTable).hidden)
+        app = self.app  # type: ignore[attr-defined]
+        self.app.push_screen(SetupScreen(current, self.interval, app.theme, list(app.available_themes), config.config_path()),  # type: ignore[attr-defined]
+                             self.apply_setup)
+
+    def apply_setup(self, chosen: Settings | None) -> None:
+        """Apply what the setup chose (None: cancelled) and keep it in the config file."""
+        if chosen is None:
+            return
+        self.query_one(ProcessTable).hide_columns(chosen.hidden_columns)
+        if chosen.interval is not None and chosen.interval != self.interval:
+            self.interval = chosen.interval
+            self._arm()  # the pending wait restarts at the new period
+        if chosen.theme and chosen.theme in self.app.available_themes:  # type: ignore[attr-defined]
+            self.app.theme = chosen.theme  # type: ignore[attr-defined]
+        self._status()
+        problem = config.save(chosen)
+        if problem:
+            self.notify(clean(problem), title="Settings not saved", severity="error", markup=False)  # type: ignore[attr-defined]
+        else:
+            self.notify(f"Saved to {clean(str(config.config_path()))}", title="Setup", markup=False, timeout=3)  # type: ignore[attr-defined]

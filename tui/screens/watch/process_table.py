@@ -138,6 +138,8 @@ class ProcessTable(ScrollView, can_focus=True):
         """Show GPU MEM, SM% and GPU; the screen turns them off when there is no GPU view."""
         self.node_column = False
         """Show NODE first: the screen turns it on for the all-nodes view of a multi-node job."""
+        self.hidden: frozenset[str] = frozenset()
+        """Column keys left out (the setup screen's choice, `tui.model.settings.HIDEABLE`)."""
         self._styles: dict[str, object] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
         self._drawn: tuple[list[tuple[object, ...]], tuple[str, bool], int] | None = None
@@ -227,12 +229,23 @@ class ProcessTable(ScrollView, can_focus=True):
         columns = NARROW_COLUMNS if narrow else COLUMNS
         if not self.gpu_columns:
             columns = tuple(c for c in columns if c[0] not in GPU_KEYS)
+        if self.hidden:
+            columns = tuple(c for c in columns if c[0] not in self.hidden)
         return (NODE_COLUMNS[narrow], *columns) if self.node_column else columns
 
     def show_gpu_columns(self, show: bool, node: bool = False) -> None:
         """Show or leave out the GPU columns, and NODE (a change redraws the whole table)."""
         if (show, node) != (self.gpu_columns, self.node_column):
             self.gpu_columns, self.node_column = show, node
+            self._strips.clear()
+            self._drawn = None
+            self.refresh()
+
+    def hide_columns(self, keys: frozenset[str]) -> None:
+        """Leave out these columns (PID and COMMAND always show); a change redraws the table."""
+        keys = frozenset(keys) - {"pid", "command"}
+        if keys != self.hidden:
+            self.hidden = keys
             self._strips.clear()
             self._drawn = None
             self.refresh()
