@@ -160,6 +160,24 @@ class GpuscopeApp(App[None]):
     def on_mount(self) -> None:
         if self._watch_fd is not None and not self.is_headless:
             self._watch = HangupWatch(self._watch_fd, lambda: self.post_message(self.TerminalLost())).start()
+        if self.first_mode == "browse":
+            self.open_selected_file()
+
+    def open_selected_file(self) -> None:
+        """`gpuscope browse FILE`: the browser opens on the file's folder with the file
+        selected, and the file opens straight in its view over it (as `less FILE` or
+        `toolong FILE` would; Escape goes back to the browser)."""
+        from gpuscope.parsers import registry
+        from gpuscope.tui.screens.browse.open import view_screen
+        from gpuscope.tui.screens.browse.screen import BrowseScreen
+
+        browser = self.screen
+        if not isinstance(browser, BrowseScreen) or browser.select is None or not browser.select.is_file():
+            return
+        rec = registry.recognise(browser.select)
+        screen = view_screen(rec, browser.typed(browser.select)) if rec.kind is not None else None
+        if screen is not None:
+            self.push_screen(screen)
 
     def on_gpuscope_app_terminal_lost(self) -> None:
         self.terminal_lost = True

@@ -346,17 +346,13 @@ async def test_log_counts_highlights_and_jumps(tmp_path: Path) -> None:
         assert document.line(3) == "ERROR: could not open results/file.csv"  # escape sequences removed
         assert [document.classes.get(i) for i in range(8)] == [None, "warning", None, "error", "error", None, None, "success"]
         lines = screen.query_one(LogLines)
-        await pilot.press("n")
-        assert lines.cursor == 3 and "at line 4" in text_of(screen, "#view-status")
-        await pilot.press("n")
-        assert lines.cursor == 4
-        await pilot.press("n")  # none after: stays, says so
-        assert lines.cursor == 4
-        await pilot.press("N")
+        await pilot.press("g", "e")  # e / E: the next / previous error or warning line
+        assert lines.cursor == 1 and "at line 2" in text_of(screen, "#view-status")
+        await pilot.press("e")
         assert lines.cursor == 3
-        await pilot.press("w")  # no warning after line 4: stays
-        assert lines.cursor == 3
-        await pilot.press("W")
+        await pilot.press("e", "e")  # none after line 5: stays, says so
+        assert lines.cursor == 4
+        await pilot.press("E", "E")
         assert lines.cursor == 1
         rendered = "".join(seg.text for seg in lines.render_line(3))
         assert "ERROR: could not open results/file.csv" in rendered and "\x1b" not in rendered
@@ -366,11 +362,11 @@ async def test_log_counts_highlights_and_jumps(tmp_path: Path) -> None:
 async def test_bad_logs_give_a_message(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / "x.log"
     path.write_bytes(content)
-    async with open_screen(LogViewScreen(path), LogViewScreen, (100, 30)) as (app, pilot, screen):
+    async with open_screen(LogViewScreen(path, follow=False), LogViewScreen, (100, 30)) as (app, pilot, screen):
         assert not screen.ready
         findings = screen.query_one("#view-empty-findings").query_one("DataTable").findings  # type: ignore[attr-defined]
         assert expected in " ".join(f.message for f in findings)
-        await pilot.press("n", "N")
+        await pilot.press("n", "N", "e", "slash")
 
 
 # ---- markdown, image, PDF and the mapping -------------------------------------------------

@@ -4,8 +4,14 @@ A `ScrollView` with the line API (as toolong's log lines): its virtual height is
 lines known, and `render_line` asks the document for the one line it draws, so a log of
 millions of lines costs what one screen costs. Error, warning and success lines are tinted
 with the theme's `$error`, `$warning` and `$success` (the word in the line says which, so the
-tint is not the only signal); the current line (where `n` / `N` jumped) is highlighted.
-Lines are plain text: the document cleaned them, and nothing here reads markup.
+tint is not the only signal); the current line (where a jump went) is highlighted, and so are
+the matches of a search. Lines are plain text: the document cleaned them, and nothing here
+reads markup.
+
+Long lines are cut at the right edge with a `›` marker (scroll sideways to read on), or, with
+`wrap`, folded onto as many rows as they need. Wrapped, a scroll step is still one log line:
+the screen is filled from its top line down, or, at the end, from the last line up (so the
+newest line of a followed log is always on screen).
 """
 
 from __future__ import annotations
@@ -14,17 +20,23 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gpuscope.tui.model.log import LogDocument
+from gpuscope.tui.model.log_search import LogSearch
+
+CUT = "›"
+"""Drawn in the last column of a line that goes on past the right edge."""
 
 
 class LogLines(ScrollView, can_focus=True):
     """The document's lines, a line-number gutter once the line numbers are known."""
 
-    COMPONENT_CLASSES = {"log-lines--error", "log-lines--warning", "log-lines--success", "log-lines--gutter", "log-lines--cursor"}
+    COMPONENT_CLASSES = {"log-lines--error", "log-lines--warning", "log-lines--success", "log-lines--gutter",
+                         "log-lines--cursor", "log-lines--match", "log-lines--cut"}
     DEFAULT_CSS = """
     LogLines { height: 1fr; background: $surface; }
     LogLines > .log-lines--error { color: $text-error; background: $error-muted; text-style: bold; }
@@ -32,14 +44,22 @@ class LogLines(ScrollView, can_focus=True):
     LogLines > .log-lines--success { color: $text-success; background: $success-muted; text-style: bold; }
     LogLines > .log-lines--gutter { color: $text-muted; }
     LogLines > .log-lines--cursor { background: $accent 40%; }
+    LogLines > .log-lines--match { color: $text; background: $accent; text-style: bold; }
+    LogLines > .log-lines--cut { color: $text-accent; text-style: bold; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.document: LogDocument | None = None
         self.cursor: int | None = None
-        """The line `n` / `N` jumped to (highlighted), or None."""
+        """The line a jump went to (highlighted), or None."""
+        self.search: LogSearch | None = None
+        """Whose matches are highlighted."""
+        self.wrap = False
+        """Long lines folded onto several rows instead of cut."""
         self._widest = 0
+        self._rows: tuple[tuple[Any, ...], list[tuple[int, Strip]]] | None = None
+        """The wrapped rows on screen, and what they were laid out for."""
 
     def show(self, document: LogDocument, keep_offset: int | None = None) -> None:
         """Draw `document` (again, after its index arrived): at the line holding byte
@@ -54,13 +74,35 @@ class LogLines(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True)
         self.refresh()
 
+    def grew(self, to_end: bool) -> None:
+        """The document has more lines: a longer scroll range, and with `to_end` the view on
+        its last line."""
+        self._resize()
+        if to_end:
+            self.scroll_end(animate=False, immediate=True)
+        self.refresh()
+
+    @property
+    def at_end(self) -> bool:
+        """Whether the last line is on screen."""
+        return self.scroll_offset.y >= self.max_scroll_y
+
+    def set_wrap(self, wrap: bool) -> None:
+        self.wrap = wrap
+        self._resize()
+        self.refresh()
+
     def _gutter_width(self) -> int:
         document = self.document
         return len(f"{document.line_count:,}") + 1 if document is not None and document.indexed else 0
 
     def _resize(self) -> None:
         lines = self.document.line_count if self.document is not None else 0
-        self.virtual_size = Size(self._widest + self._gutter_width() + 1, lines)
+        width = self.size.width if self.wrap else self._widest + self._gutter_width() + 1
+        self.virtual_size = Size(width, lines)
+
+    def on_resize(self) -> None:
+        self._resize()
 
     def top_offset(self) -> int | None:
         """Byte offset of the first line on screen (to stay there when the index arrives)."""
@@ -69,28 +111,103 @@ class LogLines(ScrollView, can_focus=True):
             return None
         return int(document.offsets[min(int(self.scroll_offset.y), document.line_count - 1)])
 
+    def anchor(self, backwards: bool = False) -> int:
+        """The line a jump starts from: the current line, else the top line on screen (the
+        bottom one, going back)."""
+        if self.cursor is not None:
+            return self.cursor
+        top = int(self.scroll_offset.y)
+        return top + self.size.height if backwards else top - 1
+
     def go_to(self, index: int) -> None:
         """Make line `index` current and bring it to the middle of the view."""
         self.cursor = index
         self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
         self.refresh()
 
-    def render_line(self, y: int) -> Strip:
-        document, width = self.document, self.size.width
+    def _line_strip(self, index: int, document: LogDocument) -> tuple[Strip, Style]:
+        """Line `index` whole (its class tint, the cursor, the search's matches), and the
+        line's style, which runs on to the right edge."""
         base = self.rich_style
-        index = int(self.scroll_offset.y) + y
-        if document is None or index >= document.line_count:
-            return Strip.blank(width, base)
         text = document.line(index)
-        if cell_len(text) > self._widest:  # a line wider than any seen: widen the scroll range
+        if cell_len(text) > self._widest and not self.wrap:  # a line wider than any seen: widen the scroll range
             self._widest = cell_len(text)
             self.call_after_refresh(self._resize)
         kind = document.classes.get(index)
         style = base + self.get_component_rich_style(f"log-lines--{kind}") if kind else base
         if index == self.cursor:
             style += self.get_component_rich_style("log-lines--cursor")
-        gutter = self._gutter_width()
-        segments = [Segment(f"{index + 1:>{gutter - 1},} ", base + self.get_component_rich_style("log-lines--gutter"))] if gutter else []
-        line = Strip([Segment(text, style)]).crop(int(self.scroll_offset.x), int(self.scroll_offset.x) + width - gutter)
-        strip = Strip(segments + list(line), gutter + line.cell_length)
+        spans = self.search.spans(text) if self.search is not None else []
+        if not spans:
+            return Strip([Segment(text, style)]), style
+        match = style + self.get_component_rich_style("log-lines--match")
+        segments, at = [], 0
+        for start, end in spans:
+            segments += [Segment(text[at:start], style), Segment(text[start:end], match)]
+            at = end
+        segments.append(Segment(text[at:], style))
+        return Strip([s for s in segments if s.text]), style
+
+    def _gutter(self, index: int | None) -> list[Segment]:
+        width = self._gutter_width()
+        if not width:
+            return []
+        label = f"{index + 1:>{width - 1},} " if index is not None else " " * width
+        return [Segment(label, self.rich_style + self.get_component_rich_style("log-lines--gutter"))]
+
+    def _wrapped_rows(self, document: LogDocument) -> list[tuple[int, Strip]]:
+        """(line, piece) for each row on screen, laid out once per scroll position and size."""
+        width, height = max(1, self.size.width - self._gutter_width()), self.size.height
+        at_end = self.at_end
+        top = int(self.scroll_offset.y)
+        key = (top, at_end, width, height, document.line_count, document.end, self.cursor, id(self.search))
+        if self._rows is not None and self._rows[0] == key:
+            return self._rows[1]
+
+        def pieces(index: int) -> list[tuple[int, Strip]]:
+            strip, _ = self._line_strip(index, document)
+            cuts = list(range(width, strip.cell_length, width))
+            return [(index, piece) for piece in (strip.divide(cuts) if cuts else [strip])]
+
+        rows: list[tuple[int, Strip]] = []
+        if at_end:
+            index = document.line_count - 1
+            while index >= 0 and len(rows) < height:
+                rows[:0] = pieces(index)
+                index -= 1
+            rows = rows[-height:]
+        else:
+            index = top
+            while index < document.line_count and len(rows) < height:
+                rows += pieces(index)
+                index += 1
+        self._rows = (key, rows)
+        return rows
+
+    def render_line(self, y: int) -> Strip:
+        document, width = self.document, self.size.width
+        base = self.rich_style
+        if document is None:
+            return Strip.blank(width, base)
+        if self.wrap:
+            rows = self._wrapped_rows(document)
+            if y >= len(rows):
+                return Strip.blank(width, base)
+            index, piece = rows[y]
+            first = y == 0 or rows[y - 1][0] != index
+            strip = Strip(self._gutter(index if first else None) + list(piece))
+            return strip.extend_cell_length(width, base).crop(0, width)
+        index = int(self.scroll_offset.y) + y
+        if index >= document.line_count:
+            return Strip.blank(width, base)
+        gutter = self._gutter(index)
+        room = width - self._gutter_width()
+        line, style = self._line_strip(index, document)
+        x = int(self.scroll_offset.x)
+        if line.cell_length > x + room and room > 1:
+            cut = style + self.get_component_rich_style("log-lines--cut")
+            shown = list(line.crop(x, x + room - 1)) + [Segment(CUT, cut)]
+        else:
+            shown = list(line.crop(x, x + room))
+        strip = Strip(gutter + shown)
         return strip.extend_cell_length(width, style).crop(0, width)

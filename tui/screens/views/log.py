@@ -1,65 +1,99 @@
 """Provides `LogViewScreen`: a plain log, its end first, error / warning / success lines
-tinted and counted in the status line, `n` / `N` to the next or previous error.
+tinted and counted in the status line; it follows the file as it grows, searches it, and
+jumps to its problems.
 
 The loading worker does the file work in three steps, each shown as it is done: the tail (the
 first screen: at most `TAIL_BYTES` read), the offset of every line (`plain_log.line_index`:
 then the whole log scrolls, with line numbers), and the counts (`plain_log.read`). The view
 stays on the lines it shows when the index arrives. A log over the size limit keeps its tail,
 and the counts say they cover its first part only. Lines are plain, cleaned text.
+
+Following (`F`, as `less +F` and toolong's tail): every `FOLLOW_S` a worker stats the file and
+reads only the bytes past the end known (`LogDocument.read_growth`); the lines are appended on
+the UI thread, and the view stays on the last line while it is there. Scrolling up (or any
+jump) pauses following; back at the end (`G`, End) it goes on. A file that shrank or was
+replaced is said in the status line and read again from its tail. A file changed in the last
+`GROWING_S` is followed from the start (a running job's output), unless told otherwise.
+
+Search (`/`): plain text, or a regular expression after `r/`, run over the file's bytes in a
+worker (`LogSearch`); the matches are highlighted, counted in the status line as they are
+found, and `n` / `N` go from one matching line to the next. Lines appended while following
+are searched as they come.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import ContentSwitcher, Static
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, Input, Static
+from textual.worker import get_current_worker
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import logs as plain_log
 from gpuscope.parsers.files import MAX_BYTES, _human
-from gpuscope.tui.model.log import LogDocument
+from gpuscope.tui.model.log import Growth, LogDocument
+from gpuscope.tui.model.log_search import Found, LogSearch
 from gpuscope.tui.screens.views.base import FileScreen
 from gpuscope.tui.widgets.log_lines import LogLines
 
 LABELS = {"error": "ERROR", "warning": "WARNING", "success": "SUCCESS"}
+PROBLEMS = ("error", "warning")
+"""What `e` / `E` jump between."""
+FOLLOW_S = 0.5
+"""How often a followed file is looked at."""
+GROWING_S = 60.0
+"""A file changed this recently is taken for growing: followed unless told otherwise."""
 
 
 class LogViewScreen(FileScreen):
-    """The log's lines, the counts in the status line above them."""
+    """The log's lines, the counts (and what following and search are doing) in the status
+    line above them, the search box under them while it is asked for."""
 
     KIND = "Log"
     HELP_TITLE = "Keys: log"
     DEFAULT_CSS = """
     LogViewScreen #log-body { height: 1fr; }
     LogViewScreen #log-notes { height: auto; max-height: 2; padding: 0 1; color: $text-warning; }
+    LogViewScreen #log-search { dock: bottom; display: none; }
     """
     BINDINGS = [
-        Binding("n", "next('error')", "Next error", tooltip="Jump to the next error line (ERROR, Traceback, CUDA error ...)"),
-        Binding("N", "next('error', True)", "Prev error", tooltip="Jump to the previous error line"),
-        Binding("w", "next('warning')", "Next warning", show=False, tooltip="Jump to the next warning line"),
-        Binding("W", "next('warning', True)", "Prev warning", show=False, tooltip="Jump to the previous warning line"),
+        Binding("slash", "search", "Search", tooltip="Find text in the whole log (r/ before a regular expression; case ignored unless the text has a capital)"),
+        Binding("n", "match(False)", "Next", tooltip="Next line that matches the search"),
+        Binding("N", "match(True)", "Prev match", show=False, tooltip="Previous line that matches the search"),
+        Binding("e", "problem(False)", "Error", tooltip="Next error or warning line (ERROR, Traceback, CUDA error, WARNING ...)"),
+        Binding("E", "problem(True)", "Prev error", show=False, tooltip="Previous error or warning line"),
+        Binding("F", "follow", "Follow", tooltip="Follow the file as it grows (as less +F): new lines show at the end; scrolling up pauses, G / End goes on"),
+        Binding("w", "wrap", "Wrap", tooltip="Wrap long lines onto several rows, or cut them at the edge (› marks a cut line)"),
         Binding("g,home", "edge(False)", "Top", show=False, tooltip="First line"),
-        Binding("G,end", "edge(True)", "End", show=False, tooltip="Last line"),
+        Binding("G,end", "edge(True)", "End", show=False, tooltip="Last line (and following again, when it is on)"),
     ]
 
     @dataclass
     class Tail:
         """The tail is read (or the reasons the file cannot be shown)."""
 
+        document: LogDocument
         findings: list[Finding]
+        growing: bool
 
     @dataclass
     class Indexed:
         """The offset of every line (of the part within the size limit)."""
 
+        document: LogDocument
         offsets: np.ndarray
         end: int
 
@@ -67,38 +101,73 @@ class LogViewScreen(FileScreen):
     class Counted:
         """`plain_log.read`'s counts and the line numbers of each class."""
 
+        document: LogDocument
         meta: dict[str, Any]
         findings: list[Finding]
 
-    def __init__(self, path: str | Path, recognition: Any = None) -> None:
+    class Grown(Message):
+        """What a look at a followed file found."""
+
+        def __init__(self, document: LogDocument, growth: Growth) -> None:
+            super().__init__()
+            self.document = document
+            self.growth = growth
+
+    class Searched(Message):
+        """A chunk searched (`found` None: the search reached the end known)."""
+
+        def __init__(self, search: LogSearch, found: Found | None) -> None:
+            super().__init__()
+            self.search = search
+            self.found = found
+
+    def __init__(self, path: str | Path, recognition: Any = None, *, follow: bool | None = None) -> None:
+        """`follow`: follow the file as it grows; None (default): when it changed in the
+        last `GROWING_S` seconds (a running job's output)."""
         super().__init__(path, recognition)
         self.document = LogDocument(self.path)
         """The lines; the worker fills in the offsets, the widget reads lines from it."""
+        self.follow = follow
+        """Following the file (None until the tail says whether it grows)."""
         self.counts: dict[str, int] | None = None
         """error / warning / success counts once counted; None before."""
+        self.counted_lines = 0
+        """How many lines the counts cover (the lines followed since are counted from the view)."""
         self.counted_part = ""
         """'' when the counts cover the whole file, else which part they cover."""
+        self.search: LogSearch | None = None
+        self.note = ""
+        """What happened to the file (truncated, replaced, gone), for the status line."""
         self.ready = False
+        self._poll_timer: Timer | None = None
+        self._searching = False
+        self._jump_to_match = False
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="log-body"):
             yield LogLines(id="log-lines")
             yield Static(id="log-notes", markup=False)
+            yield Input(placeholder="search: text, or r/regex · Enter finds, Escape closes", id="log-search")
+
+    # --- reading ----------------------------------------------------------------------------
 
     def read_steps(self) -> Iterator[Tail | Indexed | Counted]:
         """The tail, then (within the size limit) the offset of every line, then the counts."""
-        findings = self.document.open_tail()
-        yield self.Tail(findings)
+        document = self.document
+        findings = document.open_tail()
+        yield self.Tail(document, findings, _growing(self.path))
         if findings:
             return
-        size = self.document.size
-        if not self.document.indexed and size <= MAX_BYTES:
-            parts = list(plain_log.line_index(self.path))
-            yield self.Indexed(np.concatenate(parts) if parts else np.zeros(0, np.int64), size)
+        size = document.size
+        if not document.indexed and size <= MAX_BYTES:
+            parts = list(plain_log.line_index(self.path, limit=size))
+            yield self.Indexed(document, np.concatenate(parts) if parts else np.zeros(0, np.int64), size)
         got = plain_log.read(self.path)
-        yield self.Counted(got.meta, list(got.findings))
+        yield self.Counted(document, got.meta, list(got.findings))
 
     def show(self, step: Tail | Indexed | Counted) -> None:
+        if step.document is not self.document:  # a step of the file before it was reopened
+            return
         if isinstance(step, self.Indexed):
             self.show_index(step)
         elif isinstance(step, self.Counted):
@@ -107,7 +176,10 @@ class LogViewScreen(FileScreen):
             self.show_tail(step)
 
     def show_tail(self, step: Tail) -> None:
-        if step.findings:
+        if self.follow is None:
+            self.follow = step.growing
+        empty = all(f.kind == "empty" for f in step.findings)
+        if step.findings and not (empty and self.follow):  # an empty file followed waits for lines
             self.sub_title = f"{self.KIND} · nothing to show · {self.name_text}"
             self.show_empty(f"Cannot show {self.paths_text()}.", step.findings)
             return
@@ -116,15 +188,18 @@ class LogViewScreen(FileScreen):
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "log-body"
         lines = self.query_one(LogLines)
         lines.show(self.document)
-        lines.focus()
+        lines.search = self.search
+        if not self.query_one("#log-search", Input).display:
+            lines.focus()
+        self._arm()
+        self._more_search()
         self._update_status()
 
     def show_index(self, step: Indexed) -> None:
         if not len(step.offsets):
             return
         lines = self.query_one(LogLines)
-        at_end = lines.scroll_offset.y >= lines.max_scroll_y
-        keep = None if at_end else lines.top_offset()
+        keep = None if lines.at_end else lines.top_offset()
         self.document.set_offsets(step.offsets, step.end)
         lines.show(self.document, keep)
         self._update_status()
@@ -132,54 +207,191 @@ class LogViewScreen(FileScreen):
     def show_counts(self, step: Counted) -> None:
         meta = step.meta
         self.counts = {name: int(meta.get(f"{name}s" if name != "success" else "successes", 0) or 0) for name in LABELS}
+        self.counted_lines = int(meta.get("lines", 0) or 0)
         if self.document.size > MAX_BYTES:
             self.counted_part = f"in the first {_human(MAX_BYTES)}"
-        self.document.set_classes({name: meta.get(f"{name}_lines", ()) for name in LABELS})
+        self.document.set_classes({name: meta.get(f"{name}_lines", ()) for name in LABELS}, self.counted_lines)
         notes = [clean(f.message) for f in step.findings]
         self.query_one("#log-notes", Static).update(Text("\n".join(notes)))
         self.query_one(LogLines).refresh()
         self._update_status()
 
-    def status_text(self) -> Text:
-        document = self.document
-        text = Text()
-        known = list(document.classes.values())
-        counts = self.counts or {name: known.count(name) for name in LABELS}
-        for name, label in LABELS.items():
-            text.append(f"{label} {counts[name]:,}", style=self._style(name) if counts[name] else "dim").append("  ")
-        if self.counts is None:
-            text.append("so far (counting ...)  ", style="dim")
-        elif self.counted_part:
-            text.append(self.counted_part + "  ", style="dim")
-        if document.indexed:
-            text.append(f"· {document.line_count:,} lines · {_human(document.size)}", style="dim")
+    # --- following --------------------------------------------------------------------------
+
+    def _arm(self) -> None:
+        """Look at the file again in `FOLLOW_S` (one look at a time: the next is armed when
+        this one is taken)."""
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+        self._poll_timer = self.set_timer(FOLLOW_S, self._look) if self.follow else None
+
+    def _look(self) -> None:
+        self._poll_timer = None
+        self.look_at_file(self.document)
+
+    @work(thread=True, exclusive=True, group="follow", exit_on_error=False)
+    def look_at_file(self, document: LogDocument) -> None:
+        self.post_message(self.Grown(document, document.read_growth()))
+
+    def on_log_view_screen_grown(self, message: Grown) -> None:
+        if message.document is not self.document or not self.follow:
+            return
+        growth = message.growth
+        if growth.change in ("truncated", "replaced"):
+            self.reopen(growth.change)
+            return
+        if growth.change == "gone":
+            self.note = "the file is gone: waiting for it"
+        elif growth.change == "grown":
+            lines = self.query_one(LogLines)
+            to_end = lines.at_end
+            self.document.extend(growth)
+            if self.note.startswith("the file is gone"):
+                self.note = ""
+            lines.grew(to_end)
+            self._more_search()
+        self._arm()
+        self._update_status()
+
+    def reopen(self, why: str) -> None:
+        """The file shrank or is another one: read it again from its tail, and say so."""
+        self.note = f"{why} at {time.strftime('%H:%M:%S')}: reopened"
+        self.notify(f"{self.name_text} was {why}: reopened", title="Log", markup=False)
+        self.document = LogDocument(self.path)
+        self.counts, self.counted_lines, self.counted_part = None, 0, ""
+        if self.search is not None:
+            self.search = LogSearch.compile(self.search.text)
+        self.load()
+
+    def action_follow(self) -> None:
+        self.follow = not self.follow
+        if self.follow:
+            self.action_edge(True)
+        self._arm()
+        self._update_status()
+
+    # --- search -----------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        box = self.query_one("#log-search", Input)
+        box.display = True
+        box.value = self.search.text if self.search is not None else ""
+        box.focus()
+
+    def action_back(self) -> None:
+        """Escape: close the search box when it is open, else the view."""
+        box = self.query_one("#log-search", Input)
+        if box.display:
+            box.display = False
+            self.query_one(LogLines).focus()
+            return
+        super().action_back()
+
+    @on(Input.Submitted, "#log-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        event.input.display = False
+        lines = self.query_one(LogLines)
+        lines.focus()
+        text = event.value
+        if not text:
+            self.search = lines.search = None
         else:
-            text.append(f"· last {_human(document.size - int(document.offsets[0]))} of {_human(document.size)} shown"
-                        + (" (indexing the rest ...)" if document.size <= MAX_BYTES else " (over the size limit: the tail only)"), style="dim")
+            try:
+                self.search = lines.search = LogSearch.compile(text)
+            except ValueError as exc:
+                self.notify(clean(str(exc)), title="Search", severity="error", markup=False)
+                return
+            self._jump_to_match = True
+            self._more_search()
+        lines.refresh()
+        self._update_status()
+
+    def _more_search(self) -> None:
+        """Search the bytes not searched yet (the whole file first, then what following
+        appended), one worker at a time."""
+        search = self.search
+        if search is None or self._searching or not self.ready or search.scanned_to >= self.document.end:
+            return
+        self._searching = True
+        self.scan(search, self.document, search.scanned_to, self.document.end)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def scan(self, search: LogSearch, document: LogDocument, start: int, end: int) -> None:
+        worker = get_current_worker()
+        for found in search.scan(document.path, start, end, lambda: worker.is_cancelled):
+            self.post_message(self.Searched(search, found))
+        self.post_message(self.Searched(search, None))
+
+    def on_log_view_screen_searched(self, message: Searched) -> None:
+        search = message.search
+        if search is not self.search:
+            self._searching = self._searching and message.found is not None
+            return
+        if message.found is not None:
+            search.add(message.found)
+            if self._jump_to_match:
+                self._first_jump(done=False)
+        else:
+            self._searching = False
+            if self._jump_to_match:
+                self._first_jump(done=True)
+            self._more_search()
+        self.query_one(LogLines).refresh()
+        self._update_status()
+
+    def _first_jump(self, done: bool) -> None:
+        """After a new search: to the first match from the top line on screen down, as soon as
+        one is found; when the search is done and none was, to the nearest one above."""
+        search, lines, document = self.search, self.query_one(LogLines), self.document
+        if search is None or not document.line_count:
+            return
+        top = lines.top_offset() or 0
+        found = search.next_line(top - 1)
+        if found is None and done:
+            found = search.next_line(top, backwards=True)
+        if found is not None and found >= document.first_offset:
+            self._jump_to_match = False
+            lines.go_to(document.index_of_offset(found))
+        elif done:
+            self._jump_to_match = False
+            if search.line_count:
+                self.notify(f"{search.line_count:,} matching lines, all before the part read", title="Search", markup=False)
+            else:
+                self.notify(f"No line matches {clean(search.text)}", title="Search", markup=False)
+
+    def action_match(self, backwards: bool = False) -> None:
+        search, lines, document = self.search, self.query_one(LogLines), self.document
+        if search is None:
+            self.notify("No search yet: / to search", markup=False)
+            return
+        at = lines.anchor(backwards)
+        offset = int(document.offsets[at]) if 0 <= at < document.line_count else (document.end if at >= 0 else -1)
+        found = search.next_line(offset, backwards)
+        if found is None or found < document.first_offset:
+            kept = search.lines[search.lines >= document.first_offset]
+            if not len(kept):
+                self.notify(f"No match in the lines read so far for {clean(search.text)}", markup=False)
+                return
+            found = int(kept[-1] if backwards else kept[0])
+            self.notify("Back at the last match" if backwards else "Back at the first match", markup=False)
+        lines.go_to(document.index_of_offset(found))
+        self._update_status()
+
+    # --- moving -----------------------------------------------------------------------------
+
+    def action_problem(self, backwards: bool = False) -> None:
         lines = self.query_one(LogLines)
-        if lines.cursor is not None:
-            text.append(f" · at line {lines.cursor + 1:,}" if document.indexed else "", style="dim")
-        return text
-
-    def _style(self, name: str) -> str:
-        color = self.app.theme_variables.get({"error": "text-error", "warning": "text-warning", "success": "text-success"}[name], "")
-        return f"bold {color}".strip()
-
-    def _update_status(self) -> None:
-        self.status(self.status_text())
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return None if action in ("next", "edge") and not self.ready else True
-
-    def action_next(self, kind: str, backwards: bool = False) -> None:
-        lines = self.query_one(LogLines)
-        start = lines.cursor if lines.cursor is not None else (int(lines.scroll_offset.y) + (lines.size.height if backwards else -1))
-        found = self.document.next_of(kind, start, backwards)
+        found = self.document.next_of(PROBLEMS, lines.anchor(backwards), backwards)
         if found is None:
             where = "before" if backwards else "after"
-            self.notify(f"No {kind} line {where} this one" + ("" if self.document.indexed else " in the tail read so far"), markup=False)
+            self.notify(f"No error or warning line {where} this one" + ("" if self.document.indexed else " in the tail read so far"), markup=False)
             return
         lines.go_to(found)
+        self._update_status()
+
+    def action_wrap(self) -> None:
+        lines = self.query_one(LogLines)
+        lines.set_wrap(not lines.wrap)
         self._update_status()
 
     def action_edge(self, end: bool) -> None:
@@ -190,6 +402,83 @@ class LogViewScreen(FileScreen):
         else:
             lines.scroll_home(animate=False, immediate=True)
         self._update_status()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.watch(self.query_one(LogLines), "scroll_y", self._scrolled, init=False)
+
+    def _scrolled(self) -> None:
+        if self.follow and self.ready:  # following or paused: the status says which
+            self._update_status()
+
+    # --- status -----------------------------------------------------------------------------
+
+    def status_text(self) -> Text:
+        document = self.document
+        text = Text()
+        lines = self.query_one(LogLines)
+        if self.follow:
+            text.append("● following  " if lines.at_end else "‖ paused: G to follow  ", style=self._style("success" if lines.at_end else "warning"))
+        if self.note:
+            text.append(self.note + "  ", style=self._style("warning"))
+        if not document.line_count:
+            text.append("empty so far: waiting for lines", style="dim")
+            return text
+        for name, count in self._counts().items():
+            text.append(f"{LABELS[name]} {count:,}", style=self._style(name) if count else "dim").append("  ")
+        if self.counts is None:
+            text.append("so far (counting ...)  ", style="dim")
+        elif self.counted_part:
+            text.append(self.counted_part + "  ", style="dim")
+        if self.search is not None:
+            text.append(self._search_text() + "  ")
+        if document.indexed:
+            text.append(f"· {document.line_count:,} lines · {_human(document.size)}", style="dim")
+        else:
+            text.append(f"· last {_human(document.size - document.first_offset)} of {_human(document.size)} shown"
+                        + (" (indexing the rest ...)" if document.size <= MAX_BYTES else " (over the size limit: the tail only)"), style="dim")
+        if lines.cursor is not None and document.indexed:
+            text.append(f" · at line {lines.cursor + 1:,}", style="dim")
+        if lines.wrap:
+            text.append(" · wrapped", style="dim")
+        return text
+
+    def _counts(self) -> dict[str, int]:
+        """The counted lines of each class, plus those followed since (known to the view)."""
+        known = self.document.classes
+        if self.counts is None:
+            values = list(known.values())
+            return {name: values.count(name) for name in LABELS}
+        if self.counted_part or not self.document.indexed:
+            return dict(self.counts)
+        later = [c for i, c in known.items() if i >= self.counted_lines]
+        return {name: self.counts[name] + later.count(name) for name in LABELS}
+
+    def _search_text(self) -> str:
+        search = self.search
+        assert search is not None
+        where = f"/{clean(search.text)}: {search.line_count:,} matching lines"
+        if self._searching and search.scanned_to < self.document.end:
+            where += f" (searching {100 * search.scanned_to // max(1, self.document.end)} %)"
+        return where + (" (n / N visit the first 1,000,000)" if search.capped else "")
+
+    def _style(self, name: str) -> str:
+        color = self.app.theme_variables.get({"error": "text-error", "warning": "text-warning", "success": "text-success"}[name], "")
+        return f"bold {color}".strip()
+
+    def _update_status(self) -> None:
+        self.status(self.status_text())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return None if action in ("match", "problem", "edge", "search", "follow", "wrap") and not self.ready else True
+
+
+def _growing(path: Path) -> bool:
+    """Whether `path` changed in the last `GROWING_S` seconds (taken for a file being written)."""
+    try:
+        return time.time() - os.stat(path).st_mtime < GROWING_S
+    except OSError:
+        return False
 
 
 class TextViewScreen(LogViewScreen):
