@@ -58,7 +58,7 @@ class LogLines(ScrollView, can_focus=True):
         self.wrap = False
         """Long lines folded onto several rows instead of cut."""
         self._widest = 0
-        self._rows: tuple[tuple[Any, ...], list[tuple[int, Strip]]] | None = None
+        self._rows: tuple[tuple[Any, ...], list[tuple[int, Strip, Style]]] | None = None
         """The wrapped rows on screen, and what they were laid out for."""
 
     def show(self, document: LogDocument, keep_offset: int | None = None) -> None:
@@ -155,8 +155,8 @@ class LogLines(ScrollView, can_focus=True):
         label = f"{index + 1:>{width - 1},} " if index is not None else " " * width
         return [Segment(label, self.rich_style + self.get_component_rich_style("log-lines--gutter"))]
 
-    def _wrapped_rows(self, document: LogDocument) -> list[tuple[int, Strip]]:
-        """(line, piece) for each row on screen, laid out once per scroll position and size."""
+    def _wrapped_rows(self, document: LogDocument) -> list[tuple[int, Strip, Style]]:
+        """(line, piece, the line's style) for each row on screen, laid out once per scroll position and size."""
         width, height = max(1, self.size.width - self._gutter_width()), self.size.height
         at_end = self.at_end
         top = int(self.scroll_offset.y)
@@ -164,12 +164,12 @@ class LogLines(ScrollView, can_focus=True):
         if self._rows is not None and self._rows[0] == key:
             return self._rows[1]
 
-        def pieces(index: int) -> list[tuple[int, Strip]]:
-            strip, _ = self._line_strip(index, document)
+        def pieces(index: int) -> list[tuple[int, Strip, Style]]:
+            strip, style = self._line_strip(index, document)
             cuts = list(range(width, strip.cell_length, width))
-            return [(index, piece) for piece in (strip.divide(cuts) if cuts else [strip])]
+            return [(index, piece, style) for piece in (strip.divide(cuts) if cuts else [strip])]
 
-        rows: list[tuple[int, Strip]] = []
+        rows: list[tuple[int, Strip, Style]] = []
         if at_end:
             index = document.line_count - 1
             while index >= 0 and len(rows) < height:
@@ -193,10 +193,10 @@ class LogLines(ScrollView, can_focus=True):
             rows = self._wrapped_rows(document)
             if y >= len(rows):
                 return Strip.blank(width, base)
-            index, piece = rows[y]
+            index, piece, style = rows[y]
             first = y == 0 or rows[y - 1][0] != index
             strip = Strip(self._gutter(index if first else None) + list(piece))
-            return strip.extend_cell_length(width, base).crop(0, width)
+            return strip.extend_cell_length(width, style).crop(0, width)
         index = int(self.scroll_offset.y) + y
         if index >= document.line_count:
             return Strip.blank(width, base)

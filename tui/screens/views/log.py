@@ -129,6 +129,8 @@ class LogViewScreen(FileScreen):
         """The lines; the worker fills in the offsets, the widget reads lines from it."""
         self.follow = follow
         """Following the file (None until the tail says whether it grows)."""
+        self.paused = False
+        """Following, but scrolled up from the end: new lines are read, the view stays."""
         self.counts: dict[str, int] | None = None
         """error / warning / success counts once counted; None before."""
         self.counted_lines = 0
@@ -243,12 +245,10 @@ class LogViewScreen(FileScreen):
         if growth.change == "gone":
             self.note = "the file is gone: waiting for it"
         elif growth.change == "grown":
-            lines = self.query_one(LogLines)
-            to_end = lines.at_end
             self.document.extend(growth)
             if self.note.startswith("the file is gone"):
                 self.note = ""
-            lines.grew(to_end)
+            self.query_one(LogLines).grew(not self.paused)
             self._more_search()
         self._arm()
         self._update_status()
@@ -264,7 +264,7 @@ class LogViewScreen(FileScreen):
         self.load()
 
     def action_follow(self) -> None:
-        self.follow = not self.follow
+        self.follow, self.paused = not self.follow, False
         if self.follow:
             self.action_edge(True)
         self._arm()
@@ -407,8 +407,12 @@ class LogViewScreen(FileScreen):
         super().on_mount()
         self.watch(self.query_one(LogLines), "scroll_y", self._scrolled, init=False)
 
-    def _scrolled(self) -> None:
-        if self.follow and self.ready:  # following or paused: the status says which
+    def _scrolled(self, old: float, new: float) -> None:
+        """Scrolling up from the end pauses following; reaching the end again goes on."""
+        lines = self.query_one(LogLines)
+        paused = (self.paused or new < old) and not lines.at_end
+        if paused != self.paused:
+            self.paused = paused
             self._update_status()
 
     # --- status -----------------------------------------------------------------------------
@@ -418,7 +422,7 @@ class LogViewScreen(FileScreen):
         text = Text()
         lines = self.query_one(LogLines)
         if self.follow:
-            text.append("● following  " if lines.at_end else "‖ paused: G to follow  ", style=self._style("success" if lines.at_end else "warning"))
+            text.append("‖ paused: G to follow  " if self.paused else "● following  ", style=self._style("warning" if self.paused else "success"))
         if self.note:
             text.append(self.note + "  ", style=self._style("warning"))
         if not document.line_count:
