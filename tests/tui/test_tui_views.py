@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image as PILImage
-from textual.widgets import ContentSwitcher, DataTable, Input, Markdown, Static
+from textual.widgets import ContentSwitcher, DataTable, Input, Markdown, OptionList, Static
 
 from gpuscope.parsers import registry
 
@@ -38,6 +38,7 @@ from gpuscope.tui.screens.views.markdown import MarkdownViewScreen
 from gpuscope.tui.screens.views.pdf import PdfViewScreen
 from gpuscope.tui.screens.views.table import TableViewScreen, XYPlot
 from gpuscope.tui.screens.views.pick import view_for
+from gpuscope.tui.screens.views.plot_pick import PlotPickModal
 from gpuscope.tui.widgets.log_lines import LogLines
 from loading_helpers import open_screen, settled
 from paths import ROOT
@@ -93,11 +94,15 @@ async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None
         assert "3 match" in text_of(screen, "#view-status")
         await pilot.press("enter")
         assert screen.query_one("#table-filter", Input).display
-        # Plot Speedup against Batch Size.
-        await pilot.press("home", "right", "x", "end", "p")
+        # Plot Speedup against Batch Size: the first plot asks for x and y.
+        await pilot.press("end", "p")
+        await pilot.pause()
+        assert isinstance(app.screen, PlotPickModal) and app.screen.chosen == ("row", "Speedup")
+        app.screen.query_one("#plot-pick-x", OptionList).highlighted = app.screen.x_choices.index("Batch Size")
+        await pilot.press("enter")
         await pilot.pause()
         plot = screen.query_one(XYPlot)
-        assert plot.display and screen.x_column == "Batch Size"
+        assert plot.display and screen.plot_xy == ("Batch Size", "Speedup")
         assert "Speedup against Batch Size" in str(plot.render())
         # Export writes every filtered row, the file's own text.
         await pilot.press("e")
@@ -118,7 +123,10 @@ async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None
         assert ("esc", "Back") in [(k, d) for k, d, _ in listed]
         await pilot.press("escape")
         await pilot.pause()
-        await pilot.press("escape")  # focus is on the grid: back
+        await pilot.press("escape")  # focus is on the grid, a filter on: it is cleared first
+        await pilot.pause()
+        assert app.screen is screen and screen.view.filter.empty
+        await pilot.press("escape")  # back
         await pilot.pause()
     assert app.return_code == 0
 
@@ -500,4 +508,8 @@ async def test_plot_needs_a_numeric_column_and_marks_outside_the_table_are_not_c
         while screen.cursor_column() != "name":
             await pilot.press("right")
         await pilot.press("p")
-        assert not screen.query_one(XYPlot).display  # a text column: said, not plotted
+        await pilot.pause()
+        assert isinstance(app.screen, PlotPickModal) and "name" not in app.screen.x_choices + app.screen.y_choices  # text is not plotted
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not screen.query_one(XYPlot).display

@@ -68,6 +68,18 @@ class TableView:
     filter: RowFilter = field(default_factory=RowFilter)
 
 
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """What the user set on one file's table, kept for the session so that reopening the file
+    shows it again: the sort, the filter last kept with Enter (its text: the columns are
+    matched again when the file is read), the plot's (x, y) once chosen."""
+
+    sort: str | None = None
+    descending: bool = False
+    filter_text: str = ""
+    plot: tuple[str, str] | None = None
+
+
 def _text_column(series: pd.Series) -> np.ndarray:
     """Display text of every cell (cleaned: escape sequences in a cell are removed). Text
     columns go through pandas' string methods: only unprintable cells are cleaned one by one."""

@@ -8,12 +8,19 @@ column's numbers (`143.9 ± 0.0`, `15.85×`, `45%`) for sorting, statistics, fil
 The grid shows at most `DISPLAY_ROWS` rows of the result (a `DataTable` holds every cell as an
 object); sorting, filtering, statistics and export use all of them. Cell text is cleaned and
 shown as `Text`, never markup. Cells an expected range failed on (`marks`) are highlighted.
+
+What the user sets (the sort, the filter kept with Enter, the plot's x and y) is remembered per
+file for the app's session (`remembered`), so the file opened again shows it as it was left.
+Escape clears a filter before it closes the view: a filter is never left on by accident.
+The first plot asks for its x and y (`PlotPickModal`) rather than guessing them.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterator
+from weakref import WeakKeyDictionary
 
 import numpy as np
 from rich.cells import cell_len
@@ -28,18 +35,27 @@ from textual_plotext import PlotextPlot
 from gpuscope.metrics import export
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import ResultTable
-from gpuscope.tui.model.table_filter import FilterError, parse_filter
-from gpuscope.tui.model.table import ROW, TableModel, TableView, stats_cells
+from gpuscope.tui.model.table_filter import FilterError, RowFilter, parse_filter
+from gpuscope.tui.model.table import ROW, TableModel, TableState, TableView, stats_cells
 from gpuscope.tui.model.table_read import read_all, read_head
 from gpuscope.tui.render.xy_plot import draw_xy
 from gpuscope.tui.screens.views.base import FileScreen
+from gpuscope.tui.screens.views.plot_pick import PlotPickModal
 
 DISPLAY_ROWS = 2000
 """Rows put in the grid; a filter or a sort brings the others into it."""
 MAX_WIDTH = 40
 """Widest a column is drawn; longer cells are cut in the middle (export keeps them whole)."""
 MARK_STYLE = "bold white on red"
-NEEDS_DATA = {"sort", "filter", "plot", "plot_x", "export"}
+NEEDS_DATA = {"sort", "filter", "plot", "plot_pick", "export"}
+
+_REMEMBERED: WeakKeyDictionary[Any, dict[str, TableState]] = WeakKeyDictionary()
+"""Per app (one session): each file's `TableState`, by absolute path."""
+
+
+def remembered(app: Any) -> dict[str, TableState]:
+    """The table states this app's session has kept, by absolute path."""
+    return _REMEMBERED.setdefault(app, {})
 
 
 class XYPlot(PlotextPlot):
@@ -66,10 +82,12 @@ class TableViewScreen(FileScreen):
     """
     BINDINGS = [
         Binding("s", "sort", "Sort", tooltip="Sort by the cursor's column (clicking a header too): ascending, descending, file order"),
-        Binding("slash", "filter", "Filter", tooltip="Keep rows containing a text, or matching  column > 3  (< <= = != ~ !~, 'and'; quote names with spaces)"),
-        Binding("p", "plot", "Plot", tooltip="Plot the cursor's column against the x column (again to hide)"),
-        Binding("x", "plot_x", "X axis", tooltip="Use the cursor's column as the plot's x (again: the row number)"),
+        Binding("slash", "filter", "Filter", tooltip="Keep rows containing a text, or matching  column > 3  (< <= = != ~ !~, 'and'; quote names with spaces); "
+                "Enter keeps it, also when the file is opened again"),
+        Binding("p", "plot", "Plot", tooltip="Plot y against x (the first time it asks which columns; again to hide)"),
+        Binding("x", "plot_pick", "Plot x/y", tooltip="Choose the plot's x and y columns"),
         Binding("e", "export", "Export", tooltip="Write the rows shown, all of them (format from the file extension)"),
+        Binding("escape", "back", "Back", tooltip="Clear the filter; without one, close this view"),
     ]
 
     def __init__(self, path: str | Path, recognition: Any = None, marks: set[tuple[int, str]] | None = None) -> None:
@@ -81,8 +99,12 @@ class TableViewScreen(FileScreen):
         self.view = TableView()
         self.rows = np.array([], dtype=int)
         """Indices of the rows the view keeps, in order (all of them, not only those drawn)."""
-        self.x_column = ROW
-        """The plot's x: a column, or `ROW` (the row number)."""
+        self.plot_xy: tuple[str, str] | None = None
+        """The plot's (x, y) once chosen; x may be `ROW` (the row number)."""
+        self.filter_text = ""
+        """The filter last kept with Enter (what reopening the file restores)."""
+        self._key = os.path.abspath(self.path)
+        self._restored = False
         self._shown: list[str] = []
         self._stats: dict[str, str] = {}
 
@@ -120,6 +142,9 @@ class TableViewScreen(FileScreen):
             return  # a JSON head: nothing until the whole file is read
         self.model = model
         self.refresh_bindings()
+        if not self._restored:
+            self._restored = True
+            self._restore(model)
         switch = self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher)
         if switch.current != "table-body":
             switch.current = "table-body"
@@ -127,6 +152,38 @@ class TableViewScreen(FileScreen):
         notes = [f"{clean(f.message)}" + (f" ({f.count:,})" if f.count > 1 else "") for f in model.findings]
         self.query_one("#table-notes", Static).update(Text("\n".join(notes)))
         self.apply(self.view)
+
+    def _restore(self, model: TableModel) -> None:
+        """Show the file as this session left it (its sort, filter and plot), where its
+        columns still allow; says what was restored."""
+        state = remembered(self.app).get(self._key)
+        if state is None:
+            return
+        said = []
+        sort = state.sort if state.sort in model.columns else None
+        if sort is not None:
+            said.append(f"sorted by {clean(sort)}{' ↓' if state.descending else ' ↑'}")
+        row_filter = RowFilter()
+        if state.filter_text:
+            try:
+                row_filter = parse_filter(state.filter_text, model.columns)
+            except FilterError:
+                pass  # a column it named is gone: the file changed
+            else:
+                self.filter_text = state.filter_text
+                box = self.query_one("#table-filter", Input)
+                with box.prevent(Input.Changed):
+                    box.value = state.filter_text
+                box.display = True
+                said.append(f"filter {clean(state.filter_text)!r} (Escape clears it)")
+        self.view = TableView(sort, state.descending, row_filter)
+        if state.plot is not None and all(c == ROW or model.is_numeric(c) for c in state.plot):
+            self.plot_xy = state.plot
+        if said:
+            self.notify("As left before: " + ", ".join(said), markup=False)
+
+    def _remember(self) -> None:
+        remembered(self.app)[self._key] = TableState(self.view.sort, self.view.descending, self.filter_text, self.plot_xy)
 
     def set_marks(self, marks: set[tuple[int, str]]) -> None:
         """Highlight these cells (e.g. when the expected ranges are checked after opening)."""
@@ -232,6 +289,7 @@ class TableViewScreen(FileScreen):
             self.apply(TableView(column, True, view.filter))
         else:
             self.apply(TableView(None, False, view.filter))
+        self._remember()
 
     def action_sort(self) -> None:
         column = self.cursor_column()
@@ -261,51 +319,70 @@ class TableViewScreen(FileScreen):
 
     @on(Input.Submitted, "#table-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
-        event.input.display = bool(event.value.strip())
+        text = event.value.strip()
+        event.input.display = bool(text)
         self.query_one("#table-grid", DataTable).focus()
+        try:
+            parse_filter(text, self.model.columns if self.model is not None else ())
+        except FilterError:
+            return  # the status says why; nothing is kept
+        self.filter_text = text
+        self._remember()
 
     def action_back(self) -> None:
-        """Escape in the filter box clears the filter; elsewhere it closes the view."""
+        """Escape clears the filter first (in the box or kept with Enter), then closes the view.
+        The filter kept with Enter is still what reopening the file shows."""
         box = self.query_one("#table-filter", Input)
-        if box.has_focus:
+        if box.has_focus or not self.view.filter.empty:
+            kept = not box.has_focus
             with box.prevent(Input.Changed):
                 box.value = ""
             box.display = False
             self.query_one("#table-grid", DataTable).focus()
             self.filter_by("")
+            if kept:
+                self.notify("Filter cleared: Escape again goes back", markup=False)
             return
         super().action_back()
 
-    def action_plot_x(self) -> None:
-        column = self.cursor_column()
-        self.x_column = ROW if column is None or column == self.x_column else column
-        self.notify(f"Plot x: {clean(self.x_column) if self.x_column != ROW else 'row number'}", markup=False)
-        if self.query_one("#table-plot", XYPlot).display:
-            self._replot()
+    def action_plot_pick(self) -> None:
+        """Ask for the plot's x and y (the numeric columns), then show it."""
+        model = self.model
+        if model is None:
+            return
+        numeric = [c for c in model.columns if model.is_numeric(c)]
+        if not numeric:
+            self.notify("No column holds numbers: nothing to plot", severity="warning", markup=False)
+            return
+        cursor = self.cursor_column()
+        x, y = self.plot_xy or (ROW, cursor if cursor in numeric else numeric[0])
+        self.app.push_screen(PlotPickModal(ROW, numeric, x, y), self._plot_chosen)
+
+    def _plot_chosen(self, chosen: tuple[str, str] | None) -> None:
+        if chosen is None:
+            return
+        self.plot_xy = chosen
+        self._remember()
+        self.query_one("#table-plot", XYPlot).display = True
+        self._replot()
 
     def action_plot(self) -> None:
         plot = self.query_one("#table-plot", XYPlot)
         if plot.display:
             plot.display = False
-            return
-        column = self.cursor_column()
-        if self.model is not None and column is not None and not self.model.is_numeric(column):
-            self.notify(f"{clean(column)} holds no numbers to plot: move to a numeric column", severity="warning", markup=False)
-            return
-        plot.display = True
-        self._replot()
+        elif self.plot_xy is None:
+            self.action_plot_pick()  # the first plot asks: a guess plotted a column against itself
+        else:
+            plot.display = True
+            self._replot()
 
     def _replot(self) -> str:
-        column = self.cursor_column()
-        if self.model is None or column is None:
+        if self.model is None or self.plot_xy is None:
             return ""
-        if not self.model.is_numeric(column):
-            note = f"{clean(column)} holds no numbers to plot: move to a numeric column"
-            self.notify(note, severity="warning", markup=False)
-            return note
-        xs, ys = self.model.points(self.x_column, column, self.rows)
+        x, y = self.plot_xy
+        xs, ys = self.model.points(x, y, self.rows)
         plot = self.query_one("#table-plot", XYPlot)
-        note = plot.replot(xs, ys, "row number" if self.x_column == ROW else self.x_column, column)
+        note = plot.replot(xs, ys, "row number" if x == ROW else x, y)
         if note:
             self.notify(note, severity="warning", markup=False)
         return note
