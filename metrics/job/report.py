@@ -7,33 +7,45 @@
 The report takes each node's samples reduced to plain arrays (`Usage`, `GpuUsage`); reading
 a recording into them is parsers/recording/usage.py's work, the math and the advice are here.
 
-What is measured, per node: CPU efficiency (mean busy cores, the sum of CPU% / 100 over the
-job's processes, against the cores allocated), memory (the cgroup's own peak when the kernel
-kept one, else the highest sampled use, and the report says which), each GPU's mean
-utilisation, idle share (samples under `verdicts.GPU_IDLE_PERCENT`) and peak memory, and the
-share of the time limit used. A value the samples cannot give is None (n/a), never 0; advice
-is only given when the evidence for it is there, and it says the evidence.
+The report starts with what it is about (`Job`: the job id, user, nodes, wall time, time
+limit and where the memory figures come from), then, per node: CPU efficiency (mean busy
+cores, the sum of CPU% / 100 over the job's processes, against the cores allocated), memory
+(the cgroup's own peak when the kernel kept one, else the highest sampled use, and the report
+says which), each GPU's mean utilisation, idle share (samples under
+`verdicts.GPU_IDLE_PERCENT`) and peak memory, and the share of the time limit used. A value the
+samples cannot give is None (n/a), never 0; advice is only given when the evidence for it is
+there, and it says the evidence: a memory request near or far from the peak gets a concrete
+`--mem=` (`mem_request`), none when the request is not known.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
 
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.metrics.units import human_bytes
 from gpuscope.metrics.job.verdicts import GPU_IDLE_PERCENT, MEMORY_HIGH, MEMORY_LOW, UNDERUSED_CORES
 
 GIB = 1024**3
+MIB = 1024**2
 GPU_IDLE_SHARE = 0.5
 """A GPU idle in at least this share of the samples is worth saying."""
 TIME_LIMIT_LOW = 0.25
 """A job that used less than this share of its time limit could ask for less (it starts sooner)."""
 MEMORY_HEADROOM = 1.25
-"""Suggested memory request: the peak plus a quarter, rounded up to whole 4 GiB."""
+"""Suggested memory request: the peak plus a quarter, rounded up (`mem_request`)."""
+MEMORY_SOURCES = {
+    "cgroup memory": "the job's cgroup (memory.current; its peak: memory.peak)",
+    "summed RSS": "no job cgroup: the sum of the job's processes' RSS",
+    "node memory in use": "a node view: the node's memory in use",
+}
+"""What each `Usage.memory_what` counts, as the report's `Job` table says it."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,10 @@ class Usage:
     gpus: tuple[GpuUsage, ...] = ()
     scope_kind: str = "job"
     """'job', 'user', 'pid' or 'node': a node view has no allocation to compare with."""
+    job_id: str | None = None
+    user: str | None = None
+    time_limit_s: float | None = None
+    """The job's time limit as its scope recorded it (scontrol show job), if known."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +105,12 @@ class SlurmUse:
 
 @dataclass
 class Report:
-    """The per-node table, the per-GPU table, and the advice lines (most useful first)."""
+    """`job`, what the report is about (printed first); the tables: Slurm's, per node and per
+    GPU; and the advice lines (most useful first)."""
 
     tables: list[ResultTable]
     advice: list[str] = field(default_factory=list)
+    job: ResultTable | None = None
 
 
 def _mean(values: np.ndarray) -> float | None:
@@ -114,6 +132,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:00"
 
 
+def mem_request(peak: float) -> str:
+    """The `--mem=` value for a job whose peak was `peak` bytes: the peak plus a quarter
+    (MEMORY_HEADROOM), rounded up to a multiple of 4 GiB, or of 64 MiB under 4 GiB."""
+    want = peak * MEMORY_HEADROOM
+    return f"{math.ceil(want / GIB / 4) * 4}G" if want > 4 * GIB else f"{max(64, math.ceil(want / MIB / 64) * 64)}M"
+
+
+HEADROOM_TEXT = f"peak + {MEMORY_HEADROOM - 1:.0%}, rounded up"
+
+
 def _advise(who: str, busy_mean: float | None, cpus: int | None, peak: float | None, peak_what: str, requested: int | None,
             elapsed: float | None, time_limit_s: float | None, advice: list[str]) -> tuple[float | None, float | None, float | None]:
     """CPU, memory and time-limit efficiency, with advice where the evidence holds; the same
@@ -123,11 +151,11 @@ def _advise(who: str, busy_mean: float | None, cpus: int | None, peak: float | N
         advice.append(f"{who}: asked for {cpus} cores, used {busy_mean:.1f} on average: request `-c {max(1, math.ceil(busy_mean))}`")
     mem_eff = _share(peak, requested)
     if mem_eff is not None and peak is not None and mem_eff < MEMORY_LOW:
-        want = max(4, math.ceil(peak * MEMORY_HEADROOM / GIB / 4) * 4)
-        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) of {human_bytes(requested)} requested: `--mem={want}G`")
+        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) of {human_bytes(requested)} requested: "
+                      f"`--mem={mem_request(peak)}` ({HEADROOM_TEXT})")
     elif mem_eff is not None and peak is not None and mem_eff > MEMORY_HIGH:
-        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(requested)} requested: "
-                      "close to the limit, the job may be OOM-killed; request more")
+        advice.append(f"{who}: peak memory {human_bytes(peak)} ({peak_what}) is {mem_eff:.0%} of the {human_bytes(requested)} requested, "
+                      f"close to the limit (OOM kill): `--mem={mem_request(peak)}` ({HEADROOM_TEXT})")
     limit_use = _share(elapsed, time_limit_s)
     if limit_use is not None and elapsed is not None and limit_use > 1:
         advice.append(f"{who}: ran {elapsed:,.0f} s, longer than the {time_limit_s or 0:,.0f} s time limit given: is the limit right?")
@@ -141,9 +169,7 @@ def _node_rows(u: Usage, time_limit_s: float | None, elapsed_s: float | None, ad
     busy_mean = _mean(u.busy_cores)
     sampled_peak = _max(u.memory_used)
     peak, peak_what = (u.memory_peak, "cgroup peak") if u.memory_peak is not None else (sampled_peak, f"highest sampled {u.memory_what}")
-    # Time covered: the sum of forward steps, so a clock set back mid-recording does not
-    # shorten it (or make it negative).
-    span = float(np.clip(np.diff(u.times), 0, None).sum()) if u.times.size > 1 else None
+    span = _span(u)
     elapsed = elapsed_s if elapsed_s is not None else span
     cpu_eff, mem_eff, limit_use = _advise(u.node, busy_mean, u.cpus_allocated, peak, peak_what, u.memory_limit, elapsed, time_limit_s, advice)
     return {"node": u.node, "samples": int(u.times.size), "span_s": span, "cpus": u.cpus_allocated, "busy_cores_mean": busy_mean,
@@ -182,6 +208,63 @@ def _gpu_rows(u: Usage, advice: list[str]) -> list[dict]:
     return rows
 
 
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _span(u: Usage) -> float | None:
+    """Time covered: the sum of forward steps, so a clock set back mid-recording does not
+    shorten it (or make it negative)."""
+    return float(np.clip(np.diff(u.times), 0, None).sum()) if u.times.size > 1 else None
+
+
+def _time_limit(usages: list[Usage], given: float | None, slurm: SlurmUse | None) -> tuple[float | None, str]:
+    """The time limit to judge the run against and where it came from: given (--time-limit),
+    else the job's scope in the recording, else Slurm's accounting."""
+    if given is not None:
+        return given, "given"
+    recorded = [u.time_limit_s for u in usages if u.time_limit_s is not None]
+    if recorded:
+        return max(recorded), "the job's scope in the recording (scontrol show job TimeLimit)"
+    if slurm is not None and slurm.time_limit_s is not None:
+        return slurm.time_limit_s, slurm.source
+    return None, ""
+
+
+def _job_rows(usages: list[Usage], slurm: SlurmUse | None, time_limit: tuple[float | None, str]) -> list[tuple[str, str]]:
+    """What the report is about, first: the job, its user, nodes, wall time and time limit,
+    and what its memory figures count."""
+    ids = list(dict.fromkeys([u.job_id for u in usages if u.job_id] + ([slurm.job_id] if slurm is not None else [])))
+    kinds = sorted({u.scope_kind for u in usages if u.scope_kind != "job"})
+    job = ", ".join(ids) if ids else "n/a" + (f" (a {' / '.join(kinds)} scope, not a job)" if kinds else "")
+    users = list(dict.fromkeys(u.user for u in usages if u.user))
+    names = [u.node for u in usages]
+    if names:
+        nodes = f"{len(names)}: {', '.join(names)}"
+    else:
+        nodes = slurm.nodes if slurm is not None and slurm.nodes else "n/a"
+    spans = [s for s in map(_span, usages) if s is not None]
+    if slurm is not None and slurm.elapsed_s is not None:
+        wall = f"{_clock(slurm.elapsed_s)} (Slurm's elapsed time)"
+    elif spans:
+        wall = f"{_clock(max(spans))} (recorded: first to last sample, {max(u.times.size for u in usages):,} samples)"
+    else:
+        wall = "n/a"
+    limit, source = time_limit
+    rows = [("job", job), ("user", ", ".join(users) or "n/a"), ("nodes", nodes), ("wall time", wall),
+            ("time limit", f"{_clock(limit)} (from {source})" if limit is not None else "n/a (not known: --time-limit S gives it)")]
+    sources = list(dict.fromkeys(u.memory_what for u in usages if u.memory_what in MEMORY_SOURCES))
+    for what in sources:
+        rows.append(("memory from", MEMORY_SOURCES[what] + ("" if len(sources) == 1 else f" ({', '.join(u.node for u in usages if u.memory_what == what)})")))
+    if slurm is not None and slurm.memory_peak_is:
+        rows.append(("memory from (Slurm)", slurm.memory_peak_is))
+    requested = {u.memory_limit for u in usages} | ({slurm.memory_requested} if slurm is not None else set())
+    if requested == {None}:
+        rows.append(("memory request", "n/a (not known: no --mem advice)"))
+    return [(key, clean(value)) for key, value in rows]
+
+
 def _gib(n: float | None) -> float | None:
     return None if n is None else n / GIB
 
@@ -216,12 +299,14 @@ def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapse
     advice: list[str] = []
     nodes, gpus = [], []
     usages = list(usages)
+    limit = _time_limit(usages, time_limit_s, slurm)
+    job = ResultTable("Job", (_col("what", "what"), _col("value", "value")), tuple(_job_rows(usages, slurm, limit)))
     tables = []
+    time_limit_s = limit[0]
     if slurm is not None:
-        row = _slurm_row(slurm, advice)
+        row = _slurm_row(dataclasses.replace(slurm, time_limit_s=time_limit_s), advice)
         tables.append(ResultTable("Slurm accounting", SLURM_COLUMNS, (tuple(row[c.key] for c in SLURM_COLUMNS),),
                                   notes=("CPU eff: CPU time / (elapsed x cores); mem eff: peak / requested; n/a: Slurm did not say",)))
-        time_limit_s = time_limit_s if time_limit_s is not None else slurm.time_limit_s
     for u in usages:
         nodes.append(_node_rows(u, time_limit_s, elapsed_s, [] if slurm is not None else advice))
         gpus += _gpu_rows(u, advice)
@@ -232,4 +317,4 @@ def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapse
         simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()  # and a column, for JSON
         tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),
                                   notes=(*simulated, f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation")))
-    return Report(tables, advice)
+    return Report(tables, advice, job)

@@ -80,14 +80,14 @@ class _Reduce:
             readings = cpu[a:b][member]
             readings = readings[~np.isnan(readings)]
             self.busy.append(readings.sum() / 100.0 if readings.size else math.nan)
-            if scope.memory_used is not None:
-                self.memory.append(float(scope.memory_used))
+            if scope.cgroup is not None:  # the kernel's own count of the job's memory (and its peak)
+                self.memory.append(math.nan if scope.memory_used is None else float(scope.memory_used))
+                if scope.memory_peak is not None:
+                    self.peaks.append(scope.memory_peak)
             elif scope.kind == "node":
                 self.memory.append(host_used[r])
-            else:
+            else:  # no cgroup: the collector's memory_used and peak are this same RSS sum, not the kernel's
                 self.memory.append(float(np.nansum(rss[a:b][member])) if member.any() else math.nan)
-            if scope.memory_peak is not None:
-                self.peaks.append(scope.memory_peak)
             self.allocated |= {g.index for g in scope.gpus if g.index is not None}
             ga, gb = gpu_starts[r], gpu_starts[r + 1]
             if scope.kind != "node":
@@ -117,9 +117,9 @@ class _Reduce:
             total = int(totals[-1]) if totals else None
             simulated = any(c.simulated for _, c in self.gpus.get(index, ()))
             gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, simulated))
-        what = "cgroup memory" if scope.memory_used is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
+        what = "cgroup memory" if scope.cgroup is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
         return Usage(hostname, np.concatenate(self.times), np.array(self.busy, float), scope.cpus_allocated, np.array(self.memory, float),
-                     max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind)
+                     max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind, scope.job_id, scope.user)
 
 
 def usage_from_batches(batches: Iterable[pa.RecordBatch]) -> Usage:
