@@ -176,7 +176,10 @@ class JobInfo:
     work_dir: str | None = None
     """`WorkDir=`: where the job runs (raw: a path, cleaned where shown)."""
     stdout: str | None = None
-    """`StdOut=`: the job's output file (scontrol prints it expanded; absent before 20.02)."""
+    """`StdOut=`: the job's output file (scontrol prints it expanded; absent before 20.02).
+    The per-node and per-task fields (%N, %t) stay as typed: one file each."""
+    stderr: str | None = None
+    """`StdErr=`: the job's error file (the same path as StdOut unless asked apart)."""
     fields: dict[str, str] = field(default_factory=dict, compare=False)
 
 
@@ -317,6 +320,7 @@ def parse_show_job(text: str, job_id: str | None = None) -> JobInfo | None:
         nodes=tuple(nodes),
         work_dir=_path(top.get("WorkDir")),
         stdout=_path(top.get("StdOut")),
+        stderr=_path(top.get("StdErr")),
         fields=top,
     )
 

@@ -37,6 +37,7 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import process_table
 from gpuscope.metrics.table import ResultTable
+from gpuscope.tui.model.job_outputs import JobFiles, OutputTails, TailView, job_files
 from gpuscope.tui.model.poller import PollDone, Poller
 from gpuscope.tui.model.watch import (
     INTERVALS, ProcessView, base_rows, browse_target, record, recording_name, select_rows, step_interval, unseen_gpu_pids,
@@ -48,12 +49,13 @@ from gpuscope.tui.screens.watch.cpu_pane import CpuPane
 from gpuscope.tui.screens.watch.gpu_pane import GpuPane
 from gpuscope.tui.widgets.history_plot import WINDOWS, HistoryPlot
 from gpuscope.tui.screens.watch.job_panel import JobPanel
+from gpuscope.tui.screens.watch.output_pane import OutputPane
 from gpuscope.tui.widgets.quiet_update import set_text
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.screens.watch.node_switcher import NodeSwitcher
 from gpuscope.tui.screens.watch.dialogs import RecordModal, SignalModal, deliver, refusal
 from gpuscope.tui.screens.watch.process_keys import ProcessKeys
-from gpuscope.tui.screens.watch.status import StatusLine, status_text
+from gpuscope.tui.screens.watch.status import StatusLine, output_hint, status_text
 from gpuscope.tui.widgets.keys_footer import NARROW, KeysFooter
 
 PLOT_PERIOD = 5.0
@@ -62,9 +64,18 @@ is cheap (bench/plot_bench.py), but drawing two plots of ~20 lines through Textu
 second was a fifth of the screen's CPU, and a plot of up to an hour gains little from it."""
 PLOTS_FROM_HEIGHT = 48
 """Terminals this tall show the plots without asking: below, meters and processes come first."""
+TALL = 36
+"""Terminals this tall are `-tall`: the output pane shows under the job panel (else `o` shows it)."""
+PLOT_MIN = 6
+"""Rows a history plot keeps (title, four rows of dots, time axis) when the process table
+needs the others."""
+TABLE_SLACK = 3
+"""Blank rows the process table may keep before it gives them back to the plots: processes
+come and go every second, and each new height is a layout pass of the whole screen."""
 GPU_SERIES = (("gpu.util_mean", "util mean"), ("gpu.util_max", "util max"), ("gpu.mem_mean", "memory"))
 CPU_SERIES = (("cpu.mean", "node cpu"), ("host.mem", "node memory"), ("scope.cpu_share", "job cores"))
 DEFAULT_EXPORT = "gpuscope-processes.csv"
+OUTPUT_TIP = "The job's StdOut and StdErr in place of the meters and processes (o again: back); there Enter follows StdOut, m merges all its files"
 BROWSE_TIP = "Browse the job's working directory with its output file selected (w comes back; the watch keeps recording)"
 
 
@@ -75,10 +86,13 @@ class SnapshotSource(Protocol):
 
 
 class WatchScreen(ProcessKeys, ExportingScreen):
-    """Job panel, GPU rows, CPU/memory meters, history plots and the process table."""
+    """Job panel, the job's output, GPU rows, CPU/memory meters, history plots and the process table."""
+
+    READS_OUTPUT = True
+    """Read the job's output files after each poll (a replay shows a recording, not the files now)."""
 
     HELP_TITLE = "Keys: watch"
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL, "-tall")]
     """Below 36 lines the meters get capped heights and the plots start hidden."""
     BINDINGS = [
         Binding("space", "toggle_pause", "Pause", tooltip="Freeze the display; again to resume"),
@@ -98,6 +112,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         Binding("p", "toggle_plots", "Plots", tooltip="Show or hide the history plots"),
         Binding("w", "cycle_window", "Window", show=False, tooltip="History plots: the last 1, 5, 15 or 60 minutes"),
         Binding("e", "export", "Export", tooltip="Write the process table as shown to CSV, markdown, JSON or text"),
+        Binding("o", "output", "Output", tooltip=OUTPUT_TIP),
+        Binding("o", "output(True)", "Output", show=False, tooltip=OUTPUT_TIP),
         Binding("b", "browse", "Browse", tooltip=BROWSE_TIP),
         Binding("b", "browse(True)", "Browse", show=False, tooltip=BROWSE_TIP),
         Binding("f10", "app.quit", "Quit", show=False, tooltip="Leave gpuscope (F10 as in htop)"),
@@ -109,8 +125,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         Binding("N", "node(-1)", "Prev node", show=False, tooltip="A job on several nodes: show the previous node"),
     ]
     """htop/nvitop habits; the second k is what read-only mode answers with (it says why), the
-    first is then hidden from the footer. The second b is the same key kept out of the narrow
-    footer, where it would push Quit and Help off the edge (help lists it)."""
+    first is then hidden from the footer. The second b and o are the same keys kept out of the
+    narrow footer, where they would push Quit and Help off the edge (help lists them)."""
 
     class Polled(Message):
         """The worker read one snapshot (a `NodesReading` from a multi-node source), or
@@ -153,12 +169,22 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self._done: PollDone | None = None
         self._plotted_at = float("-inf")
         self._stale = False
+        self.outputs = OutputTails()
+        """The job's StdOut and StdErr, read in the poll thread after each poll."""
+        self.output_read: tuple[JobFiles | None, tuple[TailView, ...]] = (None, ())
+        """What the last poll read of them (written by the poll thread before it posts)."""
+        self.output_tab = False
+        """`o`: the output pane in place of the meters and the process table."""
+        self._output_known = False
+        self._host = socket.gethostname().split(".")[0]
+        """This node's short name, Slurm's %N in output file names."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield NodeSwitcher(id="watch-nodes")
         yield Static(id="watch-nogpu", markup=False)
         yield JobPanel(id="watch-job")
+        yield OutputPane(id="watch-output")
         with Horizontal(id="watch-resources"):
             with Vertical(id="watch-gpu-col"):
                 yield GpuPane(id="watch-gpus")
@@ -179,6 +205,7 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self.query_one("#watch-filter", Input).display = False
         self.query_one("#watch-nogpu", Static).display = False
         self.query_one(NodeSwitcher).display = False
+        self.query_one(OutputPane).display = False
         self.query_one(ProcessTable).focus()
         self._layout_plots()
         self._status()
@@ -197,8 +224,14 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         return self._done
 
     def _poll_source(self) -> Snapshot | NodesReading:
-        """In the poll thread: `self.source` as of now (`R` wraps it in a recording and unwraps it)."""
-        return self.source.poll()
+        """In the poll thread: `self.source` as of now (`R` wraps it in a recording and unwraps
+        it), then the new lines of the job's output files."""
+        snapshot = self.source.poll()
+        if self.READS_OUTPUT:
+            shown = snapshot if isinstance(snapshot, Snapshot) else next(iter(snapshot.latest.values()), None)
+            files = job_files(shown.scope, self._host) if shown is not None else None
+            self.output_read = (files, self.outputs.read(files))
+        return snapshot
 
     def _deliver(self, snapshot: Snapshot | NodesReading | None, error: str | None) -> None:
         """From the poll thread: the result goes to the main thread as a message."""
@@ -317,6 +350,7 @@ class WatchScreen(ProcessKeys, ExportingScreen):
                 self.query_one(GpuPane).show(snap.gpu_status, snap.gpus, self.history, allocated, unseen_gpu_pids(snap),
                                              labels=self.nodes.gpu_labels if every_node and self.nodes is not None else None)
             self.query_one(CpuPane).show(host, frozenset(snap.scope.cpu_ids))
+            self.show_output()
             self.refresh_table()
             self.update_plots(force_plots)
 
@@ -330,6 +364,37 @@ class WatchScreen(ProcessKeys, ExportingScreen):
             for plot in self.query(HistoryPlot):
                 if plot.display and plot.parent is not None and plot.parent.display:
                     plot.replot(self.history)
+
+    def show_output(self) -> None:
+        """The output pane: shown for a job whose output files scontrol named, small on tall
+        terminals, in the table's place as a tab (`o`), hidden on short ones otherwise."""
+        files, views = self.output_read
+        pane = self.query_one(OutputPane)
+        if files is None and self.output_tab:
+            self.action_output()  # the scope has no output any more: back to the table
+        pane.display = files is not None and (self.output_tab or self.app.size.height >= TALL)
+        if files is not None:
+            pane.show(views, files)
+        if (files is not None) != self._output_known:  # o joins or leaves the footer
+            self._output_known = files is not None
+            self.refresh_bindings()
+
+    def _fit_table(self) -> None:
+        """With plots on, the process table gets the rows its processes need and the plots the
+        rest, down to `PLOT_MIN` rows each; without plots the stylesheet's split holds."""
+        table = self.query_one(ProcessTable)
+        plots = [p for p in self.query(HistoryPlot) if p.display and p.parent is not None and p.parent.display]  # type: ignore[attr-defined]
+        if not plots or self.output_tab:
+            if table.styles.clear_rule("height"):  # an inline height was set: the stylesheet's again
+                table.refresh(layout=True)
+            return
+        needed = len(table.shown) + 1  # the header line
+        room = min(p.size.height for p in plots) - PLOT_MIN  # what the plots can give (negative: what they lack)
+        height = table.size.height
+        target = max(5, min(needed, height + room))
+        if target > height or height - target >= TABLE_SLACK or room < 0:
+            if target != height:
+                table.styles.height = target
 
     def _title(self) -> None:
         """`watch · job 42 · node cn02 · recording to FILE (N samples)`: scope, node, recording."""
@@ -348,6 +413,7 @@ class WatchScreen(ProcessKeys, ExportingScreen):
             table = self.query_one(ProcessTable)
             on_screen = {shown.row.pid: i for i, shown in enumerate(table.shown)}
             table.show(select_rows(self.snapshot, self.view, on_screen), self.view.sort, self.view.descending)
+            self._fit_table()
         self._status()
 
     def _status(self) -> None:
@@ -358,8 +424,9 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         box = self.query_one("#watch-filter", Input)
         search = box.value.strip() if self.searching and box.display else None
         narrow = self.app.size.width < 110
+        files, views = self.output_read
         line = status_text(self.paused, self.interval, self.view, counts, self.readonly, self.error, narrow=narrow,
-                           search=search, mode=self.mode_text(narrow))
+                           search=search, mode=self.mode_text(narrow), output=output_hint(views, self.output_tab) if files else None)
         if isinstance(self.source, RecordingSource) and self.source.recorder is not None:  # the header says where; it is hidden on short terminals
             line.append(" · ", style="").append("● REC", style="bold red")
         self.query_one(StatusLine).show(line)
@@ -376,10 +443,14 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self.set_class(show, "-plots")
         for plot in self.query(HistoryPlot):
             plot.display = show
+            plot.styles.min_height = PLOT_MIN  # the table's rows come first (`_fit_table`)
+        self.call_after_refresh(self._fit_table)
 
     def on_resize(self) -> None:
         if self.show_plots is None:
             self._layout_plots()
+        self.show_output()
+        self.call_after_refresh(self._fit_table)
 
     def on_screen_resume(self) -> None:
         if self._stale:
@@ -469,6 +540,17 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self.notify(f"Recording to {clean(recorder.path)} (R stops)", title="Recording", markup=False)
         self._title()
 
+    def action_output(self, narrow: bool = False) -> None:
+        """`o`: the job's output in place of the meters and the process table, as a tab; again: back."""
+        self.output_tab = not self.output_tab and self.output_read[0] is not None
+        pane, table = self.query_one(OutputPane), self.query_one(ProcessTable)
+        pane.set_class(self.output_tab, "-tab")
+        table.display = self.query_one("#watch-resources").display = not self.output_tab
+        self.show_output()
+        (pane if self.output_tab else table).focus()
+        self._fit_table()
+        self._status()
+
     def action_toggle_plots(self) -> None:
         plots = list(self.query(HistoryPlot))
         self.show_plots = not (plots and plots[0].display)
@@ -491,6 +573,9 @@ class WatchScreen(ProcessKeys, ExportingScreen):
             return self.readonly
         if action == "node":
             return self.nodes is not None
+        if action == "output":
+            narrow = self.app.size.width < NARROW
+            return self.output_read[0] is not None and bool(parameters) == narrow
         if action == "browse":  # only in the app of watch and browse modes (not a watch alone, as tests make)
             narrow = self.app.size.width < NARROW
             return getattr(self.app, "first_mode", None) in ("watch", "browse") and bool(parameters) == narrow

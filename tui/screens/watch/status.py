@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from gpuscope.tui.model.job_outputs import TailView
 from gpuscope.tui.model.watch import SORTS, ProcessView
 
 SORT_LABELS = {key: label for key, (label, _, _) in SORTS.items()}
@@ -26,11 +27,13 @@ def status_text(
     narrow: bool = False,
     search: str | None = None,
     mode: Text | None = None,
+    output: Text | None = None,
 ) -> Text:
     """`counts`: (rows shown, rows before filters, 'scope'/'all'/'node'), None before data.
     `narrow` (under 110 columns): the same facts in short words, so that the row counts and a
     filter are not cut off at 80 columns. `search`: the text of an F3 search in progress. `mode`:
-    what replaces the live/paused state and the period (a replay's position and speed)."""
+    what replaces the live/paused state and the period (a replay's position and speed). `output`:
+    the job output's error count and how to see it (`output_hint`)."""
     line = Text()
     if mode is not None:
         line.append_text(mode)
@@ -59,9 +62,21 @@ def status_text(
             line.append({"scope": " (a: all)", "all": " (a: scope)"}.get(scope, ""), style="dim")
     if readonly and mode is None:  # a replay is never live: no need to say
         line.append(" · read-only", style="bold")
+    if output is not None:
+        line.append(" · ").append_text(output)
     if error:
         line.append(f" · poll failed: {error}", style="bold red")
     return line
+
+
+def output_hint(views: tuple[TailView, ...], tab: bool) -> Text:
+    """`output ✖ 3 (o)`: the job output's errors at a glance, and the key that shows it (or,
+    while it is shown in the table's place, goes back)."""
+    errors = sum(v.errors for v in views)
+    text = Text("output")
+    if errors:
+        text.append(f" ✖ {errors}{'+' if any(v.partial for v in views) else ''}", style="bold red")
+    return text.append(" (o: processes)" if tab else " (o)", style="dim")
 
 
 class StatusLine(Widget):
