@@ -446,3 +446,33 @@ async def test_help_lists_the_browse_keys_and_enter_works_from_the_preview(resul
         screen.query_one(PreviewPane).focus()
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(pilot.app.screen, ScalingScreen))
+
+
+PARQUET = ROOT / "examples" / "analysis" / "comprehensive_summary.parquet"
+
+
+async def test_parquet_preview_shows_schema_and_first_rows(tmp_path: Path) -> None:
+    root = tmp_path / "pq"
+    root.mkdir()
+    shutil.copy(PARQUET, root / "summary.parquet")
+    async with browse_app(root).run_test(size=(160, 40)) as pilot:
+        screen = await opened(pilot)
+        await go_to(pilot, screen, root / "summary.parquet")
+        await until(pilot, lambda: "First 10 rows of 25" in preview(screen))
+        shown = preview(screen)
+        assert "Parquet · 25 rows · 20 columns" in shown and "batch_size" in shown and "int64" in shown
+        assert "On-Demand" in shown and "2281.47" in shown
+
+
+def test_parquet_preview_of_hostile_files_is_bounded_and_says_why(tmp_path: Path) -> None:
+    """A dictionary bomb shows its first rows, cut; a row group over the preview's budget is not
+    decoded (the schema is still shown); a file that only starts like Parquet says so."""
+    from hostile_decoded_gen import big_strings, dictionary_bomb
+    from gpuscope.tui.screens.browse.preview import head_text
+
+    bomb = head_text(dictionary_bomb(tmp_path / "bomb.parquet", rows=100_000)).plain
+    assert "100,000 rows" in bomb and "First 10 rows of 100,000" in bomb and "…" in bomb
+    big = head_text(big_strings(tmp_path / "big.parquet", rows=40)).plain
+    assert "name  string" in big and "First rows not read: row group 1 of 3 holds" in big and "GPUSCOPE_" not in big
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1" + b"\x00" * 64)
+    assert head_text(tmp_path / "bad.parquet").plain.startswith("not a readable Parquet file")

@@ -35,7 +35,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.views.image import ImageViewScreen
 from gpuscope.tui.screens.views.log import LogViewScreen, TextViewScreen
 from gpuscope.tui.screens.views.markdown import MarkdownViewScreen
-from gpuscope.tui.screens.views.pdf import PdfViewScreen
+from gpuscope.tui.screens.views.pdf import TEXT_CHARS, PdfViewScreen, first_pages_text
 from gpuscope.tui.screens.views.table import TableViewScreen, XYPlot
 from gpuscope.tui.screens.views.pick import view_for
 from gpuscope.tui.screens.views.plot_pick import PlotPickModal
@@ -462,6 +462,51 @@ async def test_pdf_named_with_its_page_count() -> None:
         assert screen.pages == 2
         facts = text_of(screen, "#pdf-facts")
         assert facts.startswith("speedup.pdf") and "2 pages · PDF 1.4" in facts
+
+
+async def test_pdf_shows_the_text_of_its_first_pages() -> None:
+    async with open_screen(PdfViewScreen(ANALYSIS / "figures" / "speedup.pdf"), PdfViewScreen, (80, 24)) as (app, pilot, screen):
+        assert "── page 1 ──\nSpeedup over on-demand, batch 1\nOracle        15.85x" in screen.text
+        assert "Text of all 2 pages" in text_of(screen, "#pdf-notes") and "Oracle" in text_of(screen, "#pdf-text")
+
+
+SPEC_PDF = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf")
+
+
+@pytest.mark.skipif(not SPEC_PDF.is_file(), reason="no longer PDF on this machine")
+def test_long_pdf_text_is_bounded_to_its_first_pages() -> None:
+    text, note = first_pages_text(SPEC_PDF)
+    assert text.count("── page ") == 3 and "Shared MIME-info Database" in text and len(text) <= TEXT_CHARS
+    assert note.startswith("Text of the first 3 of ")
+
+
+def broken_pdfs(tmp_path: Path) -> dict[str, Path]:
+    import pypdf
+
+    source = (ANALYSIS / "figures" / "speedup.pdf").read_bytes()
+    writer = pypdf.PdfWriter(clone_from=ANALYSIS / "figures" / "speedup.pdf")
+    writer.encrypt("secret", algorithm="RC4-128")
+    out = {"encrypted": tmp_path / "locked.pdf", "truncated": tmp_path / "cut.pdf", "garbage": tmp_path / "junk.pdf"}
+    writer.write(out["encrypted"])
+    out["truncated"].write_bytes(source[: len(source) // 3])
+    out["garbage"].write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 8)
+    return out
+
+
+@pytest.mark.parametrize(("which", "says"), [("encrypted", "encrypted (it needs a password)"),
+                                              ("truncated", "cannot be parsed as a PDF"), ("garbage", "cannot be parsed as a PDF")])
+async def test_bad_pdfs_say_why_there_is_no_text(tmp_path: Path, which: str, says: str) -> None:
+    pytest.importorskip("pypdf")
+    path = broken_pdfs(tmp_path)[which]
+    async with open_screen(PdfViewScreen(path), PdfViewScreen, (80, 24)) as (app, pilot, screen):
+        assert screen.text == "" and says in text_of(screen, "#pdf-notes")
+
+
+def test_without_pypdf_the_view_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf raises ImportError
+    assert first_pages_text(ANALYSIS / "figures" / "speedup.pdf") == ("", "Text not shown: pypdf is not installed (pip install pypdf).")
 
 
 async def test_pdf_without_countable_pages_says_na(tmp_path: Path) -> None:

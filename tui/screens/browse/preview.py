@@ -3,7 +3,9 @@
 The head (kind, why, summary, problem, what Enter opens) comes from the recognition already
 on the main thread; the first lines of a file are read in a thread worker (a file can sit on a
 slow mount, or be a FIFO swapped in), at most `PREVIEW_BYTES`, and shown as plain text with
-escape sequences removed. A folder shows its files counted per kind and what `a` would open.
+escape sequences removed; a Parquet file (binary) shows its schema and first rows instead, read
+within a small budget (`parquet_text`). A folder shows its files counted per kind and what `a`
+would open.
 
 The pane is one fixed region (its size comes from the screen's layout, never from what it
 shows), so a new selection only repaints it: a `height: auto` pane made every cursor move
@@ -13,6 +15,7 @@ re-lay out the whole screen, most of a key's cost while the tree is being recogn
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,6 +29,8 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from gpuscope.metrics.safe_text import clean
+from gpuscope.metrics.table import format_cell
+from gpuscope.parsers import parquet_read
 from gpuscope.parsers.files import display_name, head, looks_binary
 from gpuscope.tui.model.folder import STUDIES
 
@@ -38,6 +43,12 @@ whole pane took longer than moving the cursor, so a key held down (or pressed wh
 is being recognised) waited for panes nobody saw (bench/browse_bench.py). The tree's own
 line already names the file's kind and summary."""
 PREVIEW_LINES = 120
+PARQUET_ROWS = 10
+PARQUET_DECODED = 8 * 1024 * 1024
+"""A Parquet preview decodes at most this: a row group bigger than that, uncompressed, is not
+read (its schema is still shown), so a decompression bomb costs nothing."""
+CELL_CHARS = 24
+RAISES = re.compile(r"\s*\(GPUSCOPE_\w+ raises it\)")
 LINE_CHARS = 240
 OPENS = {"magma": "the MAGMA distributions screen", "kernels": "the kernel efficiency screen", "scaling": "the scaling screen",
          "table": "the table view", "log": "the log view", "markdown": "the Markdown view", "image": "the image view",
@@ -190,7 +201,46 @@ def head_text(path: Path) -> Text:
         return Text(clean(findings[0].message) if findings else "cannot be read", style="italic")
     if not data:
         return Text("(empty file)", style="italic")
+    if data[:4] == b"PAR1":
+        return parquet_text(path)
     if looks_binary(data):
         return Text("binary data: no text preview", style="italic")
     lines = data.decode("utf-8", "replace").splitlines()[:PREVIEW_LINES]
     return Text("\n".join(clean(line)[:LINE_CHARS] for line in lines), style="dim")
+
+
+def parquet_text(path: Path) -> Text:
+    """A Parquet file's shape, schema (column names and types) and first `PARQUET_ROWS` rows,
+    decoding at most `PARQUET_DECODED` bytes; or why it cannot be read. Runs in a thread."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    label = clean(display_name(path))
+    try:
+        with pq.ParquetFile(path) as parquet:
+            schema, meta = parquet.schema_arrow, parquet.metadata
+        table, total, findings = parquet_read.read_budgeted(str(path), label, max_rows=PARQUET_ROWS, max_bytes=PARQUET_DECODED)
+    except (OSError, ValueError, pa.ArrowException, MemoryError) as error:
+        return Text(f"not a readable Parquet file: {clean(str(error))[:LINE_CHARS]}", style="italic")
+    text = Text()
+    text.append(f"Parquet · {meta.num_rows:,} rows · {meta.num_columns} columns · {meta.num_row_groups} row group(s)\n", style="bold")
+    width = min(CELL_CHARS, max((len(clean(f.name)) for f in schema), default=1))
+    for field in schema:
+        text.append(f"{clean(field.name)[:CELL_CHARS]:<{width}}  ").append(f"{clean(str(field.type))[:LINE_CHARS]}\n", style="dim")
+    if table is None or not table.num_rows:
+        why = "; ".join(RAISES.sub("", clean(f.message)) for f in findings) or "no rows"  # the preview's budget is its own
+        return text.append(f"\nFirst rows not read: {why.removeprefix('not read: ')}", style="italic")
+    rows = table.slice(0, PARQUET_ROWS).to_pylist()
+    names = [clean(n) for n in table.column_names]
+    cells = [[_cut(format_cell(row[n])) for n in table.column_names] for row in rows]
+    widths = [max(len(_cut(n)), *(len(r[i]) for r in cells)) for i, n in enumerate(names)]
+    text.append(f"\nFirst {len(rows)} rows" + (f" of {total:,}" if total > len(rows) else "") + "\n", style="bold")
+    text.append("  ".join(_cut(n).ljust(w) for n, w in zip(names, widths))[:LINE_CHARS] + "\n", style="bold")
+    for row in cells:
+        text.append("  ".join(c.ljust(w) for c, w in zip(row, widths))[:LINE_CHARS] + "\n", style="dim")
+    return text
+
+
+def _cut(value: str) -> str:
+    value = clean(value).replace("\n", " ")
+    return value if len(value) <= CELL_CHARS else value[: CELL_CHARS - 1] + "…"
