@@ -119,5 +119,6 @@ async def test_cut_lines_are_marked_and_w_wraps_them(tmp_path: Path) -> None:
         await pilot.press("w")
         rows = ["".join(s.text for s in lines.render_line(y)) for y in range(lines.size.height)]
         assert all(CUT not in r for r in rows)
-        assert sum("x" * 40 in r for r in rows) >= 4  # the 300 x's on four rows or more
+        assert sum("x" * 40 in r for r in rows) >= 4 and "".join(rows).count("x") == 300  # the whole line, on several rows
+        assert any("epoch 3 loss" in r for r in rows) and "done" in "".join(rows)
         assert "wrapped" in str(screen.query_one("#view-status").render())

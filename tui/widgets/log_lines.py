@@ -57,6 +57,9 @@ class LogLines(ScrollView, can_focus=True):
         """Whose matches are highlighted."""
         self.wrap = False
         """Long lines folded onto several rows instead of cut."""
+        self.stick = False
+        """Keep the last line on screen as lines come and the size changes (at the end
+        until scrolled up)."""
         self._widest = 0
         self._rows: tuple[tuple[Any, ...], list[tuple[int, Strip, Style]]] | None = None
         """The wrapped rows on screen, and what they were laid out for."""
@@ -71,16 +74,38 @@ class LogLines(ScrollView, can_focus=True):
             self.cursor = document.index_of_offset(keep_offset) if self.cursor is not None else None
             self.scroll_to(y=max(0, document.index_of_offset(keep_offset)), animate=False, immediate=True)
         else:
+            self.stick = True
             self.scroll_end(animate=False, immediate=True)
         self.refresh()
 
-    def grew(self, to_end: bool) -> None:
-        """The document has more lines: a longer scroll range, and with `to_end` the view on
-        its last line."""
+    def grew(self) -> None:
+        """The document has more lines: a longer scroll range, the view still on the last
+        line when it was there (`stick`)."""
         self._resize()
-        if to_end:
+        if self.stick:
             self.scroll_end(animate=False, immediate=True)
         self.refresh()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new >= self.max_scroll_y:
+            self.stick = True
+        elif new < old:  # scrolled up, or jumped back
+            self.stick = False
+
+    def on_resize(self) -> None:
+        """A size came: the last line stays on screen if it was."""
+        if self.stick:
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+
+    def watch_show_horizontal_scrollbar(self) -> None:
+        """The sideways scroll bar takes a row: the last line stays on screen if it was."""
+        self.on_resize()
+
+    @property
+    def _view(self) -> Size:
+        """The cells lines are drawn in (the scroll bars take their own)."""
+        return self.scrollable_content_region.size
 
     @property
     def at_end(self) -> bool:
@@ -98,11 +123,8 @@ class LogLines(ScrollView, can_focus=True):
 
     def _resize(self) -> None:
         lines = self.document.line_count if self.document is not None else 0
-        width = self.size.width if self.wrap else self._widest + self._gutter_width() + 1
+        width = self._view.width if self.wrap else self._widest + self._gutter_width() + 1
         self.virtual_size = Size(width, lines)
-
-    def on_resize(self) -> None:
-        self._resize()
 
     def top_offset(self) -> int | None:
         """Byte offset of the first line on screen (to stay there when the index arrives)."""
@@ -117,12 +139,13 @@ class LogLines(ScrollView, can_focus=True):
         if self.cursor is not None:
             return self.cursor
         top = int(self.scroll_offset.y)
-        return top + self.size.height if backwards else top - 1
+        return top + self._view.height if backwards else top - 1
 
     def go_to(self, index: int) -> None:
         """Make line `index` current and bring it to the middle of the view."""
         self.cursor = index
-        self.scroll_to(y=max(0, index - self.size.height // 2), animate=False, immediate=True)
+        self.stick = False
+        self.scroll_to(y=max(0, index - self._view.height // 2), animate=False, immediate=True)
         self.refresh()
 
     def _line_strip(self, index: int, document: LogDocument) -> tuple[Strip, Style]:
@@ -157,7 +180,7 @@ class LogLines(ScrollView, can_focus=True):
 
     def _wrapped_rows(self, document: LogDocument) -> list[tuple[int, Strip, Style]]:
         """(line, piece, the line's style) for each row on screen, laid out once per scroll position and size."""
-        width, height = max(1, self.size.width - self._gutter_width()), self.size.height
+        width, height = max(1, self._view.width - self._gutter_width()), self._view.height
         at_end = self.at_end
         top = int(self.scroll_offset.y)
         key = (top, at_end, width, height, document.line_count, document.end, self.cursor, id(self.search))
@@ -166,8 +189,8 @@ class LogLines(ScrollView, can_focus=True):
 
         def pieces(index: int) -> list[tuple[int, Strip, Style]]:
             strip, style = self._line_strip(index, document)
-            cuts = list(range(width, strip.cell_length, width))
-            return [(index, piece, style) for piece in (strip.divide(cuts) if cuts else [strip])]
+            cuts = [*range(width, strip.cell_length, width), strip.cell_length]  # divide drops what follows the last cut
+            return [(index, piece, style) for piece in strip.divide(cuts)]
 
         rows: list[tuple[int, Strip, Style]] = []
         if at_end:
@@ -185,7 +208,7 @@ class LogLines(ScrollView, can_focus=True):
         return rows
 
     def render_line(self, y: int) -> Strip:
-        document, width = self.document, self.size.width
+        document, width = self.document, self._view.width
         base = self.rich_style
         if document is None:
             return Strip.blank(width, base)

@@ -129,8 +129,6 @@ class LogViewScreen(FileScreen):
         """The lines; the worker fills in the offsets, the widget reads lines from it."""
         self.follow = follow
         """Following the file (None until the tail says whether it grows)."""
-        self.paused = False
-        """Following, but scrolled up from the end: new lines are read, the view stays."""
         self.counts: dict[str, int] | None = None
         """error / warning / success counts once counted; None before."""
         self.counted_lines = 0
@@ -248,7 +246,7 @@ class LogViewScreen(FileScreen):
             self.document.extend(growth)
             if self.note.startswith("the file is gone"):
                 self.note = ""
-            self.query_one(LogLines).grew(not self.paused)
+            self.query_one(LogLines).grew()
             self._more_search()
         self._arm()
         self._update_status()
@@ -264,7 +262,7 @@ class LogViewScreen(FileScreen):
         self.load()
 
     def action_follow(self) -> None:
-        self.follow, self.paused = not self.follow, False
+        self.follow = not self.follow
         if self.follow:
             self.action_edge(True)
         self._arm()
@@ -407,12 +405,14 @@ class LogViewScreen(FileScreen):
         super().on_mount()
         self.watch(self.query_one(LogLines), "scroll_y", self._scrolled, init=False)
 
-    def _scrolled(self, old: float, new: float) -> None:
-        """Scrolling up from the end pauses following; reaching the end again goes on."""
-        lines = self.query_one(LogLines)
-        paused = (self.paused or new < old) and not lines.at_end
-        if paused != self.paused:
-            self.paused = paused
+    @property
+    def paused(self) -> bool:
+        """Following, but scrolled up from the end: new lines are read, the view stays."""
+        return bool(self.follow) and not self.query_one(LogLines).stick
+
+    def _scrolled(self) -> None:
+        """Scrolling up from the end pauses following, reaching it again goes on: said."""
+        if self.follow and self.ready:
             self._update_status()
 
     # --- status -----------------------------------------------------------------------------
