@@ -11,18 +11,21 @@ import pytest
 from textual.widgets import Input
 
 from gpuscope.tui.app import GpuscopeApp
+from gpuscope.tui.model.kernels import KernelsModel, build_model
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.kernels import KernelsScreen
 from gpuscope.tui.screens.studies.kernel_bars import ShareBars
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
+from gpuscope.tui.screens.studies.kernel_ranking import KernelDetail, KernelRanking
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.roofline import RooflinePane, RooflinePlot
-from loading_helpers import open_screen, settled
+from loading_helpers import open_screen, settled, until
 from paths import ROOT
 
 SAMPLE = ROOT / "tests" / "data" / "kernels"
 NSYS_TRACE = ROOT / "tests" / "data" / "profiles" / "nsys_cuda_gpu_trace_2023.csv"
+EXAMPLES = ROOT / "examples" / "profiles"
 SEED_RUN = ROOT.parent / "shared/data/pyprof/data/pcm/pyprof_kernels/run_0_config_8_2_ib_nvprof_2_resnet50_dali-gpu_32_fp16_fp32_ret_0_0.gzip"
 needs_seed_run = pytest.mark.skipif(not SEED_RUN.is_file(), reason="../shared/data/pyprof is absent")
 
@@ -37,14 +40,14 @@ async def settle(app: GpuscopeApp, pilot: Any) -> KernelsScreen:
 
 
 def ranking(screen: KernelsScreen) -> list[dict[str, Any]]:
-    """The ranking the screen shows, from the table's model (names are never cut there)."""
-    model = screen.query_one("#kernels-ranking", ResultTableView).model
+    """The ranking the screen shows, with its full names (the table folds them to its width)."""
+    model = screen.query_one("#kernels-ranking", KernelRanking).ranking
     assert model is not None
     return model.records()
 
 
 def first_names(screen: KernelsScreen, n: int = 1) -> list[str]:
-    key = screen.query_one("#kernels-ranking", ResultTableView).model.keys[0]  # type: ignore[union-attr]
+    key = screen.query_one("#kernels-ranking", KernelRanking).ranking.keys[0]  # type: ignore[union-attr]
     return [row[key] for row in ranking(screen)[:n]]
 
 
@@ -301,3 +304,89 @@ async def test_zoom_fills_the_screen_with_tables_or_roofline() -> None:
         await pilot.press("z")
         await pilot.pause()
         assert screen.maximized is screen.query_one(RooflinePane)
+
+
+@pytest.fixture(scope="module")
+def examples_model() -> KernelsModel:
+    """examples/profiles read once for the tests below (the screen's own worker reads it in
+    the tests above)."""
+    return build_model([str(EXAMPLES)], gpu="A100")
+
+
+def examples_app(model: KernelsModel) -> GpuscopeApp:
+    return GpuscopeApp(first_screen=lambda: KernelsScreen([str(EXAMPLES)], loader=lambda: model))
+
+
+def table_lines(table: ResultTableView) -> list[str]:
+    """The table's rows as rendered on screen (the part in view)."""
+    return [table.render_line(y).text for y in range(table.size.height)]
+
+
+def selected_line(table: ResultTableView) -> str:
+    """The row under the cursor as rendered on screen."""
+    return table.render_line(table.header_height + table.cursor_row - round(table.scroll_y)).text
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_ranking_numbers_stay_in_view_and_long_names_fold_to_the_column(examples_model: KernelsModel, size: tuple[int, int]) -> None:
+    """On the real profiles of examples/ (PyTorch's elementwise kernels, hundreds to thousands of
+    characters): calls, total, share and both efficiencies of the selected row are on screen at
+    80 and 200 columns, the name is folded, not cut, and the detail line under the table has the
+    whole name (at 24 lines, once the tables fill the screen: two lines hold it folded)."""
+    async with open_screen(examples_app(examples_model), KernelsScreen, size) as (app, pilot, screen):
+        table = screen.query_one("#kernels-ranking", KernelRanking)
+        await pilot.press("t")
+        table.focus()
+        await until(pilot, lambda: table.ranking is not None and table.has_focus)
+        full = [row["kernel"] for row in ranking(screen)]
+        row = next(i for i, name in enumerate(full) if name.startswith("void at::native::elementwise_kernel<128, 2, "))
+        assert len(full[row]) > 300
+        table.move_cursor(row=row)
+        await pilot.pause()
+        selected = ranking(screen)[row]
+        line = selected_line(table)
+        numbers = [f"{selected['calls']:d}", f"{selected['total_ms']:.3f}", f"{selected['share_pct']:.1f}"]
+        assert all(number in line for number in numbers), (numbers, line)
+        assert line.count("n/a") >= 2  # both efficiencies (no FLOPs in a torch trace), in view
+        widths = [column.get_render_width(table) for column in table.columns.values()]
+        keys = [str(key.value) for key in table.columns]
+        assert sum(widths[:keys.index("bw_eff_pct") + 1]) <= table.size.width
+        assert "elementwise_kernel<…>(…)" in line and "CUDAFunctor_add" not in line
+        detail = screen.query_one("#kernels-detail", KernelDetail)
+        assert detail.full == full[row]
+        if size[1] < 36:
+            assert detail.lines == 2 and "Kernel: void at::native::elementwise_kernel<128, 2, " in str(detail.render())
+            await pilot.press("z")
+            await pilot.pause()
+            assert "elementwise_kernel<…>(…)" in selected_line(table)
+        assert "".join(str(detail.render()).split("\n")) == "Kernel: " + full[row]
+        if size[0] >= 200:  # every column fits, the name keeps what is left
+            assert sum(widths) <= table.size.width and widths[0] > 60
+
+
+async def test_detail_follows_the_cursor_and_folds_a_name_too_long_for_its_lines(examples_model: KernelsModel) -> None:
+    async with open_screen(examples_app(examples_model), KernelsScreen, (80, 24)) as (app, pilot, screen):
+        table = screen.query_one("#kernels-ranking", KernelRanking)
+        table.focus()
+        await pilot.press("t")
+        await until(pilot, lambda: table.ranking is not None)
+        full = [row["kernel"] for row in ranking(screen)]
+        longest = max(range(len(full)), key=lambda i: len(full[i]))
+        assert len(full[longest]) > 5000  # distribution_elementwise_grid_stride_kernel<...>
+        table.move_cursor(row=longest)
+        await pilot.pause()
+        detail = screen.query_one("#kernels-detail", KernelDetail)
+        rendered = str(detail.render())
+        assert detail.full == full[longest] and len(rendered.split("\n")) <= detail.lines
+        assert "distribution_elementwise_grid_stride_kernel<" in rendered.replace("\n", "")
+        await pilot.press("up")
+        await pilot.pause()
+        assert detail.full == full[longest - 1]
+
+
+async def test_bars_fold_long_names_keeping_the_function_name(examples_model: KernelsModel) -> None:
+    async with open_screen(examples_app(examples_model), KernelsScreen, (200, 60)) as (app, pilot, screen):
+        await pilot.press("b")  # rows only: the bars are the longest kernels whatever the sort
+        bars = screen.query_one(ShareBars)
+        assert "saxpy(double *, double *, double *, double, int)" in set(bars.frame["kernel"])
+        assert "saxpy(…)" in bars.render().plain

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 from rich.text import Text
 
+from gpuscope.metrics.kernels.names import short_name
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
 
@@ -39,8 +40,7 @@ def share_bars(frame: pd.DataFrame, width: int, rows: int = BAR_ROWS, label: str
     bar_width = max(4, width - name_width - 9)
     biggest = max(shares) or 1.0
     for name, share in zip(top["kernel"], shares):
-        shown = clean(name)
-        shown = shown if len(shown) <= name_width else shown[: name_width - 1] + "…"
+        shown = short_name(clean(name), name_width)  # templates folded: the function name stays
         eighths = round(share / biggest * bar_width * 8)
         bar = "█" * (eighths // 8) + (BLOCKS[eighths % 8] if eighths % 8 else "")
         text.append(f"{shown:<{name_width}} ")

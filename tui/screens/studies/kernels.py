@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, Input, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, DataTable, Input, Static, TabbedContent, TabPane
 
 from gpuscope.metrics.safe_text import clean, clean_lines
 from gpuscope.metrics.table import ResultTable
@@ -26,12 +26,16 @@ from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.screens.studies.kernel_bars import ShareBars
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
+from gpuscope.tui.screens.studies.kernel_ranking import KernelDetail, KernelRanking
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.roofline import RooflinePane
 
 NEEDS_DATA = {"cycle_sort", "sort", "filter", "cycle_group", "export", "show_tab", "zoom"}
 SCROLLED = ("flop_per_s", "gbs")
 """Ranking columns shown last on screen (the cards and the roofline carry the rates)."""
+DETAIL_LINES = {"-short": 2, "-tall": 4, "zoomed": 12}
+"""Most lines the full name of the row under the cursor takes: by terminal height, and more
+when the tables fill the screen (`z`). A longer name is folded to them (`KernelDetail`)."""
 EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("kernel-runs.csv", "runs table"),
                 "tab-findings": ("kernel-findings.csv", "findings"), "tab-transfers": ("kernel-transfers.csv", "transfers table"),
                 "tab-metrics": ("profiler-metrics.csv", "profiler metrics")}
@@ -41,14 +45,10 @@ TABLE_TABS = {"summary": "tab-kernels", "kernels": "tab-kernels", "transfers": "
 """The tab `--table NAME` opens the screen on (the summary is the cards above every tab)."""
 
 
-NAME_WIDTH = 40
-"""Narrowest the name column is cut to (in the middle) to fit the efficiencies; wider where the
-terminal has room: C++ template names run to hundreds of characters."""
-
-
 def screen_order(table: ResultTable) -> ResultTable:
     """The ranking with the efficiencies and the verdict before the absolute rates, so what
-    matters fits 120 columns; the rates follow (scroll right). Exports keep the model's order."""
+    matters comes first (`KernelRanking` keeps it in view); the rates follow. Exports keep the
+    model's order."""
     keys = table.keys
     order = [i for i, key in enumerate(keys) if key not in SCROLLED] + [i for i, key in enumerate(keys) if key in SCROLLED]
     return replace(table, columns=tuple(table.columns[i] for i in order), rows=tuple(tuple(row[i] for i in order) for row in table.rows))
@@ -106,7 +106,8 @@ class KernelsScreen(LoadingScreen):
             yield Static(id="kernels-peak", markup=False)
             with TabbedContent(id="kernels-tables"):
                 with TabPane("Kernels", id="tab-kernels"):
-                    yield ResultTableView(id="kernels-ranking")
+                    yield KernelRanking(id="kernels-ranking")
+                    yield KernelDetail(id="kernels-detail")
                 with TabPane("Transfers", id="tab-transfers"):
                     yield ResultTableView(id="kernels-transfers")
                 with TabPane("Profiler metrics", id="tab-metrics"):
@@ -154,6 +155,8 @@ class KernelsScreen(LoadingScreen):
             if tabs.get_tab(tab).display:  # a hidden tab (no transfers here): stay on the ranking
                 tabs.active = tab
         self.apply(self.view)
+        if self.query_one("#kernels-tables", TabbedContent).active == "tab-kernels":  # arrows move in the ranking
+            self.query_one("#kernels-ranking", KernelRanking).focus()
 
     def _show_runs(self, model: KernelsModel) -> None:
         runs = model.runs_table()
@@ -187,13 +190,33 @@ class KernelsScreen(LoadingScreen):
         if view.group not in model.groups:
             view = replace(view, group="kernel")
         self.view = view
-        table = screen_order(model.ranking_table(view))
-        self.query_one("#kernels-ranking", ResultTableView).show(table, squeeze={table.columns[0].key: NAME_WIDTH})
+        ranking = self.query_one("#kernels-ranking", KernelRanking)
+        ranking.show_ranking(screen_order(model.ranking_table(view)))
+        self._show_detail(ranking.cursor_row)
         # Bars and roofline show every row that passes the filter, whatever the sort and --top.
         everything = model.rows(replace(view, sort="time", top=0))
         self.query_one(ShareBars).show(everything, GROUP_TITLES[view.group].lower())
         self.query_one(RooflinePane).show(everything, model.peak)
         self.status(self._view_text(view, len(model.rows(view))))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "kernels-ranking":
+            self._show_detail(event.cursor_row)
+
+    def on_resize(self) -> None:
+        # After Screen's own handler has set the -short/-tall class the detail's lines follow.
+        self.call_after_refresh(lambda: self._show_detail(self.query_one("#kernels-ranking", KernelRanking).cursor_row))
+
+    def _show_detail(self, row: int) -> None:
+        """The full name of the ranking's row `row` under the table (the table folds it)."""
+        ranking = self.query_one("#kernels-ranking", KernelRanking)
+        detail = self.query_one("#kernels-detail", KernelDetail)
+        name = ranking.full_name(row)
+        detail.display = name is not None
+        zoomed = self.maximized is not None
+        detail.lines = DETAIL_LINES["zoomed" if zoomed else "-short" if self.has_class("-short") else "-tall"]
+        if name is not None and ranking.ranking is not None:
+            detail.show_name(clean(ranking.ranking.columns[0].header), name)
 
     def _view_text(self, view: KernelView, shown: int) -> Text:
         assert self.model is not None
@@ -244,24 +267,26 @@ class KernelsScreen(LoadingScreen):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "kernels-filter":
             event.input.display = bool(event.input.value.strip())
-            self.query_one("#kernels-ranking", ResultTableView).focus()
+            self.query_one("#kernels-ranking", KernelRanking).focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#kernels-filter", Input)
         with box.prevent(Input.Changed):
             box.value = ""
         box.display = False
-        self.query_one("#kernels-ranking", ResultTableView).focus()
+        self.query_one("#kernels-ranking", KernelRanking).focus()
         if self.view.filter:
             self.apply(replace(self.view, filter=""))
 
     def action_zoom(self) -> None:
         if self.maximized is not None:
             self.minimize()
-            return
-        focused, figures = self.focused, self.query_one("#kernels-figures")
-        in_figures = focused is not None and figures in focused.ancestors_with_self
-        self.maximized = self.query_one(RooflinePane) if in_figures else self.query_one("#kernels-tables", TabbedContent)
+        else:
+            focused, figures = self.focused, self.query_one("#kernels-figures")
+            in_figures = focused is not None and figures in focused.ancestors_with_self
+            self.maximized = self.query_one(RooflinePane) if in_figures else self.query_one("#kernels-tables", TabbedContent)
+        if self.model is not None and not self.model.empty:
+            self._show_detail(self.query_one("#kernels-ranking", KernelRanking).cursor_row)
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one("#kernels-tables", TabbedContent).active = tab
