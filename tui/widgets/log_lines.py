@@ -61,6 +61,9 @@ class LogLines(ScrollView, can_focus=True):
         """Keep the last line on screen as lines come and the size changes (at the end
         until scrolled up)."""
         self._widest = 0
+        self._styles: dict[str, Style] = {}
+        """The base style and each component's, as drawn (looked up once: Textual's lookup
+        per drawn line was most of following's cost)."""
         self._rows: tuple[tuple[Any, ...], list[tuple[int, Strip, Style]]] | None = None
         """The wrapped rows on screen, and what they were laid out for."""
 
@@ -101,6 +104,16 @@ class LogLines(ScrollView, can_focus=True):
     def watch_show_horizontal_scrollbar(self) -> None:
         """The sideways scroll bar takes a row: the last line stays on screen if it was."""
         self.on_resize()
+
+    def _style(self, name: str = "") -> Style:
+        """The widget's style (''), or a component class's (`log-lines--error` ...)."""
+        if name not in self._styles:
+            self._styles[name] = self.get_component_rich_style(name) if name else self.rich_style
+        return self._styles[name]
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
 
     @property
     def _view(self) -> Size:
@@ -151,19 +164,19 @@ class LogLines(ScrollView, can_focus=True):
     def _line_strip(self, index: int, document: LogDocument) -> tuple[Strip, Style]:
         """Line `index` whole (its class tint, the cursor, the search's matches), and the
         line's style, which runs on to the right edge."""
-        base = self.rich_style
+        base = self._style()
         text = document.line(index)
         if cell_len(text) > self._widest and not self.wrap:  # a line wider than any seen: widen the scroll range
             self._widest = cell_len(text)
             self.call_after_refresh(self._resize)
         kind = document.classes.get(index)
-        style = base + self.get_component_rich_style(f"log-lines--{kind}") if kind else base
+        style = base + self._style(f"log-lines--{kind}") if kind else base
         if index == self.cursor:
-            style += self.get_component_rich_style("log-lines--cursor")
+            style += self._style("log-lines--cursor")
         spans = self.search.spans(text) if self.search is not None else []
         if not spans:
             return Strip([Segment(text, style)]), style
-        match = style + self.get_component_rich_style("log-lines--match")
+        match = style + self._style("log-lines--match")
         segments, at = [], 0
         for start, end in spans:
             segments += [Segment(text[at:start], style), Segment(text[start:end], match)]
@@ -176,7 +189,7 @@ class LogLines(ScrollView, can_focus=True):
         if not width:
             return []
         label = f"{index + 1:>{width - 1},} " if index is not None else " " * width
-        return [Segment(label, self.rich_style + self.get_component_rich_style("log-lines--gutter"))]
+        return [Segment(label, self._style() + self._style("log-lines--gutter"))]
 
     def _wrapped_rows(self, document: LogDocument) -> list[tuple[int, Strip, Style]]:
         """(line, piece, the line's style) for each row on screen, laid out once per scroll position and size."""
@@ -209,7 +222,7 @@ class LogLines(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         document, width = self.document, self._view.width
-        base = self.rich_style
+        base = self._style()
         if document is None:
             return Strip.blank(width, base)
         if self.wrap:
@@ -228,7 +241,7 @@ class LogLines(ScrollView, can_focus=True):
         line, style = self._line_strip(index, document)
         x = int(self.scroll_offset.x)
         if line.cell_length > x + room and room > 1:
-            cut = style + self.get_component_rich_style("log-lines--cut")
+            cut = style + self._style("log-lines--cut")
             shown = list(line.crop(x, x + room - 1)) + [Segment(CUT, cut)]
         else:
             shown = list(line.crop(x, x + room))

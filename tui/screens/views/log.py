@@ -240,6 +240,9 @@ class LogViewScreen(FileScreen):
         if growth.change in ("truncated", "replaced"):
             self.reopen(growth.change)
             return
+        if growth.change == "same":
+            self._arm()
+            return
         if growth.change == "gone":
             self.note = "the file is gone: waiting for it"
         elif growth.change == "grown":
