@@ -5,7 +5,8 @@ Drawn by `tui.braille` straight into strips (the line API), not by plotext: plot
 build costs tens of ms per redraw at 200x50, which a plot redrawn every refresh cannot afford
 (see `tui/render/braille.py`). Percent series (0-100); the left edge is `window` seconds before the
 newest sample, the right edge the newest; two time slices per cell (`History.binned` keeps each
-slice's maximum, so a short spike stays visible). A history shorter than the window fills the
+slice's maximum, so a short spike stays visible; slices between two samples one sampling period
+apart are joined by the line between them). A history shorter than the window fills the
 right part only, so the time scale never changes under the reader.
 
 A replay sets `span` (the whole recording, clock times at the ends) and `cursor` (a mark at
@@ -120,8 +121,11 @@ class HistoryPlot(Widget):
         strips.append(Strip([Segment(axis[:width], _DIM)]))
         return strips
 
-    def _lines(self, history: History, start: float, end: float, plot_w: int, plot_h: int, join: bool = False) -> list[Strip]:
-        grid = raster([history.binned(name, start, end, 2 * plot_w, join) for name, _ in self.series], plot_w, plot_h)
+    def _lines(self, history: History, start: float, end: float, plot_w: int, plot_h: int) -> list[Strip]:
+        # Joined: where the plot has more dot columns than samples (5 minutes of 1 s samples
+        # across 190 columns), the columns between two samples get the line between them,
+        # instead of dots with gaps; a longer gap (readings missing) stays empty.
+        grid = raster([history.binned(name, start, end, 2 * plot_w, join=True) for name, _ in self.series], plot_w, plot_h)
         self.points_drawn = grid.points
         return [Strip([Segment(_y_label(row, plot_h), _DIM), *_row_segments(text, grid.owner[row], self._line_styles)])
                 for row, text in enumerate(grid.chars)]
@@ -133,7 +137,7 @@ class HistoryPlot(Widget):
         start, end = self.span  # type: ignore[misc]
         key = (id(history), len(history), start, end, plot_w, plot_h, self._line_styles)
         if self._span_cache is None or self._span_cache[0] != key:
-            self._span_cache = (key, self._lines(history, start, end, plot_w, plot_h, join=True), self.points_drawn)
+            self._span_cache = (key, self._lines(history, start, end, plot_w, plot_h), self.points_drawn)
         strips, self.points_drawn = list(self._span_cache[1]), self._span_cache[2]
         left, right = self.span_label(start), self.span_label(end)
         axis = " " * AXIS_W + left + right.rjust(plot_w - len(left))

@@ -1,6 +1,6 @@
 """Provides `GpuPane`: one line per GPU (name, utilisation, memory, temperature and power, with
 bars and a sparkline of recent utilisation where there is room), a line per MIG instance under
-its GPU, titled with the backend and a SIMULATED label when the GPUs are not real.
+its GPU (as many for every MIG GPU, and how many more, when they do not all fit), titled with the backend and a SIMULATED label when the GPUs are not real.
 
 All rows are one widget that renders text for its current width, so 16 GPUs cost one render.
 When the pane is shorter than its lines, the last one says `+N more GPUs` (z zooms the pane).
@@ -96,6 +96,18 @@ def mig_line(m: MigSample, width: int, last: bool) -> Text:
     return line
 
 
+def mig_more(hidden: Sequence[MigSample], after: bool, width: int) -> Text:
+    """The last line under a MIG GPU whose instances do not all fit: how many are left out
+    (`after` some shown: `+N more`), and their memory in use."""
+    line = Text("   └─ ", style="dim").append(f"{'+' if after else ''}{len(hidden)}{' more' if after else ''} MIG instance{'s' if len(hidden) > 1 else ''}")
+    used = [m.memory_used for m in hidden]
+    if all(u is not None for u in used):
+        line.append(f" · {sum(used) / GIB:.1f}G used", style="dim")  # type: ignore[arg-type]
+    line.append(" (z: zoom)", style="dim")
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
 def more_line(hidden: int, width: int) -> Text:
     """The last line when GPUs do not fit: how many are left out, and how to see them."""
     return Text(fixed(f" +{hidden} more GPU{'s' if hidden > 1 else ''} (z: zoom)", width), style="bold yellow")
@@ -154,7 +166,11 @@ class GpuRows(Widget):
             waiting = self.history is None
             return Text("waiting for the first reading…" if waiting else "the GPU backend reports no GPUs", style="dim")
         room = self.room()
-        budget = room - len(self.gpus)  # MIG lines get what the GPU lines leave
+        # Every MIG GPU the same way: all its instances when every line fits, else the same
+        # number of lines each (instances, the last line saying how many more), else none
+        # (the GPU's own line says MIG).
+        split = sum(1 for g in self.gpus if g.mig)
+        per = None if self.line_count() <= room else max(0, room - len(self.gpus)) // max(1, split)
         lines: list[tuple[int, Text]] = []  # (GPU position, line)
         labels = self.labels
         label_w = min(16, max((len(v) for v in labels.values()), default=0)) if labels else 0
@@ -162,17 +178,10 @@ class GpuRows(Widget):
             recent = self.history.series(f"gpu{g.index}.util")[-width:].tolist() if self.history else []
             label = fixed(labels.get(g.index, str(g.index)), label_w) if labels else None
             lines.append((k, gpu_line(g, width, recent, g.index in self.allocated, label)))
-            migs = list(g.mig)
-            if len(migs) > budget >= 0 and self.line_count() > room:
-                cut = len(migs) - max(0, budget - 1)
-                migs = migs[: max(0, budget - 1)]
-                if budget >= 1:
-                    lines.extend((k, mig_line(m, width, False)) for m in migs)
-                    lines.append((k, Text(f"   └─ +{cut} more MIG instance{'s' if cut > 1 else ''}", style="dim")))
-                budget -= len(migs) + (1 if budget >= 1 else 0)
-                continue
-            budget -= len(migs)
-            lines.extend((k, mig_line(m, width, i == len(migs) - 1)) for i, m in enumerate(migs))
+            shown = g.mig if per is None or len(g.mig) <= per else g.mig[: max(0, per - 1)]
+            lines.extend((k, mig_line(m, width, i == len(g.mig) - 1)) for i, m in enumerate(shown))
+            if per and len(g.mig) > per:
+                lines.append((k, mig_more(g.mig[len(shown):], bool(shown), width)))
         if len(lines) > room >= 1:
             kept = lines[: room - 1]
             shown = kept[-1][0] + 1 if kept else 0  # a GPU with some of its MIG lines counts as shown

@@ -68,7 +68,7 @@ TALL = 36
 """Terminals this tall are `-tall`: the output pane shows under the job panel (else `o` shows it)."""
 PLOT_MIN = 6
 """Rows a history plot keeps (title, four rows of dots, time axis) when the process table
-needs the others."""
+needs the others; on taller terminals a fifth of the height (`_fit_table`)."""
 TABLE_SLACK = 3
 """Blank rows the process table may keep before it gives them back to the plots: processes
 come and go every second, and each new height is a layout pass of the whole screen."""
@@ -184,7 +184,9 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         yield NodeSwitcher(id="watch-nodes")
         yield Static(id="watch-nogpu", markup=False)
         yield JobPanel(id="watch-job")
-        yield OutputPane(id="watch-output")
+        output = OutputPane(id="watch-output")
+        output.display = False  # until a job's output is known (hidden, it cannot take the first focus)
+        yield output
         with Horizontal(id="watch-resources"):
             with Vertical(id="watch-gpu-col"):
                 yield GpuPane(id="watch-gpus")
@@ -205,7 +207,6 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self.query_one("#watch-filter", Input).display = False
         self.query_one("#watch-nogpu", Static).display = False
         self.query_one(NodeSwitcher).display = False
-        self.query_one(OutputPane).display = False
         self.query_one(ProcessTable).focus()
         self._layout_plots()
         self._status()
@@ -381,7 +382,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
 
     def _fit_table(self) -> None:
         """With plots on, the process table gets the rows its processes need and the plots the
-        rest, down to `PLOT_MIN` rows each; without plots the stylesheet's split holds."""
+        rest, down to `PLOT_MIN` rows each (a fifth of a tall terminal: a table longer than the
+        screen scrolls anyway); without plots the stylesheet's split holds."""
         table = self.query_one(ProcessTable)
         plots = [p for p in self.query(HistoryPlot) if p.display and p.parent is not None and p.parent.display]  # type: ignore[attr-defined]
         if not plots or self.output_tab:
@@ -389,7 +391,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
                 table.refresh(layout=True)
             return
         needed = len(table.shown) + 1  # the header line
-        room = min(p.size.height for p in plots) - PLOT_MIN  # what the plots can give (negative: what they lack)
+        floor = max(PLOT_MIN, self.app.size.height // 5)
+        room = min(p.outer_size.height for p in plots) - floor  # what the plots can give (negative: what they lack)
         height = table.size.height
         target = max(5, min(needed, height + room))
         if target > height or height - target >= TABLE_SLACK or room < 0:
