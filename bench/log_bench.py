@@ -48,8 +48,9 @@ def build(path: Path, size: int) -> None:
         handle.write(b"THE LAST LINE OF THE BENCH LOG\n")
 
 
-async def open_view(path: Path) -> tuple[float, int]:
-    """Seconds from the app's start to a first screen showing the last line; bytes read."""
+async def open_view(path: Path) -> tuple[float, float, int]:
+    """Seconds from the app's start, and from the app running, to a first screen showing the
+    last line; bytes read."""
     from gpuscope.tui.app import GpuscopeApp
     from gpuscope.tui.screens.views.log import LogViewScreen
     from gpuscope.tui.widgets.log_lines import LogLines
@@ -58,6 +59,7 @@ async def open_view(path: Path) -> tuple[float, int]:
     screen = LogViewScreen(path, follow=False)
     app = GpuscopeApp(first_screen=lambda: screen)
     async with app.run_test(size=(120, 40)) as pilot:
+        running = time.perf_counter()
         while True:
             if screen.ready:
                 lines = screen.query_one(LogLines)
@@ -66,10 +68,10 @@ async def open_view(path: Path) -> tuple[float, int]:
                 if "THE LAST LINE OF THE BENCH LOG" in shown:
                     break
             await pilot.pause(0.005)
-        took = time.perf_counter() - start
+        took, after_start = time.perf_counter() - start, time.perf_counter() - running
         read = screen.document.bytes_read
         app.exit()
-    return took, read
+    return took, after_start, read
 
 
 def baselines(path: Path) -> tuple[float, float]:
@@ -154,8 +156,8 @@ def main() -> int:
         build(big, int(args.gb * 1024 ** 3))
         print(f"built {big.stat().st_size / 1024 ** 3:.2f} GB of real log lines in {time.perf_counter() - start:.1f} s")
         tail, python = baselines(big)
-        took, read = asyncio.run(open_view(big))
-        print(f"open at tail: log view {took:.3f} s to a first screen with the last line (app start included; {read / 1024:.0f} KB read); "
+        took, after_start, read = asyncio.run(open_view(big))
+        print(f"open at tail: log view {took:.3f} s to a first screen with the last line ({after_start:.3f} s once the app runs; {read / 1024:.0f} KB read); "
               f"tail -n 50 {tail:.3f} s, Python last 64 KB {python * 1000:.2f} ms; target < 1 s")
         big.unlink()
         follow(folder, args.seconds, args.rate)
