@@ -87,6 +87,7 @@ async def test_view_follows_pauses_when_scrolled_up_and_goes_on_at_the_end(tmp_p
     async with open_screen(LogViewScreen(path, follow=True), LogViewScreen, (100, 20)) as (app, pilot, screen):
         lines = screen.query_one(LogLines)
         status = screen.query_one("#view-status")
+        assert lines.at_end and lines.scroll_offset.y > 0  # opened on its last line
         assert "following" in str(status.render())
         append(path, b"epoch 2 begins\n")
         assert await until(pilot, lambda: screen.document.line_count == 101)
