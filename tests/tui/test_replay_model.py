@@ -293,3 +293,20 @@ def test_summary_names_gpus_with_the_same_news_together() -> None:
     events = [Event(5, 0.0, "throttle", f"GPU {g} throttled: sw_power_cap") for g in (0, 1, 4)]
     events += [Event(5, 0.0, "throttle", "GPU 2 throttled: hw_slowdown"), Event(5, 0.0, "process-start", "process 7 started")]
     assert summary(events) == ["GPUs 0, 1, 4 throttled: sw_power_cap", "GPU 2 throttled: hw_slowdown", "process 7 started"]
+
+
+def test_the_real_job_recording_has_the_jobs_memory_peak_and_its_processes() -> None:
+    """examples/recording/slurm-job.gsrec was recorded on a real Slurm job (no GPU): the job's
+    memory peak (its cgroup use, out of its --mem) is an event beside the processes ending."""
+    replay = open_replay(Path(__file__).parents[2] / "examples" / "recording" / "slurm-job.gsrec")
+    peaks = [e for e in replay.events if e.kind == "memory-peak"]
+    assert len(peaks) == 1 and peaks[0].text.startswith("job memory peak: ") and " of 240 MiB" in peaks[0].text
+    used = replay.series["scope.mem"]
+    assert used[peaks[0].index] == np.nanmax(used) > used[0] and used[-1] < used[peaks[0].index]  # it rose, then was freed
+    assert sum(e.kind == "process-end" for e in replay.events) >= 2
+
+
+def test_a_node_scope_has_no_scope_memory_peak(tmp_path: Path) -> None:
+    """A node's memory is the host's: what the host pane shows, not an event of its own."""
+    path = write(tmp_path / "n.gsrec", fake(5, gpus=0, processes=3))
+    assert not [e for e in open_replay(path).events if e.kind == "memory-peak"]

@@ -135,7 +135,7 @@ class _quiet:
 
 
 def _gib(n: float) -> str:
-    return f"{n / 1024**3:.1f} GiB"
+    return f"{n / 1024**3:.1f} GiB" if n >= 1024**3 else f"{n / 1024**2:.0f} MiB"
 
 
 def _span(seconds: float) -> str:
@@ -146,18 +146,24 @@ def _span(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def memory_peak(used: np.ndarray, total: np.ndarray, times: np.ndarray, what: str) -> list[Event]:
+    """`what`'s memory peak: its first sample at the highest use, when memory grew (a flat or
+    falling line has none). `total` per sample: the size it is out of (NaN or 0: not known)."""
+    mem = np.nan_to_num(used, nan=-1.0)
+    if not len(times) or mem.max() <= max(0.0, mem[0]):
+        return []
+    i = int(mem.argmax())
+    of = f" of {_gib(total[i])}" if total[i] > 0 else ""
+    return [Event(i, float(times[i]), "memory-peak", f"{what} memory peak: {_gib(mem[i])}{of}")]
+
+
 def gpu_events(gpus: dict[int, GpuColumns], times: np.ndarray) -> list[Event]:
     """Each GPU's memory peak (its first sample at the highest use), its idle spells of at least
     IDLE_MIN_S after a busy sample, and the starts of its throttle spells."""
     events: list[Event] = []
     n = len(times)
     for g, c in gpus.items():
-        mem = np.nan_to_num(c.mem_bytes, nan=-1.0)
-        if n and mem.max() > max(0.0, mem[0]):  # a peak is memory that grew: a flat or falling line has none
-            i = int(mem.argmax())
-            total = c.mem_total[i]
-            of = f" of {_gib(total)}" if total > 0 else ""
-            events.append(Event(i, float(times[i]), "memory-peak", f"GPU {g} memory peak: {_gib(mem[i])}{of}"))
+        events += memory_peak(c.mem_bytes, c.mem_total, times, f"GPU {g}")
         valid = ~np.isnan(c.util)
         idle = valid & (c.util < IDLE_PCT)
         busy = valid & (c.util >= IDLE_PCT)
@@ -193,6 +199,13 @@ def process_events(pids: pa.Array | pa.ChunkedArray, times: np.ndarray) -> list[
                 what = f"process {listed}" if len(pids_now) == 1 else f"{len(pids_now)} processes ({listed})"
                 events.append(Event(i, float(times[i]), kind, f"{what} {verb}"))
     return events
+
+
+def scope_events(scope: pa.ChunkedArray, used: np.ndarray, times: np.ndarray) -> list[Event]:
+    """The memory peak of a job or process tree (a node's is the host's: no event)."""
+    kind = pc.struct_field(scope, "kind").to_numpy(zero_copy_only=False)
+    what = {"job": "job", "pid": "process tree", "user": "the user's processes"}.get(kind[0]) if len(times) else None
+    return memory_peak(used, floats(pc.struct_field(scope, "memory_limit")), times, what) if what else []
 
 
 @dataclass
@@ -308,7 +321,9 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     replay.clock = np.fmax.accumulate(replay.times)
     gpus = gpu_columns(table.column("gpus"), table.num_rows)
     replay.series = series_of(table, gpus)
-    events = gpu_events(gpus, replay.times) + process_events(pc.struct_field(table.column("scope"), "pids"), replay.times)
+    scope = table.column("scope")
+    events = (gpu_events(gpus, replay.times) + process_events(pc.struct_field(scope, "pids"), replay.times)
+              + scope_events(scope, replay.series["scope.mem"], replay.times))
     replay.events = sorted(events, key=lambda e: (e.index, KINDS.index(e.kind)))
     lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
     replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
