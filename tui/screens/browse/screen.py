@@ -153,10 +153,19 @@ class BrowseScreen(Screen[None]):
             folders = sorted(p.parent for p, r in self.recognitions.items() if r.kind == "expected" and p.name == "expected.toml")
             if folders:
                 self.check_expected(folders)
+            self.import_views()
         with self.app.batch_update():  # tree, title and preview in one frame
             tree.show_recognitions()
             self._title()
             self._preview(tree.cursor_node, refresh=True)
+
+    @work(thread=True, exclusive=True, group="views", exit_on_error=False)
+    def import_views(self) -> None:
+        """Import the file views while the browser is idle: the first Enter then costs their
+        drawing only, not loading their libraries (bench/open_bench.py)."""
+        from gpuscope.tui.screens.views.pick import import_views
+
+        import_views()
 
     @work(thread=True, exclusive=True, group="expected", exit_on_error=False)
     def check_expected(self, folders: list[Path]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import asyncio
 from typing import Any, ClassVar, Iterable
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text, TextType
 from textual.binding import Binding
@@ -117,6 +118,12 @@ class BrowseTree(DirectoryTree):
         elif checked and all(r.status == "pass" for r in checked):
             self._more(text, "✓ expected ranges")
         return self._problem(text, rec.problem.message, dim=False) if rec.problem is not None else text
+
+    def get_label_width(self, node: TreeNode[DirEntry]) -> int:
+        """The name's width: Textual sizes the tree by every line's width, each found by drawing
+        the whole label, which was most of listing a 500-file folder (bench/open_bench.py).
+        A longer label is cut at the pane's edge anyway (no horizontal scroll)."""
+        return len(self.ICON_NODE) + cell_len(node.label.plain)
 
     def _more(self, text: Text, more: str) -> Text:
         if more:
