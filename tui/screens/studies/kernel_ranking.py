@@ -47,6 +47,12 @@ class KernelRanking(ResultTableView):
     def on_resize(self) -> None:
         self._refit()  # runs before ResultTableView's own refit, which then finds nothing to do
 
+    def longest_name(self) -> int:
+        """Cells of the longest full name."""
+        if self.ranking is None:
+            return 0
+        return max((cell_len(self.ranking.cell_text(r, 0)) for r in range(len(self.ranking.rows))), default=0)
+
     def full_name(self, row: int) -> str | None:
         """The full name (the first column) of `row`, cleaned of escape sequences."""
         if self.ranking is None or not 0 <= row < len(self.ranking.rows):
@@ -94,21 +100,29 @@ class KernelDetail(Static):
 
     DEFAULT_CSS = """
     KernelDetail {
-        height: auto;
+        height: 2;
         padding: 0 1;
         background: $boost;
     }
     """
 
-    def __init__(self, lines: int = 2, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, **kwargs)
-        self.lines = lines
-        """Most lines the name takes."""
+        self.lines = 2
+        """Lines the name takes: the same for every row of a ranking, so the table above keeps
+        its height as the cursor moves (a table that shrank under the cursor would hide the row
+        selected)."""
         self.label, self.full = "", ""
 
-    def show_name(self, label: str, name: str) -> None:
+    def show_name(self, label: str, name: str, most: int, longest: int) -> None:
+        """Show `label: name` on at most `most` lines, as many as the longest name of the
+        ranking (`longest` cells) needs at the width there is."""
         self.label, self.full = label, name
-        self.refresh(layout=True)
+        width = self.content_size.width
+        needed = -(-(cell_len(label) + 2 + longest) // width) if width else most
+        self.lines = max(1, min(most, needed))
+        self.styles.height = self.lines
+        self.refresh()
 
     def render(self) -> Text:
         return detail_text(self.label, self.full, self.content_size.width, self.lines)

@@ -33,9 +33,9 @@ from gpuscope.tui.screens.studies.roofline import RooflinePane
 NEEDS_DATA = {"cycle_sort", "sort", "filter", "cycle_group", "export", "show_tab", "zoom"}
 SCROLLED = ("flop_per_s", "gbs")
 """Ranking columns shown last on screen (the cards and the roofline carry the rates)."""
-DETAIL_LINES = {"-short": 2, "-tall": 4, "zoomed": 12}
-"""Most lines the full name of the row under the cursor takes: by terminal height, and more
-when the tables fill the screen (`z`). A longer name is folded to them (`KernelDetail`)."""
+DETAIL_LINES = {"-short": 2, "-tall": 4}
+"""Most lines for the full name of the row under the cursor, by terminal height; three times as
+many when the tables fill the screen (`z`). A longer name is folded to them (`KernelDetail`)."""
 EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("kernel-runs.csv", "runs table"),
                 "tab-findings": ("kernel-findings.csv", "findings"), "tab-transfers": ("kernel-transfers.csv", "transfers table"),
                 "tab-metrics": ("profiler-metrics.csv", "profiler metrics")}
@@ -214,9 +214,9 @@ class KernelsScreen(LoadingScreen):
         name = ranking.full_name(row)
         detail.display = name is not None
         zoomed = self.maximized is not None
-        detail.lines = DETAIL_LINES["zoomed" if zoomed else "-short" if self.has_class("-short") else "-tall"]
+        lines = DETAIL_LINES["-short" if self.has_class("-short") else "-tall"] * (3 if zoomed else 1)
         if name is not None and ranking.ranking is not None:
-            detail.show_name(clean(ranking.ranking.columns[0].header), name)
+            detail.show_name(clean(ranking.ranking.columns[0].header), name, lines, ranking.longest_name())
 
     def _view_text(self, view: KernelView, shown: int) -> Text:
         assert self.model is not None
