@@ -95,7 +95,7 @@ class PreviewPane(Static, can_focus=True):
         # PREVIEW_LINES long lines, wrapped and then cut, was most of a key's repaint.
         body = self.body
         if body.plain.count("\n") >= self.size.height:
-            body = Text("\n", style=body.style).join(body.split("\n", allow_blank=True)[: max(1, self.size.height)])
+            body = Text("\n", style=body.style, no_wrap=body.no_wrap, overflow=body.overflow).join(body.split("\n", allow_blank=True)[: max(1, self.size.height)])
         self.update(Group(self.head, Text(), body), layout=False)  # the size is the layout's: see the module doc
 
     def on_resize(self) -> None:
@@ -222,11 +222,13 @@ def parquet_text(path: Path) -> Text:
         table, total, findings = parquet_read.read_budgeted(str(path), label, max_rows=PARQUET_ROWS, max_bytes=PARQUET_DECODED)
     except (OSError, ValueError, pa.ArrowException, MemoryError) as error:
         return Text(f"not a readable Parquet file: {clean(str(error))[:LINE_CHARS]}", style="italic")
-    text = Text()
+    text = Text(no_wrap=True, overflow="ellipsis")  # a row per line: the pane cuts what is too wide
     text.append(f"Parquet · {meta.num_rows:,} rows · {meta.num_columns} columns · {meta.num_row_groups} row group(s)\n", style="bold")
-    width = min(CELL_CHARS, max((len(clean(f.name)) for f in schema), default=1))
-    for field in schema:
-        text.append(f"{clean(field.name)[:CELL_CHARS]:<{width}}  ").append(f"{clean(str(field.type))[:LINE_CHARS]}\n", style="dim")
+    # The type first (short), then the whole name: a narrow pane cuts a name's end, not its type.
+    types = [clean(str(f.type))[:CELL_CHARS] for f in schema]
+    width = max(map(len, types), default=1)
+    for field, kind in zip(schema, types):
+        text.append(f"{kind:<{width}}  ", style="dim").append(f"{clean(field.name)[:LINE_CHARS]}\n")
     if table is None or not table.num_rows:
         why = "; ".join(RAISES.sub("", clean(f.message)) for f in findings) or "no rows"  # the preview's budget is its own
         return text.append(f"\nFirst rows not read: {why.removeprefix('not read: ')}", style="italic")

@@ -65,7 +65,7 @@ class PlotPickModal(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Plot: choose x (across) and y (up) · Tab: the other list · Enter: plot · Escape: cancel", markup=False)
+            yield Label("Plot: x across, y up · Tab: the other list · Enter: plot · Esc: cancel", markup=False)
             with Horizontal():
                 yield OptionList(*[Option(self._label(c), id=str(i)) for i, c in enumerate(self.x_choices)], id="plot-pick-x")
                 yield OptionList(*[Option(self._label(c), id=str(i)) for i, c in enumerate(self.y_choices)], id="plot-pick-y")
