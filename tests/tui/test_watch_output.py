@@ -17,10 +17,10 @@ from gpuscope.collectors import scope as job_scope
 from gpuscope.collectors import slurm
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.tui.model import job_outputs
-from gpuscope.tui.model.job_outputs import JobFiles, OutputTails, Tail, all_outputs, output_files
+from gpuscope.tui.model.job_outputs import JobFiles, OutputTails, Tail, TailView, all_outputs, output_files
 from gpuscope.tui.screens.views.log import LogViewScreen
 from gpuscope.tui.screens.views.merged_log import MergedLines, MergedLogScreen
-from gpuscope.tui.screens.watch.output_pane import OutputPane
+from gpuscope.tui.screens.watch.output_pane import OutputPane, body_lines
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.screens.watch.status import StatusLine
 from loading_helpers import until
@@ -87,6 +87,15 @@ def test_scontrol_record_gives_stdout_and_stderr() -> None:
             "   WorkDir=/w\n   StdErr=/w/e-5.err\n   StdIn=/dev/null\n   StdOut=/w/o-x-5-%N-%t-a.out\n")
     info = slurm.parse_show_job(text, "5")
     assert info is not None and info.stdout == "/w/o-x-5-%N-%t-a.out" and info.stderr == "/w/e-5.err"
+
+
+def test_the_pane_shares_its_rows_and_a_short_file_leaves_its_rest() -> None:
+    out = TailView("out", "/j/o", "o", tuple(f"step {k}" for k in range(20)), 0, 0, False, None)
+    err = TailView("err", "/j/e", "e", ("ERROR: a", "WARNING: b"), 1, 1, False, None)
+    lines = [t.plain for t in body_lines((out, err), 10)]
+    assert lines == [f"out step {k}" for k in range(12, 20)] + ["err ERROR: a", "err WARNING: b"]
+    assert [t.plain for t in body_lines((out,), 3)] == ["step 17", "step 18", "step 19"]  # one file: no role column
+    assert body_lines((), 5)[0].plain == "no output file known"
 
 
 # --- the watch screen ---------------------------------------------------------------------

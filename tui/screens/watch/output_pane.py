@@ -40,22 +40,25 @@ def counts_text(view: TailView) -> Text:
 
 
 def body_lines(views: tuple[TailView, ...], rows: int) -> list[Text]:
-    """The last lines of each file, the rows shared among them; with two files each line
-    starts with its file's role (`out`, `err`)."""
+    """The last lines of each file, the rows shared among them (a file with fewer lines leaves
+    its rows to the others); with two files each line starts with its file's role (`out`, `err`)."""
     shown = [v for v in views if v.lines]
     if not shown:
         return [Text("no output yet" if views else "no output file known", style="dim")]
+    takes = [0] * len(shown)
+    while sum(takes) < rows and any(t < len(v.lines) for t, v in zip(takes, shown)):
+        for k, view in enumerate(shown):  # one row each in turn
+            if takes[k] < len(view.lines) and sum(takes) < rows:
+                takes[k] += 1
     out: list[Text] = []
-    share = max(1, rows // len(shown))
-    for k, view in enumerate(shown):
-        take = rows - share * (len(shown) - 1) if k == len(shown) - 1 else share
-        for line in view.lines[-take:] if take > 0 else ():
+    for view, take in zip(shown, takes):
+        for line in view.lines[-take:] if take else ():
             text = Text(no_wrap=True, overflow="ellipsis")
             if len(shown) > 1:
                 text.append(f"{view.role} ", style=ROLE_STYLES.get(view.role, "dim"))
             text.append(line, style=TINTS.get(plain_log.classify(line) or "", ""))
             out.append(text)
-    return out[-rows:]
+    return out
 
 
 class OutputPane(Widget, can_focus=True):
@@ -76,9 +79,11 @@ class OutputPane(Widget, can_focus=True):
     }
     """
     BINDINGS = [
-        Binding("enter", "follow", "Follow", tooltip="Open the job's StdOut in the log view, following it as it grows"),
-        Binding("m", "merged", "Merged", tooltip="The job's StdOut, StdErr and per-rank files merged in time order"),
+        Binding("enter", "follow", "Follow", show=False, tooltip="Open the job's StdOut in the log view, following it as it grows"),
+        Binding("m", "merged", "Merged", show=False, tooltip="The job's StdOut, StdErr and per-rank files merged in time order"),
     ]
+    """Out of the footer, which has no room for them at 80 columns: the pane's title says them
+    first, and help lists them."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -89,10 +94,9 @@ class OutputPane(Widget, can_focus=True):
         """Draw what the poll read; the layout is redone only when the number of lines changes."""
         before = self.get_content_height(Size(0, 0), Size(0, 0), 0)
         self.views, self.job = views, job
-        title = Text().append("Output", style="bold")
+        title = Text().append("Output", style="bold").append(" ⏎ follow · m merged", style="dim")
         for view in views:
             title.append(" · ").append_text(counts_text(view))
-        title.append("  Enter: follow · m: merged", style="dim")
         set_border_title(self, title)
         self.refresh(layout=self.get_content_height(Size(0, 0), Size(0, 0), 0) != before)
 
