@@ -2,7 +2,11 @@
 
 It combines the collectors (host, processes, GPU backend, job scope) into an immutable
 `Snapshot`, attaches each GPU process's memory and SM % to its process row, and judges the
-scope ("asked for 2 cores, using 1.0"). `poll()` blocks (procfs reads, NVML, the first call
+scope ("asked for 2 cores, using 1.0"). It reads the scope's processes only, unless
+`everyone` is set (the watch's `a`): then every process of the node, while the scope's own
+figures (memory peak, verdicts) still count only the scope's. A `--demo` run's simulated GPU
+processes are rows of their own (`SimulatedBackend.process_rows`), never attached to a real
+process that happens to have the same made-up pid. `poll()` blocks (procfs reads, NVML, the first call
 may run scontrol): callers run it in a worker thread, never on the UI thread.
 """
 
@@ -17,10 +21,11 @@ from gpuscope.collectors.gpu import GpuBackend, NoGpuBackend, open_backend
 from gpuscope.collectors.host import HostCollector
 from gpuscope.collectors.processes import ProcessCollector
 from gpuscope.collectors.scope import refresh, resolve_scope
+from gpuscope.collectors.simulated import SimulatedBackend
 from gpuscope.metrics.job import verdicts
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, JobScope, ProcessRow, Snapshot
-from gpuscope.metrics.snapshot_tables import NOT_IN_PROC
+from gpuscope.metrics.snapshot_tables import NOT_IN_PROC, scope_processes
 
 VERDICT_WINDOW_S = verdicts.WINDOW_S
 
@@ -84,6 +89,8 @@ class SnapshotSource:
         self._gpu: GpuBackend | None = None
         self._scope: JobScope | None = None
         self._history = History(capacity=int(VERDICT_WINDOW_S * 4))
+        self.everyone = False
+        """List every process of the node, not only the scope's (the watch's `a` sets it)."""
 
     def _backend(self) -> GpuBackend:
         if self._gpu is None:
@@ -106,18 +113,23 @@ class SnapshotSource:
         backend = self._backend()
         scope = self._current_scope()
         host = self._host.sample()
-        pids = None if scope.kind == "node" else scope.pids
+        pids = None if scope.kind == "node" or self.everyone else scope.pids
         processes = self._processes.sample(pids)
         try:
             gpus = backend.sample()
             status = backend.status()
         except Exception as error:  # noqa: BLE001 - keep the host view alive
             gpus, status = (), GpuStatus("none", f"GPU sampling failed: {error}")
-        processes = attach_gpu_use(processes, gpus)
-        if scope.kind == "node":  # only the node view lists every process: absence is evidence there
-            processes = add_unseen_gpu_processes(processes, gpus, status)
-        scope = self._with_rss_peak(scope, processes, host.timestamp, gpus)
-        return Snapshot(host, processes, gpus, status, scope, self._judge(scope, processes, gpus))
+        if isinstance(backend, SimulatedBackend):  # made-up pids: rows of their own
+            processes += attach_gpu_use(backend.process_rows(gpus), gpus)
+        else:
+            processes = attach_gpu_use(processes, gpus)
+            if pids is None:  # every process listed: absence from /proc is evidence
+                processes = add_unseen_gpu_processes(processes, gpus, status)
+        snapshot = Snapshot(host, processes, gpus, status, scope)
+        own = scope_processes(snapshot)
+        scope = self._with_rss_peak(scope, own, host.timestamp, gpus)
+        return dataclasses.replace(snapshot, scope=scope, verdicts=self._judge(scope, own, gpus))
 
     def _with_rss_peak(self, scope: JobScope, processes: tuple[ProcessRow, ...], t: float, gpus: tuple[GpuSample, ...]) -> JobScope:
         """Keep history for verdicts; without a cgroup, peak memory is the peak summed RSS seen."""
