@@ -169,59 +169,205 @@ def to_rich(table: ResultTable) -> Table:
     return view
 
 
+WRAP = 24
+"""Text columns wrap onto more lines down to this width before a table loses or splits columns."""
+NARROWEST = 8
+"""Text columns wrap down to this width in a part still too wide (keys and one more column)."""
+KEYS_SHARE = 0.6
+"""The repeated key columns of a split table take at most this share of the width."""
+BREAKS = re.compile(r"(?<=[/_,;:.\-])")
+"""Where a word too long for its line breaks, before it is cut anywhere: after a path's `/`,
+a name's `_`, a list's `,`."""
+
+
+def wrap_cell(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` cells, broken at spaces, then within a word after
+    `BREAKS`, then anywhere: every character is kept, in order (a folder name is never cut)."""
+    width = max(1, width)
+    if cell_len(text) <= width:
+        return [text]
+    pieces: list[str] = []
+    for word in text.split(" "):
+        parts = [word] if cell_len(word) <= width else [p for p in BREAKS.split(word) if p]
+        for part in parts:
+            while cell_len(part) > width:  # no break in `width` cells: break at the edge
+                head = _cells_prefix(part, width) or part[0]  # a wide character in a column of one
+                pieces.append(head)
+                part = part[len(head):]
+            pieces.append(part)
+        pieces.append(" ")
+    lines, line = [], ""
+    for piece in pieces[:-1]:
+        if piece == " ":
+            line += " " if line else ""
+        elif cell_len(line + piece) <= width:
+            line += piece
+        else:
+            lines.append(line.rstrip())
+            line = piece
+    lines.append(line.rstrip())
+    return [line for line in lines if line] or [""]
+
+
+class _Column:
+    """One column of a text table being fitted: its header, its cells' text, how it may narrow."""
+
+    def __init__(self, table: ResultTable, c: int) -> None:
+        column = table.columns[c]
+        self.index = c
+        self.header = clean(column.header)
+        self.cells = [table.cell_text(r, c) for r in range(len(table.rows))]
+        self.numeric = column.is_numeric(table.column_values(c))
+        self.low_value = column.low_value
+        self.shorten = column.shorten
+        self.values = max(map(cell_len, self.cells), default=0)
+        self.natural = max(cell_len(self.header), self.values)
+
+    def floor(self, least: int | None = None) -> int:
+        """The narrowest this column goes with text wrapped (or shortened) to `least` cells
+        (None: kept whole): numbers are never cut, headers wrap at a space but keep their words."""
+        header = header_floor(self.header)
+        if least is None or self.numeric or self.values <= 4:  # n/a and short words stay whole
+            return max(header, self.values)
+        return max(header, min(self.values, least))
+
+    def lines(self, text: str, width: int) -> list[str]:
+        if cell_len(text) <= width:
+            return [text]
+        if self.shorten is not None:
+            return [self.shorten(text, width)]
+        return wrap_cell(text, width)
+
+
+class _Numbered(_Column):
+    """The row number a table split into parts starts each part with."""
+
+    def __init__(self, rows: int) -> None:  # noqa: D107 - no table column behind it
+        self.index = -1
+        self.header = "#"
+        self.cells = [str(r + 1) for r in range(rows)]
+        self.numeric, self.low_value, self.shorten = True, False, None
+        self.values = self.natural = max(map(cell_len, self.cells), default=1)
+
+
+def _span(widths: Sequence[int]) -> int:
+    """Cells a table line takes with columns this wide (a space, then each column padded by one
+    space either side, one space between)."""
+    return sum(w + 3 for w in widths)
+
+
+def _squeezed(columns: Sequence[_Column], limit: int) -> list[int]:
+    """Natural widths, narrowed widest first until the line fits `limit` (or nothing narrows
+    further): headers wrap first, which loses nothing, then text wraps at WRAP, then at NARROWEST."""
+    widths = [c.natural for c in columns]
+    for least in (None, WRAP, NARROWEST):
+        widths = squeeze(widths, [min(w, c.floor(least)) for w, c in zip(widths, columns)], _span(widths) - limit)
+    return widths
+
+
+def _keys(table: ResultTable, columns: Sequence[_Column]) -> list[_Column]:
+    """The columns that name a row, most telling first (`ResultTable.row_keys`), among `columns`."""
+    by_key = {table.columns[c.index].key: c for c in columns}
+    keys = [by_key[k] for k in table.row_keys or () if k in by_key]
+    if keys:
+        return keys
+    start = 1 if _numbered(columns) else 0
+    leading = next((i for i, c in enumerate(columns) if i >= start and c.numeric), len(columns))
+    return list(columns[start:max(start + 1, leading)])
+
+
+def _numbered(columns: Sequence[_Column]) -> bool:
+    """Whether the table numbers its rows itself (a first column `#`)."""
+    return bool(columns) and columns[0].header == "#" and columns[0].numeric
+
+
+def _parts(table: ResultTable, columns: list[_Column], limit: int) -> tuple[list[list[_Column]], list[str]]:
+    """The column groups a table is printed in to fit `limit` cells, and notes saying what was
+    done: columns with no value in any row left out, then `low_value` ones, then the columns
+    split into parts that each start with the row number and the key columns that fit."""
+    notes: list[str] = []
+    if _span(c.natural for c in columns) <= limit:
+        return [columns], notes
+    if table.rows:  # n/a in every row says one thing, which a line can say: the others get the room
+        empty = [c for c in columns if all(v in EMPTY_CELLS for v in c.cells)]
+        if empty and len(empty) < len(columns):
+            notes.append(f"Left out, no value in any row: {', '.join(c.header for c in empty)}")
+            columns = [c for c in columns if c not in empty]
+    keys = _keys(table, columns)
+    if _span(c.floor(WRAP) for c in columns) > limit and any(c.low_value and c not in keys for c in columns):
+        low = [c for c in columns if c.low_value and c not in keys]
+        notes.append(f"Left out to fit {limit} columns: {', '.join(c.header for c in low)} (every column is in --format csv)")
+        columns = [c for c in columns if c not in low]
+    if _span(c.floor(WRAP) for c in columns) <= limit:
+        return [columns], notes
+    lead = columns[:1] if _numbered(columns) else [_Numbered(len(table.rows))]
+    keys = [c for c in keys if c not in lead]
+    room = limit * KEYS_SHARE
+    while len(keys) > 1 and _span(c.floor() for c in [*lead, *keys]) > room:
+        keys = keys[:-1]
+    least = None if _span(c.floor() for c in [*lead, *keys]) <= room else WRAP  # a key too wide wraps
+    head = [*lead, *(c for c in columns if c in keys)]
+    parts: list[list[_Column]] = []
+    for column in (c for c in columns if c not in head):
+        floors = [c.floor(least) for c in head] + [c.floor(WRAP) for c in (parts[-1][len(head):] if parts else [])]
+        if parts and len(parts[-1]) > len(head) and _span([*floors, column.floor(WRAP)]) <= limit:
+            parts[-1].append(column)
+        else:
+            parts.append([*head, column])
+    named = ", ".join(c.header for c in head)
+    notes.insert(0, f"Too wide for {limit} columns: shown in {len(parts)} parts, each starting with {named}")
+    return parts, notes
+
+
 def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     """The table exactly as rich prints `to_rich(table)` (SIMPLE_HEAD box, no colour,
     natural width), built with plain string operations.
 
     Rich measures and wraps every cell, which takes seconds for the thousand-row tables a
     large study produces; this takes milliseconds. tests/test_export.py checks that both
-    give the same text. `limit` (`--width`): a table wider than that first leaves out the
-    columns with no value in any row (named in a line under it), then text columns are cut in
-    the middle and headers wrap onto a second line until it fits; numbers are never cut.
+    give the same text. `limit` (`--width`): a table wider than that leaves out the columns
+    with no value in any row, wraps headers and text cells onto more lines (a word breaks only
+    when it is wider than its column; nothing is cut, except by a column's own `shorten`),
+    leaves out `low_value` columns, and then splits its columns into parts, each starting with
+    the row number and the key columns; each step is said in a line under the table. Numbers
+    are never cut.
     """
-    ncols = len(table.columns)
-    cells = [[table.cell_text(r, c) for c in range(ncols)] for r in range(len(table.rows))]
-    numeric = [col.is_numeric(table.column_values(i)) for i, col in enumerate(table.columns)]
-    headers = [clean(col.header) for col in table.columns]
-    widths = [max([cell_len(headers[c])] + [cell_len(row[c]) for row in cells]) for c in range(ncols)]
-    total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
-    head = [[h] for h in headers]
-    left_out: list[str] = []
-    if limit and total > limit and cells:
-        # n/a in every row says one thing, which a line can say: the others get the room.
-        keep = [c for c in range(ncols) if any(row[c] not in EMPTY_CELLS for row in cells)]
-        if keep and len(keep) < ncols:
-            left_out = [headers[c] for c in range(ncols) if c not in keep]
-            cells = [[row[c] for c in keep] for row in cells]
-            numeric, headers, widths = [numeric[c] for c in keep], [headers[c] for c in keep], [widths[c] for c in keep]
-            ncols = len(keep)
-            head = [[h] for h in headers]
-            total = 1 + sum(w + 2 for w in widths) + max(ncols - 1, 0)
-    if limit and total > limit:
-        # A header is never cut below what keeps it whole on two lines; the values' floors say so.
-        floors = [header_floor(h) for h in headers]
-        values = [max([cell_len(row[c]) for row in cells], default=1) for c in range(ncols)]
-        cuttable = [not n and v > 4 for n, v in zip(numeric, values)]  # n/a and short words stay whole
-        least = [max(distinct_width([row[c] for row in cells]), floors[c]) for c in range(ncols)]
-        widths = fit_widths(widths, [max(v, f) for v, f in zip(values, floors)], cuttable, total - limit, least)
-        head = [header_lines(h, w) for h, w in zip(headers, widths)]
-        cells = [[middle(v, widths[c]) for c, v in enumerate(row)] for row in cells]
+    columns = [_Column(table, c) for c in range(len(table.columns))]
+    parts, notes = _parts(table, columns, limit) if limit else ([columns], [])
+    title = clean(table.title).rstrip()
+    out = (textwrap.wrap(title, limit) if limit else [title]) + [""] if title else [""]
+    widths = [_squeezed(part, limit) if limit else [c.natural for c in part] for part in parts]
+    if len(parts) > 1:  # the columns every part starts with: as wide in each, the narrowest
+        head = [c for c in parts[0] if all(c in part for part in parts)]
+        narrowest = {id(c): min(w[part.index(c)] for part, w in zip(parts, widths)) for c in head}
+        widths = [[narrowest.get(id(c), w) for c, w in zip(part, ws)] for part, ws in zip(parts, widths)]
+    for i, (part, ws) in enumerate(zip(parts, widths)):
+        if i:
+            out.append("")
+        out.extend(_part_lines(part, ws))
+    for note in notes:
+        out.extend(textwrap.wrap(note, limit or DEFAULT_WIDTH))
+    out.append("")
+    return out
+
+
+def _part_lines(columns: Sequence[_Column], widths: Sequence[int]) -> list[str]:
+    """Header (wrapped onto a second line where narrowed), rule and rows of these columns."""
 
     def line(values: Sequence[str]) -> str:
         parts = []
-        for c, value in enumerate(values):
-            pad = " " * (widths[c] - cell_len(value))
-            parts.append(" " + (pad + value if numeric[c] else value + pad) + " ")
+        for column, width, value in zip(columns, widths, values):
+            pad = " " * (width - cell_len(value))
+            parts.append(" " + (pad + value if column.numeric else value + pad) + " ")
         return (" " + " ".join(parts) + " ").rstrip()
 
-    out = [clean(table.title).rstrip(), ""] if table.title else [""]
-    for i in range(max(map(len, head), default=1)):
-        out.append(line([lines[i] if i < len(lines) else "" for lines in head]))
+    def block(cells: Sequence[list[str]]) -> list[str]:
+        return [line([c[i] if i < len(c) else "" for c in cells]) for i in range(max(map(len, cells), default=1))]
+
+    out = block([header_lines(c.header, w) for c, w in zip(columns, widths)])
     out.append(" " + "─".join("─" * (w + 2) for w in widths))
-    out.extend(line(row) for row in cells)
-    if left_out:
-        out.extend(textwrap.wrap(f"Left out, no value in any row: {', '.join(left_out)}", limit or DEFAULT_WIDTH))
-    out.append("")
+    for r in range(len(columns[0].cells) if columns else 0):
+        out.extend(block([c.lines(c.cells[r], w) for c, w in zip(columns, widths)]))
     return out
 
 

@@ -8,8 +8,8 @@ to show them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Sequence
 
 from gpuscope.metrics.safe_text import clean
 
@@ -25,6 +25,15 @@ class Column:
     missing: str = ""
     """Text shown for a missing value (None, NaN): blank, or `n/a` where a value could not be
     computed. CSV and JSON are not affected (empty and null)."""
+    show: Callable[[Any], str] | None = None
+    """How a present value is shown, where a format spec cannot say it (bytes as MiB, seconds
+    as htop's m:ss.cc); CSV and JSON keep the raw value."""
+    low_value: bool = False
+    """Left out (and named in a note) when a text table is too wide for its width, before
+    its columns are split into parts."""
+    shorten: Callable[[str, int], str] | None = None
+    """How a cell is shortened to a width where its meaning survives (a kernel name folds its
+    template arguments); None: a text cell too wide wraps onto more lines instead."""
 
     @property
     def header(self) -> str:
@@ -68,6 +77,10 @@ class ResultTable:
     columns: tuple[Column, ...]
     rows: tuple[tuple[Any, ...], ...]
     notes: tuple[str, ...] = field(default=())
+    row_keys: tuple[str, ...] | None = None
+    """The keys of the columns that name a row, most telling first: a text table split into
+    parts starts each with as many of them as fit. None: the leading text columns (at least
+    the first)."""
 
     @property
     def keys(self) -> list[str]:
@@ -75,7 +88,19 @@ class ResultTable:
 
     def cell_text(self, row: int, col: int) -> str:
         value, column = self.rows[row][col], self.columns[col]
-        return column.missing if is_missing(value) else format_cell(value, column.fmt)
+        if is_missing(value):
+            return column.missing
+        return clean(column.show(value)) if column.show is not None else format_cell(value, column.fmt)
+
+    def laid_out(self, row_keys: Sequence[str] | None = None, low_value: Iterable[str] = (),
+                 shorten: Callable[[str, int], str] | None = None, shortened: Iterable[str] = ()) -> "ResultTable":
+        """This table with its text layout declared: `row_keys` (see the field), the columns
+        keyed in `low_value` are the first left out to fit a width, those in `shortened` are
+        cut by `shorten` (see `Column`)."""
+        low, short = set(low_value), set(shortened)
+        columns = tuple(replace(c, low_value=c.low_value or c.key in low, shorten=shorten if c.key in short else c.shorten)
+                        for c in self.columns)
+        return replace(self, columns=columns, row_keys=self.row_keys if row_keys is None else tuple(row_keys))
 
     def column_values(self, col: int) -> list[Any]:
         return [r[col] for r in self.rows]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -20,7 +19,7 @@ import time
 from typing import Any
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli.output import add_output_options, emit, fail, output_format, run_screen, say, stdout_failed, text_width
+from gpuscope.tui.cli.output import add_output_options, emit, fail, output_format, run_screen, say, stdout_failed, text_limit, text_width
 from gpuscope.tui.cli.checks import finite_float, positive_int
 
 GONE_SAMPLES = 3
@@ -331,8 +330,7 @@ def run_report(args: argparse.Namespace) -> int:
     advice = result.advice or ["no advice: nothing stood out in the samples (a node view: there is no request to compare with)" if nodes_only else
                                "no advice: the job used what it asked for, as far as the samples show"]
     tables = [*result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
-    width = args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
-    text = export.render(tables, fmt, width, limit=args.width or (width if sys.stdout.isatty() else None))  # fits the terminal
+    text = export.render(tables, fmt, text_width(args), limit=text_limit(args))
     text += "" if text.endswith("\n") else "\n"
     return emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands
 
@@ -387,12 +385,12 @@ def run_watch(args: argparse.Namespace) -> int:
         source.close()
     fmt = output_format(args)
     if fmt == "json":
-        text = json.dumps(snapshot_dict(snapshot), indent=2, allow_nan=False) + "\n"
+        text = json.dumps(snapshot_dict(snapshot, kernel_threads=False), indent=2, allow_nan=False) + "\n"
     else:
-        tables = snapshot_tables(snapshot, width=args.width)
+        tables = snapshot_tables(snapshot, width=text_limit(args) if fmt == "text" else None, fmt=fmt)
         if args.table:
             tables = [t for t in tables if t.title.lower().startswith(args.table)]
-        text = export.render(tables, fmt, text_width(args), limit=args.width)
+        text = export.render(tables, fmt, text_width(args), limit=text_limit(args))
     if emit(args, fmt, text):
         return 1
     for problem in snapshot.scope.problems:

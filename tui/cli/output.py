@@ -33,6 +33,16 @@ def text_width(args: argparse.Namespace) -> int:
     return args.width or (shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120)
 
 
+def text_limit(args: argparse.Namespace) -> int | None:
+    """The width text tables must fit: --width, else the terminal's when printing to one;
+    None (natural width) for a pipe or a file, which is read later, not on this screen."""
+    if args.width:
+        return args.width
+    if getattr(args, "output", None) is None and sys.stdout.isatty():
+        return shutil.get_terminal_size((120, 24)).columns
+    return None
+
+
 def write_stdout(text: str) -> None:
     """All of `text` on standard output, or OSError. Unbuffered (`python -u`, PYTHONUNBUFFERED)
     stdout is a raw file whose write may take only part of the bytes (a pipe whose reader has

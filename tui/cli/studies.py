@@ -13,7 +13,7 @@ import argparse
 import os
 
 from gpuscope.metrics import export
-from gpuscope.tui.cli.output import emit, fail, missing_path, on_screen, output_format, print_findings, run_screen, text_width
+from gpuscope.tui.cli.output import emit, fail, missing_path, on_screen, output_format, print_findings, run_screen, text_limit, text_width
 
 
 def run_magma(args: argparse.Namespace) -> int:
@@ -35,7 +35,7 @@ def run_magma(args: argparse.Namespace) -> int:
         return fail(problem, 2)
     fmt = output_format(args)
     tables, extra = report(result, options, fmt)
-    if emit(args, fmt, export.render(tables, fmt, text_width(args), extra, limit=args.width)):
+    if emit(args, fmt, export.render(tables, fmt, text_width(args), extra, limit=text_limit(args))):
         return 1
     if result.files_read == 0 or result.rows.empty:  # nothing to summarise: say why, and fail
         print_findings([f for f in result.findings if f.severity != "info"] or result.findings)
@@ -83,7 +83,7 @@ def run_kernels(args: argparse.Namespace) -> int:
         result = report(options, fmt, text_width(args))
     except ValueError as exc:  # an unknown --gpu, a bad peak value, an unknown --group-by field
         return fail(str(exc), 2)
-    if emit(args, fmt, export.render(result.tables, fmt, text_width(args), result.extra, limit=args.width)):
+    if emit(args, fmt, export.render(result.tables, fmt, text_width(args), result.extra, limit=text_limit(args))):
         return 1
     if result.empty:
         errors = [f for f in result.findings if f.severity == "error"]
@@ -149,7 +149,7 @@ def run_scaling(args: argparse.Namespace) -> int:
         return fail(problem, 2)
     fmt = output_format(args)
     printed = report(model, fmt, text_width(args), args.table)
-    if emit(args, fmt, export.render(printed.tables, fmt, text_width(args), printed.extra, limit=args.width)):
+    if emit(args, fmt, export.render(printed.tables, fmt, text_width(args), printed.extra, limit=text_limit(args))):
         return 1
     # warnings and errors, and that there is nothing to scale over; the rest are in the findings table
     print_findings([f for f in model.findings if f.severity != "info" or f.kind == "single-config"])
@@ -179,7 +179,8 @@ def run_check(args: argparse.Namespace) -> int:
     if not report.checks:
         return fail(f"no checks to run from {report.expected_file} (see 'gpuscope check --help' for its format)", 2)
     fmt = output_format(args)
-    if emit(args, fmt, export.render([results_table(report.results)], fmt, text_width(args), limit=args.width)):
+    table = results_table(report.results).laid_out(row_keys=("name",))  # a text table split in parts names the check in each
+    if emit(args, fmt, export.render([table], fmt, text_width(args), limit=text_limit(args))):
         return 2
     if not report.expected_ok:
         return 2  # a check was left out: passing the rest must not look like a pass
@@ -195,7 +196,7 @@ def run_browse(args: argparse.Namespace) -> int:
     from gpuscope.tui.model.browse_listing import listing
 
     fmt = output_format(args)
-    return emit(args, fmt, export.render([listing(args.folder)], fmt, text_width(args), limit=args.width))
+    return emit(args, fmt, export.render([listing(args.folder)], fmt, text_width(args), limit=text_limit(args)))
 
 
 def _open_browse_screen(args: argparse.Namespace) -> int | None:

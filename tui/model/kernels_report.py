@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.metrics.kernels.names import short_name
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.kernels import KernelsModel, KernelView, build_model
 
@@ -60,9 +61,16 @@ def split_fields(text: str | None) -> tuple[str, ...]:
     return tuple(f.strip() for f in (text or "").split(",") if f.strip())
 
 
+def ranking(model: KernelsModel, view: KernelView) -> ResultTable:
+    """The kernel ranking, whose names a text table too narrow for them folds (their template
+    and argument lists become `…`, the function name stays) instead of wrapping a thousand
+    characters of C++ types."""
+    return model.ranking_table(view).laid_out(shorten=short_name, shortened=["kernel", "name"])
+
+
 def tables_for(model: KernelsModel, view: KernelView, fmt: str) -> dict[str, ResultTable]:
     """Every table the report can hold, keyed as `--table` names them."""
-    tables = {"summary": model.summary, "kernels": model.ranking_table(view)}
+    tables = {"summary": model.summary, "kernels": ranking(model, view)}
     if model.transfers is not None:
         tables["transfers"] = model.transfers
     if model.profiler_metrics is not None:
@@ -118,7 +126,7 @@ def tab_tables(model: KernelsModel, view: KernelView, tab: str, fmt: str) -> tup
     if tab == "tab-runs":
         runs = [model.runs_table(compact=fmt in ("text", "markdown"))]
         return (runs if fmt == "csv" or model.grouped is None else [*runs, model.grouped]), []
-    ranking = model.ranking_table(view)
+    ranked = ranking(model, view)
     if fmt == "csv":
-        return [ranking], []
-    return [model.summary, ranking], plots_text(model, view, 100) if fmt in ("text", "markdown") else []
+        return [ranked], []
+    return [model.summary, ranked], plots_text(model, view, 100) if fmt in ("text", "markdown") else []

@@ -64,6 +64,19 @@ def select(rows: pd.DataFrame, *, test: str | None = None, nodes: int | None = N
     return rows[keep]
 
 
+TEXT_LAYOUT = {"summary": (("test", "problem_size", "environment", "nodes"), ("_whisker_lo", "_whisker_hi")),
+               "comparison": (("test", "problem_size", "rank", "nodes", "environment"), ("metric", "p_raw"))}
+"""Per table, the columns that name a row, most telling first (a text table too wide for its
+width repeats those that fit in each part), and the endings of the keys of the columns left
+out first to fit it: the whiskers (the box plots draw them), the metric (the title says it),
+the uncorrected p."""
+
+
+def _laid_out(name: str, table: ResultTable) -> ResultTable:
+    keys, low = TEXT_LAYOUT.get(name, (None, ()))
+    return table.laid_out(row_keys=keys, low_value=[c.key for c in table.columns if c.key.endswith(low)])
+
+
 def report(result: MagmaResult, args: MagmaOptions, fmt: str) -> tuple[list[ResultTable], list[str]]:
     """Tables (and, for text/markdown, box plots) for the chosen format."""
     metric = metric_key(args.metric)
@@ -80,6 +93,7 @@ def report(result: MagmaResult, args: MagmaOptions, fmt: str) -> tuple[list[Resu
         "findings": magma_stats.findings_table(result.findings, limit=None if args.table == "findings" or fmt in ("csv", "json") else FINDINGS_SHOWN),
         "runs": magma_stats.runs_table(result.runs),
     }
+    tables = {name: _laid_out(name, table) for name, table in tables.items()}
     if args.table == "rows":
         tables = {"rows": ResultTable.from_frame(rows, "MAGMA rows")}
     chosen = args.table or ("summary" if fmt == "csv" else None)
