@@ -28,6 +28,7 @@ from typing import Iterable, Mapping
 from gpuscope.collectors import cgroups, procfs, slurm
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import AllocatedGpu, JobScope
+from gpuscope.parsers.runlogs.formats import slurm_seconds
 
 _UUID = re.compile(r"(GPU|MIG)-[0-9A-Za-z/.-]+")
 _ENV_SAMPLE = 8
@@ -165,8 +166,15 @@ def _job_scope(job_id: str, base: Path, env: Mapping[str, str], runner: slurm.Ru
         kind="job", label=label, pids=pids, job_id=job_id, user=user, cpus_allocated=cpus, cpu_ids=cpu_ids,
         memory_limit=limit, memory_used=used, memory_peak=peak, gpus=gpus, cgroup=cg.shown(base) if cg else None,
         work_dir=info.work_dir if info else None, stdout=info.stdout if info else None,
-        evidence=tuple(evidence), problems=tuple(dict.fromkeys(problems)),
+        evidence=tuple(evidence), problems=tuple(dict.fromkeys(problems)), time_limit_s=_time_limit(info),
+        stderr=info.stderr if info else None,
     )
+
+
+def _time_limit(info: slurm.JobInfo | None) -> float | None:
+    """`TimeLimit` of scontrol show job in seconds; None when UNLIMITED, absent or unreadable."""
+    seconds = slurm_seconds(info.fields.get("TimeLimit", "")) if info else float("nan")
+    return None if seconds != seconds else seconds
 
 
 def _cpus(info: slurm.JobInfo | None, alloc: slurm.NodeAlloc | None, reading: cgroups.CgroupReading | None, envs: list[Mapping[str, str]], evidence: list[str], problems: list[str]) -> tuple[int | None, tuple[int, ...]]:

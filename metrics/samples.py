@@ -160,6 +160,10 @@ class JobScope:
     evidence: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     """Clear messages about what could not be read (unreadable cgroup file, scontrol missing...)."""
+    time_limit_s: float | None = None
+    """A job's time limit in seconds (`TimeLimit` in scontrol show job); None when unlimited or unknown."""
+    stderr: str | None = None
+    """A job's error file (`StdErr`); raw, cleaned where shown."""
 
 
 @dataclass(frozen=True, slots=True)

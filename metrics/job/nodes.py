@@ -101,7 +101,7 @@ def aggregate(nodes: Mapping[str, Snapshot], position: Mapping[str, int] | None 
         kind=first.kind, label=first.label, job_id=first.job_id, user=first.user,
         cpus_allocated=_sum([s.cpus_allocated for s in scopes]), cpu_ids=tuple(cpu_ids),
         memory_limit=_sum([s.memory_limit for s in scopes]), memory_used=_sum([scope_memory_used(s) for s in snaps]),
-        memory_peak=peaks, gpus=tuple(allocated), work_dir=first.work_dir, stdout=first.stdout,
+        memory_peak=peaks, gpus=tuple(allocated), work_dir=first.work_dir, stdout=first.stdout, stderr=first.stderr, time_limit_s=first.time_limit_s,
         evidence=(f"{len(names)} nodes: {', '.join(map(clean, names))}",) + ((PEAK_NOTE,) if peaks is not None and len(names) > 1 else ()),
         problems=tuple(problems),
     )

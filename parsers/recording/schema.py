@@ -15,7 +15,8 @@ brought to the current layout as it is read (`current`, through `UPGRADES`), so 
 a recording sees one layout; `SCHEMAS` keeps each version's columns, and tests keep a
 recording of each version.
 
-Version 1 wrote the scope as JSON text; version 2 writes it as a struct.
+Version 1 wrote the scope as JSON text; version 2 writes it as a struct; version 3 adds the
+job's time limit and error file to that struct.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import (AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow,
                                       Snapshot, Verdict)
 
-VERSION = 2
+VERSION = 3
 VERSION_KEY = b"gpuscope.recording.version"
 
 GPU_PROCESS = (("pid", pa.int32()), ("gpu_index", pa.int16()), ("used_memory", pa.int64()), ("sm_percent", pa.float64()), ("kind", pa.string()))
@@ -55,8 +56,11 @@ ALLOCATED_GPU = (("index", pa.int16()), ("uuid", pa.string()), ("evidence", pa.s
 SCOPE = (("kind", pa.string()), ("label", pa.string()), ("pids", pa.list_(pa.int32())), ("job_id", pa.string()), ("user", pa.string()),
          ("cpus_allocated", pa.int32()), ("cpu_ids", pa.list_(pa.int32())), ("memory_limit", pa.int64()), ("memory_used", pa.int64()),
          ("memory_peak", pa.int64()), ("gpus", ALLOCATED_GPU), ("cgroup", pa.string()), ("work_dir", pa.string()), ("stdout", pa.string()),
-         ("evidence", pa.list_(pa.string())), ("problems", pa.list_(pa.string())))
+         ("evidence", pa.list_(pa.string())), ("problems", pa.list_(pa.string())), ("time_limit_s", pa.float64()),
+         ("stderr", pa.string()))
 """JobScope's fields in its order (a test holds them equal); `pids`, a set, is written sorted."""
+SCOPE_V2 = SCOPE[:-2]
+"""Version 2's scope: no time limit, no error file."""
 HOST = (("timestamp", pa.float64()), ("hostname", pa.string()), ("cpu_count", pa.int32()), ("uptime", pa.float64()))
 MEMORY = tuple((f.name, pa.int64()) for f in dataclasses.fields(MemoryUse))
 CLASSES = {GPU_PROCESS: GpuProcess, MIG: MigSample, GPU: GpuSample, PROCESS: ProcessRow, VERDICT: Verdict}
@@ -81,7 +85,7 @@ def _schema(version: int, scope: pa.DataType) -> pa.Schema:
 
 SCOPE_TYPE = pa.struct(_fields(SCOPE))
 SCHEMA = _schema(VERSION, SCOPE_TYPE)
-SCHEMAS = {1: _schema(1, pa.string()), 2: SCHEMA}
+SCHEMAS = {1: _schema(1, pa.string()), 2: _schema(2, pa.struct(_fields(SCOPE_V2))), 3: SCHEMA}
 """The columns of each version (a new version adds its own and keeps the old ones)."""
 
 
@@ -190,6 +194,7 @@ def scope_of(text: str | None) -> JobScope:
 
 
 _SCOPE_NUMBERS = frozenset({"cpus_allocated", "memory_limit", "memory_used", "memory_peak"})
+_SCOPE_FLOATS = frozenset({"time_limit_s"})
 _SCOPE_LISTS = {"pids": int, "cpu_ids": int, "evidence": str, "problems": str}
 
 
@@ -225,7 +230,8 @@ def _scope_from(data: dict[str, Any]) -> JobScope:
         elif value is None and f.name in ("kind", "label"):
             raise TypeError(f"it has no {f.name}")
         elif value is not None:
-            if not _is(value, int if f.name in _SCOPE_NUMBERS else str):
+            kind = int if f.name in _SCOPE_NUMBERS else ((int, float) if f.name in _SCOPE_FLOATS else str)
+            if not _is(value, kind):
                 raise TypeError(f"its {f.name} is {type(value).__name__}")
             out[f.name] = clean(value) if isinstance(value, str) else value
     return JobScope(**out)
@@ -274,7 +280,21 @@ def _scope_from_json(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch.set_column(at, pa.field("scope", SCOPE_TYPE), column)
 
 
-UPGRADES = {1: _scope_from_json}
+def _scope_new_fields(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Version 2 -> 3: the scope gains the job's time limit and error file, n/a (null) in a
+    version 2 file. A version 1 batch's scope is already whole (rebuilt from its JSON by
+    `scope_structs`)."""
+    at = batch.schema.get_field_index("scope")
+    if at < 0 or batch.schema.field(at).type == SCOPE_TYPE:
+        return batch
+    scope = batch.column(at)
+    have = {scope.type.field(i).name: scope.field(i) for i in range(scope.type.num_fields)}
+    children = [have.get(f.name, pa.nulls(len(scope), f.type)) for f in SCOPE_TYPE]
+    column = pa.StructArray.from_arrays(children, fields=list(SCOPE_TYPE), mask=scope.is_null() if scope.null_count else None)
+    return batch.set_column(at, pa.field("scope", SCOPE_TYPE), column)
+
+
+UPGRADES = {1: _scope_from_json, 2: _scope_new_fields}
 """Per version, what brings its batch to the next version's layout (a new version adds one)."""
 
 

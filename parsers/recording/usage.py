@@ -119,7 +119,8 @@ class _Reduce:
             gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, simulated))
         what = "cgroup memory" if scope.cgroup is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
         return Usage(hostname, np.concatenate(self.times), np.array(self.busy, float), scope.cpus_allocated, np.array(self.memory, float),
-                     max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind, scope.job_id, scope.user)
+                     max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind, scope.job_id, scope.user,
+                     scope.time_limit_s)
 
 
 def usage_from_batches(batches: Iterable[pa.RecordBatch]) -> Usage:

@@ -224,7 +224,7 @@ def test_a_recording_written_now_has_a_struct_scope_column(tmp_path: Path) -> No
         for s in taken:
             rec.add(s)
     raw = pa.ipc.open_stream(str(tmp_path / "r.gsrec")).read_all()
-    assert raw.schema.metadata[recording_schema.VERSION_KEY] == str(recording_schema.VERSION).encode() and recording_schema.VERSION == 2
+    assert raw.schema.metadata[recording_schema.VERSION_KEY] == str(recording_schema.VERSION).encode() and recording_schema.VERSION == 3
     kind = raw.schema.field("scope").type
     assert pa.types.is_struct(kind) and [f.name for f in kind] == [f.name for f in dataclasses.fields(JobScope)]
     assert kind.field("pids").type == pa.list_(pa.int32()) and pa.types.is_struct(kind.field("gpus").type.value_type)
@@ -322,3 +322,18 @@ def test_an_empty_file_and_a_recording_cut_inside_its_schema_say_so(tmp_path: Pa
     (tmp_path / "cut.gsrec").write_bytes(whole.read_bytes()[:600])
     found = recording.read(tmp_path / "cut.gsrec").findings
     assert [f.kind for f in found] == ["cut"] and "before its first batch" in found[0].message
+
+
+def test_version_3_file_kept_in_the_tests_reads() -> None:
+    """tests/data/recordings/v3.gsrec: as v2.gsrec, written by schema version 3 (the scope with
+    the job's time limit and error file). Never written again: every later gpuscope reads it."""
+    back = recording.read(DATA / "v3.gsrec")
+    assert back.version == 3 and back.samples == 12 and back.complete and back.findings == []
+    scope = back.snapshot(0).scope
+    assert scope.job_id == "4242" and scope.time_limit_s == 5400.0 and scope.stderr == "/scratch/run/slurm-4242.err"
+
+
+def test_a_version_2_file_has_no_time_limit_or_error_file() -> None:
+    """Fields a later version added are n/a in an older file, never made up."""
+    scope = recording.read(DATA / "v2.gsrec").snapshot(0).scope
+    assert scope.job_id == "4242" and scope.time_limit_s is None and scope.stderr is None

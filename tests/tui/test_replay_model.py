@@ -19,6 +19,7 @@ from gpuscope.collectors.recorder import Recorder
 from gpuscope.metrics.history import History
 from gpuscope.tui.model import replay as replay_model
 from gpuscope.tui.model.replay import IDLE_MIN_S, SPEEDS, ReplayCursor, open_replay, parse_goto
+from gpuscope.parsers.recording.schema import VERSION
 from gpuscope.tui.model.watch import record
 
 DATA = Path(__file__).parent.parent / "data" / "recordings"
@@ -274,10 +275,10 @@ def test_the_replay_scope_does_not_depend_on_json_field_order(tmp_path: Path, or
     for i in range(6, 12):
         taken[i] = dataclasses.replace(taken[i], scope=dataclasses.replace(taken[i].scope, pids=taken[i].scope.pids | {99999}))
     taken[11] = dataclasses.replace(taken[11], scope=dataclasses.replace(taken[11].scope, kind="node", memory_used=None, pids=frozenset()))
-    new = open_replay(write(tmp_path / "v2.gsrec", taken))
+    new = open_replay(write(tmp_path / "now.gsrec", taken))
     old = open_replay(hostile.scope_json_v1(tmp_path / "v1.gsrec", taken, order))
     try:
-        assert old.recording.version == 1 and new.recording.version == 2
+        assert old.recording.version == 1 and new.recording.version == VERSION
         assert np.array_equal(old.series["scope.mem"], new.series["scope.mem"], equal_nan=True)
         assert old.series["scope.mem"][0] == taken[0].scope.memory_used and old.series["scope.mem"][11] == taken[11].host.memory.used
         assert old.events == new.events and [e.kind for e in old.events if e.kind.startswith("process")] == ["process-start", "process-end"]

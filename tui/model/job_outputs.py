@@ -244,6 +244,6 @@ class OutputTails:
 
 def job_files(scope: JobScope, host: str) -> JobFiles | None:
     """A job scope's output files (None for other scopes, or when scontrol named none)."""
-    if scope.kind != "job" or not scope.stdout:
+    if scope.kind != "job" or not (scope.stdout or scope.stderr):
         return None
-    return JobFiles(scope.stdout, None, scope.job_id, scope.user, scope.work_dir, host)
+    return JobFiles(scope.stdout, scope.stderr, scope.job_id, scope.user, scope.work_dir, host)
