@@ -20,6 +20,13 @@ def _stable_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _own_config_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The watch's setup (F2) and the theme read ~/.config/gpuscope/config.toml: tests must not
+    read the developer's, nor write it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture(autouse=True)
 def _no_local_gpu_peak(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernels screen takes this machine's GPU as the peak when a profile names none; tests
     must not depend on whether the machine running them has a GPU (test_kernels_local_peak.py

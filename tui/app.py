@@ -37,6 +37,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 
 from gpuscope.tui.commands import GpuscopeCommands
+from gpuscope.tui.model import settings
 from gpuscope.tui.screens.help import HelpScreen
 
 MAIN = "main"
@@ -136,7 +137,8 @@ class GpuscopeApp(App[None]):
         self._watch_screen = watch
         self._modes_made = {MAIN}
         self.add_mode(MAIN, self.get_default_screen)
-        self.theme = DARK_THEME
+        saved = settings.load()[0].theme  # a broken file is said by the watch's setup, not here
+        self.theme = saved if saved in self.available_themes else DARK_THEME
         self.terminal_lost = False
         """Set when the screen exited because its terminal went away."""
         self._watch_fd: int | None = None

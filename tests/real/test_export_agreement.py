@@ -21,7 +21,8 @@ from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.parsers.magma.read import read_tree
 from gpuscope.tui.cli.main import main
 from gpuscope.tui.render import plots
-from gpuscope.tui.render.boxplot import draw_boxes, nice_ticks
+from gpuscope.tui.render.boxplot import draw_boxes
+from gpuscope.tui.render.plots import round_ticks
 from gpuscope.tui.model.magma import build_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +73,7 @@ def test_width_limits_printed_tables(capsys: pytest.CaptureFixture[str]) -> None
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 100, max(lines, key=len)
     name = next(line for line in lines if "16448" in line).split("   ")[0].strip()  # the 16448-launch kernel
-    assert "…" in name and name.startswith("void at::") and name.endswith("T3)"), name
+    assert name.startswith("void at::native::vectorized_elementwise_kernel") and "…" in name, name  # folded: the function name stays
 
 
 def test_magma_summary_opens_on_sizes_with_data(capsys: pytest.CaptureFixture[str], magma_data: Path) -> None:
@@ -120,7 +121,7 @@ def is_round_step(step: float) -> bool:
 
 def test_axis_ticks_are_round_numbers(magma_data: Path) -> None:
     for low, high in ((72.6, 100.9), (0.013, 0.0171), (1234, 98765), (5, 5.0001)):
-        ticks = nice_ticks(low, high)
+        ticks = round_ticks(low, high)
         assert 3 <= len(ticks) <= 8 and low <= ticks[0] and ticks[-1] <= high, (low, high, ticks)
         steps = {round(b - a, 12) for a, b in zip(ticks, ticks[1:])}
         assert len(steps) == 1 and is_round_step(steps.pop()), ticks

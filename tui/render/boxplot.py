@@ -15,7 +15,6 @@ import pandas as pd
 from gpuscope.metrics.magma.stats import METRICS
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
-from gpuscope.tui.render.plots import round_ticks as nice_ticks  # noqa: F401  (the name tests/real import)
 
 PLOT_HEIGHT = 14
 

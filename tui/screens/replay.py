@@ -64,6 +64,8 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
     """A recording under a time cursor, in the watch's panes."""
 
     HELP_TITLE = "Keys: replay"
+    READS_OUTPUT = False  # the job's output files as they are now are not the recording's
+    OFF_REASON = "this is a replay: its processes are a recording's, not live ones"
     BINDINGS = [
         Binding("space", "play", "Play", tooltip="Play the recording at the speed shown (+/- change it); again to pause"),
         Binding("space", "pause", "Pause", tooltip="Pause the recording"),
