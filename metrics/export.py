@@ -171,8 +171,12 @@ def to_rich(table: ResultTable) -> Table:
 
 WRAP = 24
 """Text columns wrap onto more lines down to this width before a table loses or splits columns."""
+TIGHT = 16
+"""A table that fits with its text wrapped to this width stays whole rather than split."""
 NARROWEST = 8
 """Text columns wrap down to this width in a part still too wide (keys and one more column)."""
+NARROWEST_LIMIT = 30
+"""A narrower --width is taken as this: below it a title or a number would break letter by letter."""
 KEYS_SHARE = 0.6
 """The repeated key columns of a split table take at most this share of the width."""
 BREAKS = re.compile(r"(?<=[/_,;:.\-])")
@@ -258,9 +262,9 @@ def _span(widths: Sequence[int]) -> int:
 
 def _squeezed(columns: Sequence[_Column], limit: int) -> list[int]:
     """Natural widths, narrowed widest first until the line fits `limit` (or nothing narrows
-    further): headers wrap first, which loses nothing, then text wraps at WRAP, then at NARROWEST."""
+    further): headers wrap first, which loses nothing, then text wraps at WRAP, TIGHT, NARROWEST."""
     widths = [c.natural for c in columns]
-    for least in (None, WRAP, NARROWEST):
+    for least in (None, WRAP, TIGHT, NARROWEST):
         widths = squeeze(widths, [min(w, c.floor(least)) for w, c in zip(widths, columns)], _span(widths) - limit)
     return widths
 
@@ -298,7 +302,7 @@ def _parts(table: ResultTable, columns: list[_Column], limit: int) -> tuple[list
         low = [c for c in columns if c.low_value and c not in keys]
         notes.append(f"Left out to fit {limit} columns: {', '.join(c.header for c in low)} (every column is in --format csv)")
         columns = [c for c in columns if c not in low]
-    if _span(c.floor(WRAP) for c in columns) <= limit:
+    if _span(c.floor(TIGHT) for c in columns) <= limit:
         return [columns], notes
     lead = columns[:1] if _numbered(columns) else [_Numbered(len(table.rows))]
     keys = [c for c in keys if c not in lead]
@@ -332,6 +336,7 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     the row number and the key columns; each step is said in a line under the table. Numbers
     are never cut.
     """
+    limit = max(limit, NARROWEST_LIMIT) if limit else None
     columns = [_Column(table, c) for c in range(len(table.columns))]
     parts, notes = _parts(table, columns, limit) if limit else ([columns], [])
     title = clean(table.title).rstrip()
@@ -373,7 +378,8 @@ def _part_lines(columns: Sequence[_Column], widths: Sequence[int]) -> list[str]:
 
 def to_text(tables: Sequence[ResultTable], width: int | None = None, extra: Sequence[str] = (), limit: int | None = None) -> str:
     """Tables as plain text, then their notes; `extra` blocks (plots rendered as text) follow.
-    `limit`: no table or note wider than that many columns (text cut in the middle, notes wrapped)."""
+    `limit`: no table or note wider than that many columns (see `table_lines`; notes wrap)."""
+    limit = max(limit, NARROWEST_LIMIT) if limit else None
     parts: list[str] = []
     for table in tables:
         parts.extend(table_lines(table, limit))
@@ -495,7 +501,7 @@ def to_json(tables: Sequence[ResultTable]) -> str:
 def render(tables: Sequence[ResultTable], fmt: str, width: int | None = None, extra: Sequence[str] = (),
            limit: int | None = None) -> str:
     """Render tables in `fmt`. CSV holds one table, so only the first is written. `limit`
-    (text only, `--width`): tables fit that many columns, text cut in the middle."""
+    (text only, `--width`): tables fit that many columns (`table_lines`)."""
     if fmt == "text":
         return to_text(tables, width, extra, limit)
     if fmt == "markdown":
