@@ -53,11 +53,11 @@ def test_each_subcommand_lists_its_own_tables(capsys: pytest.CaptureFixture[str]
 def test_watch_table_prints_exactly_that_table(table: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["watch", "--demo", "--once", "--format", "csv", "--table", table]) == 0
     out = capsys.readouterr().out
-    headers = {"scope": "item,value", "verdicts": "severity,verdict", "host": "item,value"}
+    headers = {"scope": "scope,job,", "verdicts": "severity,verdict", "host": "host,cores,"}
     if table in headers:
-        assert out.splitlines()[0] == headers[table]
-    if table in ("scope", "host"):  # the same columns: told apart by their rows
-        assert ("load 1/5/15" in out) == (table == "host")
+        assert out.splitlines()[0].startswith(headers[table])
+    if table in ("scope", "host"):  # one row of numbers under their keys
+        assert len(out.splitlines()) == 2
 
 
 @pytest.mark.parametrize(("flag", "value", "present"), [

@@ -35,7 +35,7 @@ def test_text_export_shows_markup_literally_and_csv_keeps_numbers() -> None:
     text = export.render(tables, "text", width=160)
     assert "[bold]big[/]" in text and "SIMULATED" in text and "\x1b" not in text
     csv = export.to_csv(tables[2])
-    assert csv.splitlines()[0].startswith("index,name,util_percent,memory_used_mib")
+    assert csv.splitlines()[0].startswith("index,name,util_percent,memory_used_bytes")
 
 
 def test_no_gpu_and_node_scope() -> None:

@@ -76,6 +76,7 @@ EXAMPLE_KINDS = (
     ("analysis/figures/*.png", "image"),
     ("analysis/figures/*.pdf", "pdf"),
     ("recording/*.gsrec", "recording"),
+    ("recording/README.md", "markdown"),
 )
 EVERY_KIND = {"magma", "pyprof", "nsys", "ncu", "nvprof", "torch-trace", "mlperf-log", "seed-log", "reframe", "sacct",
               "csv", "parquet", "json", "markdown", "image", "pdf", "log", "expected", "recording"}

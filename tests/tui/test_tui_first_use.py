@@ -156,10 +156,10 @@ async def test_no_gpu_node_gives_the_gpu_columns_room_to_the_command() -> None:
     async with open_screen(watch_app(FakeSource(backend="none")), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         procs = screen.query_one(ProcessTable)
         keys = [c[0] for c in procs.columns()]
-        assert "gpu_mem_mib" not in keys and "sm_percent" not in keys and "gpus" not in keys
+        assert "gpu_mem_bytes" not in keys and "sm_percent" not in keys and "gpus" not in keys
         assert "command" in keys
     async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
-        assert "gpu_mem_mib" in [c[0] for c in screen.query_one(ProcessTable).columns()]
+        assert "gpu_mem_bytes" in [c[0] for c in screen.query_one(ProcessTable).columns()]
 
 
 async def test_window_key_says_what_it_chose() -> None:
@@ -284,8 +284,8 @@ def test_once_process_table_leaves_out_empty_gpu_columns_under_a_width() -> None
 
     no_gpu = FakeSource(backend="none").poll()
     narrow = process_table(no_gpu, width=80)
-    assert not {"gpu_mem_mib", "sm_percent", "gpus"} & set(narrow.keys) and "command" in narrow.keys
+    assert not {"gpu_mem_bytes", "sm_percent", "gpus"} & set(narrow.keys) and "command" in narrow.keys
     text = export.to_text([narrow], 80, limit=80)
     assert all(len(line) <= 80 for line in text.splitlines())
-    assert {"gpu_mem_mib", "sm_percent", "gpus"} <= set(process_table(no_gpu).keys)  # CSV/JSON without --width: every column
-    assert "gpu_mem_mib" in process_table(FakeSource().poll(), width=80).keys  # a GPU node keeps them
+    assert {"gpu_mem_bytes", "sm_percent", "gpus"} <= set(process_table(no_gpu).keys)  # CSV/JSON without --width: every column
+    assert "gpu_mem_bytes" in process_table(FakeSource().poll(), width=80).keys  # a GPU node keeps them

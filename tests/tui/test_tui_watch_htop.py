@@ -157,8 +157,7 @@ def test_export_columns_are_the_screen_columns_and_time_is_cpu_time() -> None:
     by_pid = {p.pid: p for p in snap.processes}
     for record in model.records():
         assert record["cpu_time_s"] == pytest.approx(by_pid[record["pid"]].cpu_time)
-        mib = record["mem_mib"]
-        assert mib == round(mib, 1)
+        assert isinstance(record["mem_bytes"], int) and record["mem_bytes"] == by_pid[record["pid"]].rss
 
 
 async def test_screenshot_key_writes_an_svg_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

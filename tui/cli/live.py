@@ -329,7 +329,7 @@ def run_report(args: argparse.Namespace) -> int:
     nodes_only = usages and use is None and all(u.scope_kind == "node" for u in usages)
     advice = result.advice or ["no advice: nothing stood out in the samples (a node view: there is no request to compare with)" if nodes_only else
                                "no advice: the job used what it asked for, as far as the samples show"]
-    tables = [*result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
+    tables = [result.job, *result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
     text = export.render(tables, fmt, text_width(args), limit=text_limit(args))
     text += "" if text.endswith("\n") else "\n"
     return emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands
@@ -347,6 +347,10 @@ def _watch_source(args: argparse.Namespace, fan_out: bool = False):  # -> Snapsh
 
 
 def run_watch(args: argparse.Namespace) -> int:
+    if args.interval is None:
+        from gpuscope.tui.model import settings
+
+        args.interval = settings.load()[0].interval or 1.0
     if (problem := scope_problem(args, longest=10)) is not None:
         return fail(problem, 2)  # before the screen opens or a reading is printed
     if args.record and (args.once or args.format or args.output):

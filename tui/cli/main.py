@@ -159,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
         "logs), and Enter opens it in its screen. --format or -o prints the listing instead: path, kind, "
         "why it is that kind, a summary and any problem, one row per file.",
     )
-    browse.add_argument("folder", nargs="?", default=".", metavar="DIR", help="the folder (default: the current one)")
+    browse.add_argument("folder", nargs="?", default=".", metavar="DIR|FILE",
+                        help="the folder (default: the current one), or a file to open in its view, as less FILE would")
     add_output_options(browse, format_help="print the listing (or write it with -o) instead of opening the browser",
                        output_help="write the listing to FILE (format from --format or the extension)")
 
@@ -185,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
         "allocation the job is picked up from SLURM_JOB_ID. Works without a GPU.",
     )
     cli_record.add_scope_options(watch)
-    watch.add_argument("--interval", type=finite_float, default=1.0, metavar="S", help="seconds between refreshes (0.5 to 10, default 1)")
+    watch.add_argument("--interval", type=finite_float, default=None, metavar="S",
+                       help="seconds between refreshes (0.5 to 10; default: the one saved with F2, else 1)")
     watch.add_argument("--readonly", action="store_true", help="never send signals (disables k)")
     watch.add_argument("--once", action="store_true", help="print one snapshot and exit (default format text)")
     watch.add_argument("--record", metavar="FILE", help="also record every refresh to FILE (as gpuscope record does; never overwrites)")

@@ -17,7 +17,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 from gpuscope.metrics.job import verdicts
 from gpuscope.metrics.history import History
 from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot, Verdict
-from gpuscope.metrics.snapshot_tables import NOT_IN_PROC, busy_cores, gpus_used, scope_memory_used, scope_processes
+from gpuscope.metrics.snapshot_tables import NOT_IN_PROC, busy_cores, gpus_used, is_kernel_thread, scope_memory_used, scope_processes
 
 INTERVALS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 """Refresh periods `+`/`-` step through, in seconds (NVML itself samples at ~1/6 s to 1 s)."""
@@ -110,11 +110,6 @@ def step_interval(current: float, step: int) -> float:
     if step > 0:
         return later[0] if later else INTERVALS[-1]
     return earlier[-1] if earlier else INTERVALS[0]
-
-
-def is_kernel_thread(p: ProcessRow) -> bool:
-    """kthreadd (pid 2) and its children, which have no memory of their own (htop's `K`)."""
-    return p.rss == 0 and (p.pid == 2 or p.ppid == 2)
 
 
 def base_rows(snapshot: Snapshot, view: ProcessView) -> tuple[ProcessRow, ...]:

@@ -26,6 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from gpuscope.metrics.samples import ProcessRow
+from gpuscope.metrics.snapshot_tables import GPU_COLUMNS as GPU_KEYS  # left out on a node without a GPU view: always empty there
 from gpuscope.metrics.snapshot_tables import NODE_COLUMN, PROCESS_COLUMNS, elapsed_text, size_text  # noqa: F401 - re-exported
 from gpuscope.tui.model.watch import ShownRow
 
@@ -37,8 +38,6 @@ NARROW_COLUMNS: Columns = tuple((c.key, c.narrow_title or c.title, c.narrow, c.s
                                 if c.narrow or c.key == "command")
 """Below `NARROW` cells: no state column and short headers, so COMMAND keeps ~20 at 80."""
 NARROW = 110
-GPU_KEYS = frozenset({"gpu_mem_mib", "sm_percent", "gpus"})
-"""Columns left out on a node without a GPU view: always empty there, and COMMAND needs the room."""
 NUMERIC = frozenset(c.key for c in PROCESS_COLUMNS if c.numeric)
 _TEXTS = tuple((c.key, c.text) for c in (NODE_COLUMN, *PROCESS_COLUMNS))
 NODE_COLUMNS = {False: (NODE_COLUMN.key, NODE_COLUMN.title, NODE_COLUMN.width, None),
