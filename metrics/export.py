@@ -333,7 +333,7 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     with no value in any row, wraps headers and text cells onto more lines (a word breaks only
     when it is wider than its column; nothing is cut, except by a column's own `shorten`),
     leaves out `low_value` columns, and then splits its columns into parts, each starting with
-    the row number and the key columns; each step is said in a line under the table. Numbers
+    the row number and the key columns; each step is said in a line above the table's rows. Numbers
     are never cut.
     """
     limit = max(limit, NARROWEST_LIMIT) if limit else None
@@ -346,12 +346,14 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
         head = [c for c in parts[0] if all(c in part for part in parts)]
         narrowest = {id(c): min(w[part.index(c)] for part, w in zip(parts, widths)) for c in head}
         widths = [[narrowest.get(id(c), w) for c, w in zip(part, ws)] for part, ws in zip(parts, widths)]
+    for note in notes:  # said before the parts: a reader knows what to match before reading them
+        out.extend(textwrap.wrap(note, limit or DEFAULT_WIDTH))
+    if notes:
+        out.append("")
     for i, (part, ws) in enumerate(zip(parts, widths)):
         if i:
             out.append("")
         out.extend(_part_lines(part, ws))
-    for note in notes:
-        out.extend(textwrap.wrap(note, limit or DEFAULT_WIDTH))
     out.append("")
     return out
 

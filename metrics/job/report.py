@@ -128,8 +128,15 @@ def _share(part: float | None, whole: float | None) -> float | None:
 
 
 def _duration(seconds: float) -> str:
+    """A `-t` value: whole minutes, rounded up."""
     seconds = max(0, int(math.ceil(seconds / 60.0) * 60))
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:00"
+
+
+def _clock(seconds: float) -> str:
+    """A time as it was, to the second (h:mm:ss)."""
+    seconds = max(0, round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
 def mem_request(peak: float) -> str:
@@ -160,7 +167,7 @@ def _advise(who: str, busy_mean: float | None, cpus: int | None, peak: float | N
     if limit_use is not None and elapsed is not None and limit_use > 1:
         advice.append(f"{who}: ran {elapsed:,.0f} s, longer than the {time_limit_s or 0:,.0f} s time limit given: is the limit right?")
     elif limit_use is not None and elapsed is not None and limit_use < TIME_LIMIT_LOW:
-        advice.append(f"{who}: ran {_duration(elapsed)} of a {_duration(time_limit_s or 0)} time limit ({limit_use:.0%}): "
+        advice.append(f"{who}: ran {_clock(elapsed)} of a {_clock(time_limit_s or 0)} time limit ({limit_use:.0%}): "
                       f"a shorter limit (`-t {_duration(elapsed * 1.5)}`) starts sooner")
     return cpu_eff, mem_eff, limit_use
 
@@ -226,7 +233,7 @@ def _time_limit(usages: list[Usage], given: float | None, slurm: SlurmUse | None
         return given, "given"
     recorded = [u.time_limit_s for u in usages if u.time_limit_s is not None]
     if recorded:
-        return max(recorded), "the job's scope in the recording (scontrol show job TimeLimit)"
+        return max(recorded), "the recording: scontrol's TimeLimit for the job"
     if slurm is not None and slurm.time_limit_s is not None:
         return slurm.time_limit_s, slurm.source
     return None, ""

@@ -161,7 +161,7 @@ def test_the_real_slurm_recording_names_its_memory_source_and_gives_a_concrete_m
     seconds = int(round(span))
     assert job["wall time"].startswith(f"0:00:{seconds:02d} (recorded")
     assert job["memory from"] == "no job cgroup: the sum of the job's processes' RSS"
-    assert job["time limit"].startswith("n/a")  # this recording's scope has no time limit
+    assert job["time limit"] == "0:05:00 (from the recording: scontrol's TimeLimit for the job)"  # sbatch -t 5
     node = rep.tables[0].records()[0]
     peak = np.nanmax(usage.memory_used)
     assert node["memory_peak_is"] == "highest sampled summed RSS" and node["memory_peak_gib"] == pytest.approx(peak / GIB)
@@ -226,7 +226,7 @@ def test_mem_advice_only_near_the_limit_and_none_when_the_limit_is_unknown() -> 
 
 def test_time_limit_from_the_scope_unless_given_and_na_when_unknown() -> None:
     from_scope = report([_usage(0.5, time_limit_s=3600.0)])
-    assert _job(from_scope)["time limit"] == "1:00:00 (from the job's scope in the recording (scontrol show job TimeLimit))"
+    assert _job(from_scope)["time limit"] == "1:00:00 (from the recording: scontrol's TimeLimit for the job)"
     assert from_scope.tables[0].records()[0]["time_limit_use"] == pytest.approx(9 / 3600)
     assert any("time limit (0%)" in line and "`-t 0:01:00`" in line for line in from_scope.advice)
     given = report([_usage(0.5, time_limit_s=3600.0)], time_limit_s=20.0)

@@ -99,8 +99,10 @@ async def test_view_follows_pauses_when_scrolled_up_and_goes_on_at_the_end(tmp_p
         assert lines.scroll_offset.y == 0  # the view stayed where the reader is
         await pilot.press("G")
         assert lines.at_end and "following" in str(status.render())
-        await pilot.press("F")  # off: no more looks at the file
-        assert not screen.follow and "following" not in str(status.render())
+        await pilot.press("F")  # off: no more looks at the file, and the status says so
+        assert not screen.follow and "not following" in str(status.render())
+        await pilot.press("F", "g", "F")  # on; scrolled up (paused), F goes on following as G does
+        assert screen.follow and lines.at_end and "● following" in str(status.render())
 
 
 async def test_a_truncated_file_is_said_and_reopened(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The table view's state: Escape clears a filter before it leaves, the sort and the filter kept
+"""The table view's state: Escape in the filter box clears the filter (the view stays), the sort and the filter kept
 with Enter come back when the file is opened again in the same session (not in another), and
 the first plot asks for x and y (never a column against itself)."""
 
@@ -33,32 +33,33 @@ async def open_table(app: GpuscopeApp, pilot: object, path: Path = PAPER) -> Tab
     return await settled(app, pilot, TableViewScreen)
 
 
-async def test_escape_clears_the_filter_then_leaves_and_reopening_restores_sort_and_filter() -> None:
+async def test_escape_in_the_box_clears_the_filter_and_reopening_restores_sort_and_filter() -> None:
     app = GpuscopeApp(first_screen=Below)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_table(app, pilot)
         await pilot.press("right", "right", "s", "s")  # Mean Latency, descending
         await pilot.press("slash", *"oracle", "enter")
         assert sorted(set(column_texts(screen, "Strategy"))) == ["Oracle"] and screen.view.descending
-        # Escape on the grid with a filter on: the filter goes, the view stays.
-        await pilot.press("escape")
-        await pilot.pause()
-        assert app.screen is screen and screen.view.filter.empty and len(screen.rows) == 25
-        assert not screen.query_one("#table-filter", Input).display
-        # Escape in the box while typing: clears what was typed, the view stays.
-        await pilot.press("slash", *"intel", "escape")
-        await pilot.pause()
-        assert app.screen is screen and screen.view.filter.empty
-        await pilot.press("escape")  # no filter: back
+        await pilot.press("escape")  # the filter is kept: Escape on the grid leaves the view
         await pilot.pause()
         assert isinstance(app.screen, Below)
-        # Opened again: sorted as left, the filter kept with Enter (Escape only cleared the view).
+        # Opened again: sorted as left, with the filter kept with Enter.
         again = await open_table(app, pilot)
         assert again.view.sort == "Mean Latency (ms)" and again.view.descending
         assert again.filter_text == "oracle" and sorted(set(column_texts(again, "Strategy"))) == ["Oracle"]
         assert again.query_one("#table-filter", Input).value == "oracle"
         assert "sorted by Mean Latency (ms) ↓" in str(again.query_one("#view-status", Static).render())
         assert column_texts(again, "Mean Latency (ms)")[0] == "2303.0 ± 0.0"  # the slowest Oracle row first
+        # Escape in the filter box clears the filter (the view stays), and it is forgotten.
+        await pilot.press("slash", "escape")
+        await pilot.pause()
+        assert app.screen is again and again.view.filter.empty and len(again.rows) == 25
+        assert not again.query_one("#table-filter", Input).display
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, Below)
+        third = await open_table(app, pilot)
+        assert third.view.filter.empty and third.filter_text == "" and third.view.sort == "Mean Latency (ms)"
     # Another session starts afresh.
     other = GpuscopeApp(first_screen=Below)
     async with other.run_test(size=(120, 40)) as pilot:
@@ -102,6 +103,9 @@ async def test_first_plot_asks_for_x_and_y_then_toggles_and_is_remembered() -> N
         await pilot.press("p")  # shows again without asking
         await pilot.pause()
         assert app.screen is screen and plot.display
+        await pilot.press("escape")  # the plot closes first, then the view
+        await pilot.pause()
+        assert app.screen is screen and not plot.display
         await pilot.press("escape")
         await pilot.pause()
         again = await open_table(app, pilot)

@@ -13,6 +13,7 @@ FLOP/s after it.
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -130,5 +131,5 @@ def roofline_text(frame: pd.DataFrame, peak: Any, width: int = 100, height: int 
     fig = plots.figure(width, height)
     note = draw_roofline(fig, frame, peak)
     if roofline_points(frame).empty:  # an empty frame says less than the note
-        return f"Roofline: {note}\n"
-    return plots.plain_text(fig) + (f"\n{note}" if note else "") + "\n"
+        return "\n".join(textwrap.wrap(f"Roofline: {note}", width)) + "\n"
+    return plots.plain_text(fig) + "".join("\n" + line for line in textwrap.wrap(note, width)) + "\n"

@@ -33,7 +33,7 @@ from gpuscope.tui.screens.studies.roofline import RooflinePane
 NEEDS_DATA = {"cycle_sort", "sort", "filter", "cycle_group", "export", "show_tab", "zoom"}
 SCROLLED = ("flop_per_s", "gbs")
 """Ranking columns shown last on screen (the cards and the roofline carry the rates)."""
-DETAIL_LINES = {"-short": 2, "-tall": 4}
+DETAIL_LINES = {"-tiny": 2, "-short": 2, "-tall": 4}
 """Most lines for the full name of the row under the cursor, by terminal height; three times as
 many when the tables fill the screen (`z`). A longer name is folded to them (`KernelDetail`)."""
 EXPORT_NAMES = {"tab-kernels": ("kernels.csv", "kernel table"), "tab-runs": ("kernel-runs.csv", "runs table"),
@@ -61,7 +61,7 @@ class KernelsScreen(LoadingScreen):
     STATE_PREFIX, SWITCH_ID, VIEW_ID = "kernels-", "kernels-switch", "kernels-view"
 
     HELP_TITLE = "Keys: kernel efficiency"
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (30, "-short"), (36, "-tall")]
     """Below 36 lines the figures shrink (see gpuscope.tcss)."""
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort", tooltip="Next sort: total time, FLOPS efficiency, bandwidth efficiency"),
@@ -214,7 +214,7 @@ class KernelsScreen(LoadingScreen):
         name = ranking.full_name(row)
         detail.display = name is not None
         zoomed = self.maximized is not None
-        lines = DETAIL_LINES["-short" if self.has_class("-short") else "-tall"] * (3 if zoomed else 1)
+        lines = DETAIL_LINES[next((c for c in DETAIL_LINES if self.has_class(c)), "-tall")] * (3 if zoomed else 1)
         if name is not None and ranking.ranking is not None:
             detail.show_name(clean(ranking.ranking.columns[0].header), name, lines, ranking.longest_name())
 

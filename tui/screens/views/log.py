@@ -129,6 +129,8 @@ class LogViewScreen(FileScreen):
         """The lines; the worker fills in the offsets, the widget reads lines from it."""
         self.follow = follow
         """Following the file (None until the tail says whether it grows)."""
+        self.stopped = False
+        """The user stopped following with F (the status says so)."""
         self.counts: dict[str, int] | None = None
         """error / warning / success counts once counted; None before."""
         self.counted_lines = 0
@@ -265,7 +267,10 @@ class LogViewScreen(FileScreen):
         self.load()
 
     def action_follow(self) -> None:
-        self.follow = not self.follow
+        """F: follow the end; when following but paused (scrolled up), go on following, as G
+        does; when following at the end, stop."""
+        self.follow = not self.follow or self.paused
+        self.stopped = not self.follow  # said in the status: a log the user stopped following
         if self.follow:
             self.action_edge(True)
         self._arm()
@@ -426,6 +431,8 @@ class LogViewScreen(FileScreen):
         lines = self.query_one(LogLines)
         if self.follow:
             text.append("‖ paused: G to follow  " if self.paused else "● following  ", style=self._style("warning" if self.paused else "success"))
+        elif self.stopped:
+            text.append("not following: F follows  ", style=self._style("warning"))
         if self.note:
             text.append(self.note + "  ", style=self._style("warning"))
         if not document.line_count:

@@ -87,7 +87,7 @@ class TableViewScreen(FileScreen):
         Binding("p", "plot", "Plot", tooltip="Plot y against x (the first time it asks which columns; again to hide)"),
         Binding("x", "plot_pick", "Plot x/y", tooltip="Choose the plot's x and y columns"),
         Binding("e", "export", "Export", tooltip="Write the rows shown, all of them (format from the file extension)"),
-        Binding("escape", "back", "Back", tooltip="Clear the filter; without one, close this view"),
+        Binding("escape", "back", "Back", tooltip="In the filter box: clear the filter; with a plot: hide it; else close this view (a kept filter is shown again when the file is reopened)"),
     ]
 
     def __init__(self, path: str | Path, recognition: Any = None, marks: set[tuple[int, str]] | None = None) -> None:
@@ -330,18 +330,22 @@ class TableViewScreen(FileScreen):
         self._remember()
 
     def action_back(self) -> None:
-        """Escape clears the filter first (in the box or kept with Enter), then closes the view.
-        The filter kept with Enter is still what reopening the file shows."""
+        """Escape in the filter box clears the filter (and it is forgotten); with a plot shown it
+        hides the plot; otherwise it closes the view, and a filter kept with Enter is what
+        reopening the file shows (`/` then Escape clears it)."""
         box = self.query_one("#table-filter", Input)
-        if box.has_focus or not self.view.filter.empty:
-            kept = not box.has_focus
+        if box.has_focus:
             with box.prevent(Input.Changed):
                 box.value = ""
             box.display = False
             self.query_one("#table-grid", DataTable).focus()
             self.filter_by("")
-            if kept:
-                self.notify("Filter cleared: Escape again goes back", markup=False)
+            self.filter_text = ""
+            self._remember()
+            return
+        plot = self.query_one("#table-plot", XYPlot)
+        if plot.display:  # a plot over the rows closes first
+            plot.display = False
             return
         super().action_back()
 
