@@ -27,9 +27,10 @@ from textual.widget import Widget
 from gpuscope.metrics.history import History
 from gpuscope.tui.render.braille import axis_label, raster
 
-THEME_COLORS = ("primary", "secondary", "warning")
-"""The lines' colours: theme variables, so the plots follow the theme (ctrl+t)."""
-COLORS = ("cyan", "magenta", "yellow")
+THEME_COLORS = ("primary", "success", "warning")
+"""The lines' colours: theme variables, so the plots follow the theme (ctrl+t). Not
+`secondary`: textual-dark's (#004578) hardly shows on its dark background."""
+COLORS = ("cyan", "green", "yellow")
 """Fallbacks where the theme leaves a variable out."""
 WINDOWS = (60.0, 300.0, 900.0, 3600.0)
 """Time windows `w` steps through, in seconds; the second is the default."""
