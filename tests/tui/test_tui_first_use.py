@@ -116,7 +116,8 @@ def test_once_text_at_80_columns_fits_with_whole_header_words() -> None:
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
     start = lines.index("GPUs")
-    header = " ".join(lines[start + 2 : start + 4])
+    rule = next(i for i in range(start, len(lines)) if lines[i].lstrip().startswith("─"))
+    header = " ".join(lines[rule - 2 : rule])  # the header, wrapped onto two lines above its rule
     assert "…" not in header, header
     for word in ("util", "mem", "used", "total", "MiB", "temp", "power", "procs"):
         assert word in header.split(), header
