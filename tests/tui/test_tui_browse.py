@@ -476,3 +476,21 @@ def test_parquet_preview_of_hostile_files_is_bounded_and_says_why(tmp_path: Path
     assert "string  name" in big and "First rows not read: row group 1 of 3 holds" in big and "GPUSCOPE_" not in big
     (tmp_path / "bad.parquet").write_bytes(b"PAR1" + b"\x00" * 64)
     assert head_text(tmp_path / "bad.parquet").plain.startswith("not a readable Parquet file")
+
+
+async def test_back_from_a_view_a_file_that_grew_is_recognised_again(tmp_path: Path) -> None:
+    """A job's log read in its view goes on growing: back in the browser, its line and preview
+    say what it is now, not what it was when the folder was first read."""
+    log = tmp_path / "slurm-7.out"
+    log.write_text("step 1\n")
+    async with browse_app(tmp_path).run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot)
+        await go_to(pilot, screen, tmp_path.resolve() / log.name)
+        await until(pilot, lambda: "1 line" in preview(screen))
+        await pilot.press("enter")
+        await until(pilot, lambda: pilot.app.screen is not screen)
+        with log.open("a") as handle:
+            handle.write("step 2\nERROR: out of memory\n")
+        await pilot.press("escape")
+        await until(pilot, lambda: pilot.app.screen is screen and "3 lines" in preview(screen))
+        assert "3 lines" in screen.recognitions[tmp_path.resolve() / log.name].summary

@@ -159,6 +159,17 @@ class BrowseScreen(Screen[None]):
             self._title()
             self._preview(tree.cursor_node, refresh=True)
 
+    def on_screen_resume(self) -> None:
+        """Back from a view: the file under the cursor may have changed meanwhile (a job's log
+        grows), so it is recognised again and its line and preview say what it is now."""
+        path = self.cursor_path
+        if path is not None and self.recognition_done and path in self.recognitions and not path.is_dir():
+            self.recognise_again(path)
+
+    @work(thread=True, exclusive=True, group="again", exit_on_error=False)
+    def recognise_again(self, path: Path) -> None:
+        self.post_message(self.Recognised((registry.recognise(path),), FolderCounts(self.base), False))
+
     @work(thread=True, exclusive=True, group="views", exit_on_error=False)
     def import_views(self) -> None:
         """Import the file views while the browser is idle: the first Enter then costs their
