@@ -346,6 +346,9 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
         head = [c for c in parts[0] if all(c in part for part in parts)]
         narrowest = {id(c): min(w[part.index(c)] for part, w in zip(parts, widths)) for c in head}
         widths = [[narrowest.get(id(c), w) for c, w in zip(part, ws)] for part, ws in zip(parts, widths)]
+    if len(parts) > 1 and len(table.rows) == 1:  # one row in parts is a cell or two a part: its fields one a line
+        shown = [c for c in dict.fromkeys(c for part in parts for c in part) if not isinstance(c, _Numbered)]
+        return out + [n for n in notes[1:] for n in textwrap.wrap(n, limit or DEFAULT_WIDTH)] + ([""] if notes[1:] else []) + _stacked(shown, limit or DEFAULT_WIDTH) + [""]
     for note in notes:  # said before the parts: a reader knows what to match before reading them
         out.extend(textwrap.wrap(note, limit or DEFAULT_WIDTH))
     if notes:
@@ -355,6 +358,18 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
             out.append("")
         out.extend(_part_lines(part, ws))
     out.append("")
+    return out
+
+
+def _stacked(columns: Sequence[_Column], limit: int) -> list[str]:
+    """A table's one row as `header  value` lines, its values wrapped to what `limit` leaves."""
+    name = min(max(cell_len(c.header) for c in columns), limit // 3)
+    out = []
+    for c in columns:
+        heads, values = wrap_cell(c.header, name), c.lines(c.cells[0], limit - name - 4)
+        for i in range(max(len(heads), len(values))):
+            head = heads[i] if i < len(heads) else ""
+            out.append(f"  {head}{' ' * (name - cell_len(head))}  {values[i] if i < len(values) else ''}".rstrip())
     return out
 
 

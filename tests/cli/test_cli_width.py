@@ -147,3 +147,12 @@ def test_watch_once_json_on_the_command_line(gpuscope_cli) -> None:
 @pytest.mark.parametrize(("seconds", "shown"), [(0, "0:00.00"), (110.07, "1:50.07"), (59.999, "1:00.00"), (3725, "1h02:05"), (400_000, "111h")])
 def test_htop_time(seconds: float, shown: str) -> None:
     assert htop_time(seconds) == shown
+
+
+def test_a_single_row_too_wide_is_stacked_one_field_a_line() -> None:
+    """One row split in parts would be a cell or two a part: its fields are listed instead."""
+    table = ResultTable("Series overview", tuple(Column(f"c{i}", f"column {i}") for i in range(12)),
+                        (tuple(f"value {i} " + "x" * 10 for i in range(12)),))
+    lines = export.table_lines(table, limit=60)
+    assert max(map(cell_len, lines)) <= 60 and not any("parts" in line for line in lines)
+    assert [line.split()[:3] for line in lines[2:14]] == [["column", str(i), "value"] for i in range(12)]
