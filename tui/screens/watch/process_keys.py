@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from textual.widgets import Input
 
@@ -22,7 +22,7 @@ from gpuscope.tui.model import settings as config
 from gpuscope.tui.model.settings import Settings
 from gpuscope.tui.model.watch import SORTS, ProcessView, base_rows, my_user_name, next_sort, next_user
 from gpuscope.tui.screens.setup import SetupScreen
-from gpuscope.tui.screens.watch.dialogs import ReniceModal, deliver_renice, renice_refusal
+from gpuscope.tui.screens.watch.dialogs import ReniceModal, SignalModal, deliver, deliver_renice, refusal, renice_refusal
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 
 if TYPE_CHECKING:
@@ -194,7 +194,55 @@ class ProcessKeys:
         self.query_one(ProcessTable).focus()
         self._set_view(dataclasses.replace(self.view, text=""))
 
-    # --- F7 / F8 renice, F2 setup -------------------------------------------------------------
+    # --- k / F9 signals, F7 / F8 renice ------------------------------------------------------
+
+    def action_signal_refused(self) -> None:
+        self.notify("Signals are off: gpuscope was started with --readonly.", title="Read-only", severity="warning")  # type: ignore[attr-defined]
+
+    def action_signal(self) -> None:
+        chosen = self._chosen_target(refusal, "Not sent")
+        if chosen is not None:
+            row, target, scope = chosen
+            self.app.push_screen(SignalModal(target, scope), partial(self.send_signal, row))  # type: ignore[attr-defined]
+
+    def _chosen_target(self, refuse: Callable[[ProcessRow, JobScope], str | None],
+                       title: str) -> tuple[ProcessRow, ProcessRow, JobScope] | None:
+        """(the selected row, that process as checked, its scope) when `refuse` lets it be acted
+        on; else None, and the reason said under `title`."""
+        row = self.query_one(ProcessTable).selected
+        if row is None or self.snapshot is None:
+            self.notify("No process selected.", severity="warning")  # type: ignore[attr-defined]
+            return None
+        target, scope, reason = self._signal_target(row)
+        if target is None or scope is None or (reason := refuse(target, scope)) is not None:
+            self.notify(clean(reason or ""), title=title, severity="warning", markup=False)  # type: ignore[attr-defined]
+            return None
+        return row, target, scope
+
+    def _signal_target(self, row: ProcessRow) -> tuple[ProcessRow | None, JobScope | None, str | None]:
+        """(row, scope it is checked against, why not). Across nodes: the row as its own node
+        reported it, with that node's scope, and only on this node (another node's pid means
+        nothing here)."""
+        if self.nodes is None:  # type: ignore[attr-defined]
+            return row, (self.snapshot.scope if self.snapshot is not None else None), None
+        node = getattr(row, "node", "") or self.nodes.selected  # type: ignore[attr-defined]
+        here = self._host  # type: ignore[attr-defined]
+        snap = next((s for n, s in self.nodes.snapshots.items() if clean(n) == node and n.split(".")[0] == here), None)  # type: ignore[attr-defined]
+        if snap is None:
+            return None, None, f"PID {row.pid} runs on node {node}, not on this one ({here}): ssh there to signal it."
+        own = next((p for p in snap.processes if p.pid == row.pid), None)  # its own start time, not the aggregate's
+        return own, snap.scope, None if own is not None else f"PID {row.pid} is no longer listed on {node}."
+
+    def send_signal(self, row: ProcessRow, signum: int | None) -> None:
+        """After confirmation (None: cancelled): `watch_dialogs.deliver` checks and sends."""
+        if signum is None:
+            return
+        target, scope, reason = self._signal_target(row)  # the scope as of now: a job's pids change
+        if target is not None and scope is not None:
+            text, severity = deliver(target, signum, scope, listed=self.applied_at is not None)  # type: ignore[attr-defined]
+            self.notify(text, severity=severity, markup=False)  # type: ignore[attr-defined, arg-type]
+        elif reason:
+            self.notify(clean(reason), title="Not sent", severity="warning", markup=False)  # type: ignore[attr-defined]
 
     def action_renice(self, step: int) -> None:
         """F7 (-1: higher priority) or F8 (+1: lower): your own process's nice value, one step,
@@ -202,16 +250,11 @@ class ProcessKeys:
         if self.readonly:
             self.notify(f"Renice is off: {self.OFF_REASON}.", title="Read-only", severity="warning")  # type: ignore[attr-defined]
             return
-        row = self.query_one(ProcessTable).selected
-        if row is None or self.snapshot is None:
-            self.notify("No process selected.", severity="warning")  # type: ignore[attr-defined]
-            return
-        target, scope, reason = self._signal_target(row)
-        if target is None or scope is None or (reason := renice_refusal(target, scope)) is not None:
-            self.notify(clean(reason or ""), title="Not reniced", severity="warning", markup=False)  # type: ignore[attr-defined]
-            return
-        dialog = ReniceModal(target, step, signals.nice_of(target.pid), root=signals.caller().root)
-        self.app.push_screen(dialog, partial(self.renice_to, row, step))  # type: ignore[attr-defined]
+        chosen = self._chosen_target(renice_refusal, "Not reniced")
+        if chosen is not None:
+            row, target, _ = chosen
+            dialog = ReniceModal(target, step, signals.nice_of(target.pid), root=signals.caller().root)
+            self.app.push_screen(dialog, partial(self.renice_to, row, step))  # type: ignore[attr-defined]
 
     def renice_to(self, row: ProcessRow, step: int, confirmed: bool | None) -> None:
         """After confirmation: `collectors.signals.renice` checks again (the scope as of now) and renices."""
@@ -223,6 +266,8 @@ class ProcessKeys:
             self.notify(text, title="Renice", severity=severity, markup=False)  # type: ignore[attr-defined, arg-type]
         elif reason:
             self.notify(clean(reason), title="Not reniced", severity="warning", markup=False)  # type: ignore[attr-defined]
+
+    # --- F2 setup ------------------------------------------------------------------------------
 
     def action_setup(self) -> None:
         """F2: columns, refresh period and theme; Save applies them and writes the config file."""

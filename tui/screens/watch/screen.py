@@ -20,7 +20,6 @@ import gc
 import os
 import socket
 import time
-from functools import partial
 from typing import Protocol
 
 from rich.text import Text
@@ -34,7 +33,7 @@ from gpuscope.collectors.fanout import NodesReading
 from gpuscope.collectors.recorder import Recorder, RecordingError, RecordingSource
 from gpuscope.metrics.history import History
 from gpuscope.metrics.safe_text import clean
-from gpuscope.metrics.samples import JobScope, ProcessRow, Snapshot, Verdict
+from gpuscope.metrics.samples import Snapshot, Verdict
 from gpuscope.metrics.snapshot_tables import process_table
 from gpuscope.metrics.table import ResultTable
 from gpuscope.tui.model.job_outputs import JobFiles, OutputTails, TailView, job_files
@@ -53,7 +52,7 @@ from gpuscope.tui.screens.watch.output_pane import OutputPane
 from gpuscope.tui.widgets.quiet_update import set_text
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.screens.watch.node_switcher import NodeSwitcher
-from gpuscope.tui.screens.watch.dialogs import RecordModal, SignalModal, deliver, refusal
+from gpuscope.tui.screens.watch.dialogs import RecordModal
 from gpuscope.tui.screens.watch.process_keys import ProcessKeys
 from gpuscope.tui.screens.watch.status import StatusLine, output_hint, status_text
 from gpuscope.tui.widgets.keys_footer import NARROW, KeysFooter
@@ -586,42 +585,3 @@ class WatchScreen(ProcessKeys, ExportingScreen):
             narrow = self.app.size.width < NARROW
             return getattr(self.app, "first_mode", None) in ("watch", "browse") and bool(parameters) == narrow
         return True
-
-    def action_signal_refused(self) -> None:
-        self.notify("Signals are off: gpuscope was started with --readonly.", title="Read-only", severity="warning")
-
-    def action_signal(self) -> None:
-        row = self.query_one(ProcessTable).selected
-        if row is None or self.snapshot is None:
-            self.notify("No process selected.", severity="warning")
-            return
-        target, scope, reason = self._signal_target(row)
-        if target is None or scope is None or (reason := refusal(target, scope)) is not None:
-            self.notify(clean(reason or ""), title="Not sent", severity="warning", markup=False)
-            return
-        self.app.push_screen(SignalModal(target, scope), partial(self.send_signal, row))
-
-    def _signal_target(self, row: ProcessRow) -> tuple[ProcessRow | None, JobScope | None, str | None]:
-        """(row, scope it is checked against, why not). Across nodes: the row as its own node
-        reported it, with that node's scope, and only on this node (another node's pid means
-        nothing here)."""
-        if self.nodes is None:
-            return row, (self.snapshot.scope if self.snapshot is not None else None), None
-        node = getattr(row, "node", "") or self.nodes.selected
-        here = socket.gethostname().split(".")[0]
-        snap = next((s for n, s in self.nodes.snapshots.items() if clean(n) == node and n.split(".")[0] == here), None)
-        if snap is None:
-            return None, None, f"PID {row.pid} runs on node {node}, not on this one ({here}): ssh there to signal it."
-        own = next((p for p in snap.processes if p.pid == row.pid), None)  # its own start time, not the aggregate's
-        return own, snap.scope, None if own is not None else f"PID {row.pid} is no longer listed on {node}."
-
-    def send_signal(self, row: ProcessRow, signum: int | None) -> None:
-        """After confirmation (None: cancelled): `watch_dialogs.deliver` checks and sends."""
-        if signum is None:
-            return
-        target, scope, reason = self._signal_target(row)  # the scope as of now: a job's pids change
-        if target is not None and scope is not None:
-            text, severity = deliver(target, signum, scope, listed=self.applied_at is not None)
-            self.notify(text, severity=severity, markup=False)  # type: ignore[arg-type]
-        elif reason:
-            self.notify(clean(reason), title="Not sent", severity="warning", markup=False)
