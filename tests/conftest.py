@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,6 +37,18 @@ def _no_local_gpu_peak(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuscope.collectors.nvml as nvml
 
     monkeypatch.setattr(nvml, "local_gpu_names", lambda: ())
+
+
+@pytest.fixture
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    """A sleeping process of the tests' own: what signals and renice may act on."""
+    process = subprocess.Popen(["sleep", "60"])
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @pytest.fixture

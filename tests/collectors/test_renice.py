@@ -13,9 +13,9 @@ import resource
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 
-import pytest
+
+from proc_nice import nice_in_stat
 
 from gpuscope.collectors import signals
 from gpuscope.collectors.signals import Caller, renice, renice_refusal
@@ -27,28 +27,10 @@ ME = Caller(os.getuid(), os.getuid() == 0)
 NOBODY = 65534
 
 
-def nice_in_stat(pid: int) -> int:
-    """Field 19 of /proc/PID/stat (fields counted from the last ')', as the kernel's comm may hold one)."""
-    with open(f"/proc/{pid}/stat", "rb") as handle:
-        data = handle.read()
-    return int(data[data.rindex(b")") + 2 :].split()[16])
-
-
 def row_of(pid: int, uid: int | None = None, command: str = "sleep 60 (test child)") -> ProcessRow:
     stat = signals.read_stat(pid)
     assert stat is not None
     return ProcessRow(pid, stat.ppid, "tester", os.getuid() if uid is None else uid, "S", 0.0, 1024, 1, stat.started, command)
-
-
-@pytest.fixture
-def child() -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["sleep", "60"])
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def test_f8_lowers_the_priority_of_your_own_process_one_step(child: subprocess.Popen[bytes]) -> None:

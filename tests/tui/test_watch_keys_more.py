@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from proc_nice import nice_in_stat
 from textual.binding import Binding
 from textual.widgets import Button, RadioButton, Select, SelectionList
 
@@ -57,23 +57,6 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A config folder of the test's own, and gpuscope running as a plain user."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr(signals, "caller", lambda: Caller(os.getuid(), False))
-
-
-def nice_in_stat(pid: int) -> int:
-    with open(f"/proc/{pid}/stat", "rb") as handle:
-        data = handle.read()
-    return int(data[data.rindex(b")") + 2 :].split()[16])
-
-
-@pytest.fixture
-def child() -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["sleep", "60"])
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def child_row(process: subprocess.Popen[bytes]) -> ProcessRow:
