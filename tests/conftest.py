@@ -111,6 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): run these tests in one pytest-xdist worker")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """With pytest-xdist (`-n 2 --dist loadgroup`, the README's command), every test of the real
     Slurm cluster runs in one worker, so one cluster is started (it is session-scoped per worker)."""
