@@ -15,6 +15,9 @@ import os
 from gpuscope.metrics import export
 from gpuscope.tui.cli.output import emit, fail, missing_path, on_screen, output_format, print_findings, run_screen, text_limit, text_width
 
+PLOT_WIDTH = 100
+"""The box plots' width without --width: narrower on a narrower terminal, never wider."""
+
 
 def run_magma(args: argparse.Namespace) -> int:
     from gpuscope.parsers.magma import read as magma
@@ -29,7 +32,7 @@ def run_magma(args: argparse.Namespace) -> int:
 
     options = MagmaOptions(metric=args.metric, test=args.test, nodes=args.nodes, impl=args.impl, pool_nodes=args.pool_nodes,
                            keep_warmup=args.keep_warmup, keep_impossible=args.keep_impossible, keep_untrusted=args.keep_untrusted,
-                           table=args.table, width=args.width)
+                           table=args.table, width=args.width or min(text_limit(args) or PLOT_WIDTH, PLOT_WIDTH))
     problem = unknown_choice(result.rows, options)
     if problem:
         return fail(problem, 2)

@@ -1,13 +1,18 @@
-"""Provides MAGMA box plots drawn with plotext from the summary's own statistics.
+"""Provides MAGMA box plots from the summary's own statistics: drawn with plotext on the screen,
+and straight into a character grid for text export.
 
 The boxes are drawn from the numbers in the summary table (quartiles, Tukey whiskers), not
-recomputed by plotext, so the plot and the table can never disagree. The same drawing code
-serves the TUI (`PlotextPlot.plt`) and text export (a private plotext figure, no colour).
+recomputed, so the plot and the table can never disagree. The screen draws on its
+`PlotextPlot.plt` (`draw_boxes`); text export (`boxplots_text`) lays the same figure out cell by
+cell with plotext's own placement rules (`_cell`, `_tick_start`), without building a plotext
+figure per plot: a box is five numbers, and plotext's general drawing costs ~50 ms a plot.
+tests/tui/test_boxplot_text.py checks that the two give the same characters.
 No Textual import here: `gpuscope magma --format text` must start fast.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -16,7 +21,11 @@ from gpuscope.metrics.magma.stats import METRICS
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
 
-PLOT_HEIGHT = 14
+QUINTUPLE = ("whisker_hi", "q3", "median", "q1", "whisker_lo")
+"""A box's numbers in plotext's quintuple order, each a summary column `<metric>_<name>`."""
+MIN_CANVAS = 10
+"""Columns of value axis a text plot keeps: longer environment names are cut in the middle to
+leave them."""
 
 
 def plot_height(n_boxes: int) -> int:
@@ -25,34 +34,127 @@ def plot_height(n_boxes: int) -> int:
     return max(10, 3 * n_boxes + 5)
 
 
-def box_label(row: pd.Series, with_nodes: bool) -> str:
-    label = clean(row["environment"])
-    return f"{label} ({row['nodes']})" if with_nodes else label
-
-
-def draw_boxes(plt: Any, rows: pd.DataFrame, metric: str, title: str) -> None:
-    """One horizontal box per row of `rows` (summary rows of one problem size)."""
-    plt.clear_data()
-    plt.title(clean(title))
+def boxes(rows: pd.DataFrame, metric: str) -> tuple[list[str], list[list[float]]]:
+    """Labels and quintuples (whisker hi, q3, median, q1, whisker lo) of the rows with data,
+    top-down in the table's order."""
     rows = rows[rows["count"] > 0]
-    if rows.empty:
-        plt.xlabel("no data left after exclusions")
-        return
-    with_nodes = rows["nodes"].nunique() > 1
-    labels = [box_label(r, with_nodes) for _, r in rows.iterrows()]
-    stats = [
-        [r[f"{metric}_whisker_hi"], r[f"{metric}_q3"], r[f"{metric}_median"], r[f"{metric}_q1"], r[f"{metric}_whisker_lo"]]
-        for _, r in rows.iterrows()
-    ]
-    # plotext puts the first box at the bottom: reversed, the plot reads top-down as the table does.
-    plt.box(labels[::-1], stats[::-1], quintuples=True, orientation="horizontal", width=0.5)
-    # Pad the value axis so boxes at either end are not drawn on the frame.
+    labels = [clean(str(environment)) for environment in rows["environment"]]
+    if rows["nodes"].nunique() > 1:  # boxes of several cluster sizes: each says its own
+        labels = [f"{label} ({nodes})" for label, nodes in zip(labels, rows["nodes"])]
+    return labels, rows[[f"{metric}_{name}" for name in QUINTUPLE]].to_numpy(dtype=float).tolist()
+
+
+def value_axis(stats: list[list[float]]) -> tuple[float, float]:
+    """The value axis' limits: the whiskers' span padded so boxes at either end are not drawn
+    on the frame."""
     low = min(s[4] for s in stats)
     high = max(s[0] for s in stats)
     pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
-    plt.xlim(low - pad, high + pad)
-    plots.set_ticks(plt, "x", low - pad, high + pad, most=5)  # labels side by side on a narrow axis
+    return low - pad, high + pad
+
+
+def draw_boxes(plt: Any, rows: pd.DataFrame, metric: str, title: str) -> None:
+    """One horizontal box per row of `rows` (summary rows of one problem size), on a plotext figure."""
+    plt.clear_data()
+    plt.title(clean(title))
+    labels, stats = boxes(rows, metric)
+    if not labels:
+        plt.xlabel("no data left after exclusions")
+        return
+    # plotext puts the first box at the bottom: reversed, the plot reads top-down as the table does.
+    plt.box(labels[::-1], stats[::-1], quintuples=True, orientation="horizontal", width=0.5)
+    low, high = value_axis(stats)
+    plt.xlim(low, high)
+    plots.set_ticks(plt, "x", low, high, most=5)  # labels side by side on a narrow axis
     plt.xlabel(METRICS[metric])
+
+
+def _cell(value: float, low: float, high: float, cells: int) -> int:
+    """The cell (0 to cells - 1) of `value` on an axis from `low` to `high`: plotext's rule."""
+    return math.floor(round(0.5 + (cells - 1) * (value - low) / (high - low), 8))
+
+
+def _tick_start(line: list[str], text: str, col: int) -> int:
+    """Where a tick label for column `col` starts: centred on the free stretch of `line` around
+    the tick (plotext's rule, so a label near the frame or a neighbour moves aside)."""
+    n = len(text)
+    free = [i for i in range(max(col - n + 1, 0), min(col + n, len(line) - 1)) if line[i] == " "]
+    first, last = (min(free), max(free)) if free else (col - n + 1, col + n)
+    return (first + last - n + 1) // 2
+
+
+def _fits(line: list[str], start: int, text: str) -> bool:
+    """`text` fits at `start` with a blank on either side."""
+    end = start + len(text)
+    return start >= 0 and end <= len(line) and all(c == " " for c in line[max(start - 1, 0):end + 1])
+
+
+def _cut(label: str, width: int) -> str:
+    """`label` in `width` cells, its middle left out: the ends (the cluster, the node count) tell
+    environments apart."""
+    if len(label) <= width:
+        return label
+    tail = (width - 1) // 2
+    return label[:width - 1 - tail] + "…" + label[len(label) - tail:]
+
+
+def _put(line: list[str], start: int, text: str) -> None:
+    line[start:start + len(text)] = text
+
+
+def _centred(line: list[str], centre: int, text: str) -> None:
+    """`text` centred on column `centre`, moved inside the line when it would stick out, and cut
+    with an ellipsis when longer than the line (plotext leaves such a title out)."""
+    if len(text) > len(line):
+        text = text[:len(line) - 1] + "…"
+    _put(line, min(max(centre - len(text) // 2, 0), len(line) - len(text)), text)
+
+
+def box_plot_text(rows: pd.DataFrame, metric: str, title: str, width: int) -> str:
+    """One plot of `rows` (summary rows of one problem size, some with data) as plain text, the
+    figure `draw_boxes` draws on a `width`-column plotext figure of `plot_height` lines."""
+    labels, stats = boxes(rows, metric)
+    n = len(labels)
+    height = plot_height(n)
+    label_width = min(max(len(label) for label in labels), max(width - 2 - MIN_CANVAS, 1))
+    labels = [_cut(label, label_width) for label in labels]
+    cols, canvas_rows = width - label_width - 2, height - 5
+    left, bottom = label_width + 1, height - 3  # first canvas column, bottom frame line
+    low, high = value_axis(stats)
+    grid = [[" "] * width for _ in range(height)]
+
+    def col(value: float) -> int:
+        return left + _cell(value, low, high, cols)
+
+    def row(y: float) -> int:  # plotext's y of box k is n - k, its rows counted from the bottom
+        return 2 + canvas_rows - 1 - _cell(y, 0.75, n + 0.25, canvas_rows)
+
+    _centred(grid[0], left + cols // 2, clean(title))
+    grid[1][label_width:] = "┌" + "─" * cols + "┐"
+    for line in grid[2:bottom]:
+        line[label_width], line[-1] = "│", "│"
+    grid[bottom][label_width:] = "└" + "─" * cols + "┘"
+    for k, label in enumerate(labels):
+        _put(grid[row(n - k)], 0, label.rjust(label_width) + "┤")
+    ticks = grid[height - 2]
+    for value in plots.round_ticks(low, high, most=5):
+        text, at = plots.tick_label(value), col(value)
+        start = _tick_start(ticks, text, at)
+        if _fits(ticks, start, text):
+            _put(ticks, start, text)
+            grid[bottom][at] = "┬"
+    _centred(grid[height - 1], left + cols // 2, METRICS[metric])
+    for k in reversed(range(n)):  # bottom first, as plotext draws them
+        hi, q3, median, q1, lo = stats[k]
+        if not all(math.isfinite(v) for v in stats[k]):
+            continue
+        middle = grid[row(n - k)]
+        middle[col(q3):col(hi) + 1] = "─" * (col(hi) - col(q3) + 1)
+        middle[col(lo):col(q1) + 1] = "─" * (col(q1) - col(lo) + 1)
+        for line in grid[row(n - k + 0.25):row(n - k - 0.25) + 1]:
+            line[col(q1):col(q3) + 1] = "█" * (col(q3) - col(q1) + 1)
+            line[col(median)] = "│"
+    return "\n".join("".join(line).rstrip() for line in grid)
 
 
 def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
@@ -60,11 +162,8 @@ def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
     blocks = []
     for (test, size), rows in summary.groupby(["test", "problem_size"], sort=False):
         title = f"{test} {size}: {METRICS[metric]}"
-        n_boxes = int((rows["count"] > 0).sum())
-        if n_boxes == 0:
+        if not (rows["count"] > 0).any():
             blocks.append(f"{title}: no data left after exclusions (see findings)\n")
             continue
-        fig = plots.figure(width, plot_height(n_boxes))
-        draw_boxes(fig, rows, metric, title)
-        blocks.append(plots.plain_text(fig) + "\n")
+        blocks.append(box_plot_text(rows, metric, title, width) + "\n")
     return "\n".join(blocks)
