@@ -40,21 +40,30 @@ class KernelRead:
 
 def canonical(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     """`frame` with every canonical column present (missing ones null), in order, typed;
-    extra columns are kept after them."""
-    out = frame.copy()
-    out["source"] = source if "source" not in out or out["source"].isna().all() else out["source"]
-    for name in KERNEL_COLUMNS:
-        if name not in out:
-            out[name] = pd.NA
-    for name, dtype in DTYPES.items():
-        if dtype == "category":  # millions of launches, a few hundred names: codes, not strings
-            out[name] = out[name].astype("string").astype("category")
-        elif dtype == "string":
-            out[name] = out[name].astype(dtype)
-        else:
-            out[name] = pd.to_numeric(out[name], errors="coerce").astype(dtype)
-    extra = [c for c in out.columns if c not in KERNEL_COLUMNS]
-    return out[list(KERNEL_COLUMNS) + extra].reset_index(drop=True)
+    extra columns are kept after them. Built in one go: a column set at a time costs pandas a
+    copy each, and every profile read passes here."""
+    frame = frame.reset_index(drop=True)
+    columns = {name: _typed(frame[name], dtype) if name in frame else _nulls(len(frame), dtype) for name, dtype in DTYPES.items()}
+    if "source" not in frame or frame["source"].isna().all():
+        columns["source"] = pd.Series([source] * len(frame), dtype="string")
+    columns.update((name, frame[name]) for name in frame.columns if name not in DTYPES)
+    return pd.DataFrame(columns)
+
+
+def _typed(values: pd.Series, dtype: str) -> pd.Series:
+    if dtype == "category":  # millions of launches, a few hundred names: codes, not strings
+        return values.astype("string").astype("category")
+    if values.dtype == pd.api.types.pandas_dtype(dtype):
+        return values
+    if dtype == "string":
+        return values.astype(dtype)
+    return pd.to_numeric(values, errors="coerce").astype(dtype)
+
+
+def _nulls(rows: int, dtype: str) -> pd.Series:
+    if dtype == "category":
+        return pd.Series(pd.array([pd.NA] * rows, dtype="string")).astype("category")
+    return pd.Series(pd.array([pd.NA] * rows, dtype=dtype))
 
 
 def empty(source: str) -> pd.DataFrame:

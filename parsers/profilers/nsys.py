@@ -26,6 +26,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
@@ -436,11 +437,13 @@ def _integral(column: pd.Series) -> pd.Series:
     """Float values that are all whole numbers become Int64 (ids, levels, ns); others unchanged."""
     if column.dtype == object or str(column.dtype) in ("str", "string"):
         return column
-    values = pd.to_numeric(column, errors="coerce")
-    known = values.dropna()
-    if len(known) and (known == known.round()).all() and (known.abs() < 2**62).all():
-        return values.round().astype("Int64")
-    return values.astype("Float64")
+    if pd.api.types.is_integer_dtype(column.dtype) and (column.abs() < 2**62).all():  # exact: no float on the way
+        return column.astype("Int64")
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)  # numpy: a column costs µs
+    known = values[~np.isnan(values)]
+    if len(known) and (known == np.round(known)).all() and (np.abs(known) < 2**62).all():
+        return pd.Series(pd.array(np.round(values), dtype="Int64"), index=column.index)
+    return pd.Series(pd.array(values, dtype="Float64"), index=column.index)
 
 
 def _nvtx_csv(kind: str, header: list[str], body: Sequence[tuple[int, list[str]]], label: str, findings: list[Finding]) -> KernelRead:
