@@ -15,10 +15,7 @@ from gpuscope.tui.render import plots
 from gpuscope.tui.render.boxplot import box_plot_text, draw_boxes, plot_height
 
 
-def plotext_text(monkeypatch: pytest.MonkeyPatch, rows: pd.DataFrame, metric: str, title: str, width: int) -> str:
-    # plotext shrinks a figure to the terminal's size (80x24 when there is none): a big one here
-    monkeypatch.setenv("COLUMNS", "400")
-    monkeypatch.setenv("LINES", "200")
+def plotext_text(rows: pd.DataFrame, metric: str, title: str, width: int) -> str:
     fig = plots.figure(width, plot_height(int((rows["count"] > 0).sum())))
     draw_boxes(fig, rows, metric, title)
     return plots.plain_text(fig)
@@ -29,13 +26,13 @@ def groups(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
             if (rows["count"] > 0).any()]
 
 
-def test_text_plot_is_the_screens_plotext_figure(monkeypatch: pytest.MonkeyPatch, magma_data: Path) -> None:
+def test_text_plot_is_the_screens_plotext_figure(magma_data: Path) -> None:
     chosen = groups(magma_stats.summarize(read_tree([magma_data]).rows))
     assert len(chosen) >= 3
     for width in (80, 100, 160):
         for metric in ("gflops", "time_ms"):
             for title, rows in chosen:
-                assert box_plot_text(rows, metric, title, width) == plotext_text(monkeypatch, rows, metric, title, width), (title, metric, width)
+                assert box_plot_text(rows, metric, title, width) == plotext_text(rows, metric, title, width), (title, metric, width)
 
 
 def fake_summary(n: int, name: str = "env") -> pd.DataFrame:
@@ -68,7 +65,18 @@ def test_narrow_plot_cuts_long_names_and_title() -> None:
 def test_printed_plots_are_100_columns_without_width(capsys: pytest.CaptureFixture[str], magma_data: Path) -> None:
     main(["magma", str(magma_data), "--format", "text"])
     frames = [line for line in capsys.readouterr().out.splitlines() if "┌" in line]
-    assert frames and {len(line) for line in frames} == {100}  # not the 80 plotext falls back to in a pipe
+    assert frames and {len(line) for line in frames} == {100}
     main(["magma", str(magma_data), "--format", "text", "--width", "130"])
     frames = [line for line in capsys.readouterr().out.splitlines() if "┌" in line]
     assert {len(line) for line in frames} == {130}
+
+
+def test_plotext_figures_keep_their_size_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # plotext shrinks a figure to the terminal (80x23 when output is a pipe: COLUMNS, LINES say so)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LINES", "24")
+    fig = plots.figure(120, 30)
+    plots.clear(fig)  # every drawing starts with it: plotext's clear_figure forgets the size
+    fig.scatter([1, 2, 3], [3, 1, 2])
+    lines = plots.plain_text(fig).splitlines()
+    assert len(lines) == 30 and max(len(line) for line in lines) == 120

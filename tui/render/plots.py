@@ -3,9 +3,10 @@ every drawing starts with.
 
 The drawing functions (box plots, the roofline, the scaling figures, a table's x/y plot) take a
 plotext figure and draw on it: the screen hands them its `PlotextPlot.plt`, `--format text`
-a private figure from `figure()`, so both show the same drawing. plotext's figure class is not
-part of its public API (`plotext._figure`), and plotext 6 removed the module-level one: this
-module is the only place that names it, so a plotext upgrade is one file to look at. No
+a private figure from `figure()`, so both show the same drawing. plotext's figure class and its
+size fields are not part of its public API (`plotext._figure`, `_limit_size`, `_width`), and
+plotext 6 removed the module-level figure: this module is the only place that names them, so a
+plotext upgrade is one file to look at. No
 Textual here: the print path must start fast.
 
 Axis ticks are round numbers on every linear axis (`round_ticks`, set by `set_ticks`): plotext's
@@ -22,18 +23,26 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def figure(width: int, height: int) -> Any:
-    """A private plotext figure of `width` x `height` characters: no global state is shared."""
+    """A private plotext figure of `width` x `height` characters: no global state is shared.
+    Not shrunk to the terminal, as plotext does by default (to 80x23 when output goes to a pipe
+    or a file): the caller has already fitted `width` to --width or the terminal."""
     from plotext._figure import _figure_class  # plotext's figure: imported only to draw text
 
     fig = _figure_class()
+    fig._limit_size(False, False)
     fig.plotsize(width, height)
     return fig
 
 
 def clear(plt: Any) -> None:
-    """Forget a figure's data and its settings (title, limits, ticks): a drawing starts afresh."""
+    """Forget a figure's data and its settings (title, limits, ticks): a drawing starts afresh,
+    at the figure's size (plotext's `clear_figure` forgets that too; a screen's plot sets its
+    size at every render anyway)."""
+    width, height = plt._width, plt._height
     plt.clear_data()
     plt.clear_figure()
+    plt._limit_size(False, False)
+    plt.plotsize(width, height)
 
 
 def plain_text(fig: Any) -> str:
