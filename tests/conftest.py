@@ -15,6 +15,12 @@ from paths import EXAMPLES, SHARED_MAGMA
 
 MAGMA_DATA_CANDIDATES = (EXAMPLES, SHARED_MAGMA / "experiments")
 
+# A shell starts a background job with SIGINT ignored, and children inherit that: the tests'
+# own `sleep` children would then outlive the INT the signal tests send them. Python's own
+# handler is not inherited across exec, so children get the default action again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(autouse=True)
 def _stable_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
