@@ -1,8 +1,8 @@
 """Provides the kernels figures: time-share bars and the roofline, for the screen and for text.
 
 The same code draws on the screen (a `PlotextPlot.plt`, a rich `Text`) and in `--format text`
-(a private plotext figure, colour stripped), so both show the same figure. No Textual here:
-the print path must start fast.
+(a private plotext figure, colour stripped; the bars as a string), so both show the same figure.
+No Textual here, and rich only for the screen: the print path must start fast.
 
 Roofline: log-log, arithmetic intensity (FLOP/byte) against achieved FLOP/s, one point per
 row that has both (PyProf leaves FLOPs at 0 for kernels it cannot model: those cannot be
@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from rich.text import Text
 
 from gpuscope.metrics.kernels.names import short_name
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 BAR_ROWS = 10
 BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -29,26 +31,43 @@ SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (
 MARKS = {"memory-bound": ("x", "cyan"), "compute-bound": ("•", "magenta"), "unknown": ("•", "yellow")}
 
 
-def share_bars(frame: pd.DataFrame, width: int, rows: int = BAR_ROWS, label: str = "kernel") -> Text:
-    """The `rows` longest entries of a ranking frame as horizontal bars of their time share,
-    scaled to the longest (shares are often a few %). Names are plain text, cut to fit."""
+def _bar_rows(frame: pd.DataFrame, width: int, rows: int) -> list[tuple[str, str, str]]:
+    """(name, bar, share) of the `rows` longest entries of a ranking frame: bars of their time
+    share scaled to the longest (shares are often a few %), names plain text cut to fit."""
     top = frame.sort_values("total_ns", ascending=False, kind="stable").head(rows)
-    text = Text(no_wrap=True, overflow="crop")
-    if top.empty:
-        return text.append(f"No {label} to show.", style="italic")
     shares = [float(v) if pd.notna(v) else 0.0 for v in top["share_pct"]]
     name_width = max(8, min(40, width // 2 - 2))
     bar_width = max(4, width - name_width - 9)
-    biggest = max(shares) or 1.0
+    biggest = max(shares, default=0.0) or 1.0
+    out = []
     for name, share in zip(top["kernel"], shares):
         shown = short_name(clean(name), name_width)  # templates folded: the function name stays
         eighths = round(share / biggest * bar_width * 8)
         bar = "█" * (eighths // 8) + (BLOCKS[eighths % 8] if eighths % 8 else "")
-        text.append(f"{shown:<{name_width}} ")
-        text.append(f"{bar:<{bar_width}}", style="bold")
-        text.append(f" {share:5.1f}%\n")
+        out.append((f"{shown:<{name_width}} ", f"{bar:<{bar_width}}", f" {share:5.1f}%\n"))
+    return out
+
+
+def share_bars(frame: pd.DataFrame, width: int, rows: int = BAR_ROWS, label: str = "kernel") -> Text:
+    """The time-share bars as a rich `Text` (the bars bold), for the screen."""
+    from rich.text import Text  # the screen's: `--format text` takes `share_bars_text`
+
+    text = Text(no_wrap=True, overflow="crop")
+    bars = _bar_rows(frame, width, rows)
+    if not bars:
+        return text.append(f"No {label} to show.", style="italic")
+    for name, bar, share in bars:
+        text.append(name)
+        text.append(bar, style="bold")
+        text.append(share)
     text.rstrip()
     return text
+
+
+def share_bars_text(frame: pd.DataFrame, width: int, rows: int = BAR_ROWS, label: str = "kernel") -> str:
+    """`share_bars` as plain text."""
+    bars = _bar_rows(frame, width, rows)
+    return "".join("".join(parts) for parts in bars).rstrip() if bars else f"No {label} to show."
 
 
 def si(value: float) -> str:
