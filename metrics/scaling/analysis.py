@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,8 @@ QUALITY_COLUMNS = [
     "epochs_p_value", "epochs_verdict",
 ]  # fmt: skip
 DIFF_COLUMNS = ["series", "resource_kind", "setting", "resources", "value"]
+QUALITY_INPUTS = ("resources", "status", "quality", "epochs", "converged", "quality_name", "quality_higher_is_better", "quality_target")
+"""The runs' columns `quality_check` reads."""
 
 
 def unit(kind: object, count: float | None = None) -> str:
@@ -80,20 +83,35 @@ def _is_false(value: object) -> bool:
     return isinstance(value, (bool, np.bool_)) and not value
 
 
+def _false_mask(values: pd.Series) -> pd.Series:
+    """`_is_false` of every value, as booleans (for the readers' nullable boolean column in one
+    array operation)."""
+    if isinstance(values.dtype, pd.BooleanDtype):
+        return values.eq(False).fillna(False).astype(bool)
+    return values.map(_is_false).astype(bool)
+
+
 def leave_out_reasons(runs: pd.DataFrame) -> pd.Series:
     """Why each run is left out of the timing statistics: "" when it counts, else its status
     (`aborted`, `failed`, `cancelled`, `timeout`), `not converged` or `no timing`."""
     status = _column(runs, "status", "ok").fillna("ok").astype(str)
     converged = _column(runs, "converged", pd.NA)
-    not_converged = converged.map(_is_false).astype(bool)
+    not_converged = _false_mask(converged)
     time = _numbers(_column(runs, "time_s"))
     no_time = ~(np.isfinite(time) & (time > 0))
     reason = np.where(status != "ok", status.str.replace("no-timing", "no timing", regex=False), np.where(not_converged, "not converged", np.where(no_time, "no timing", "")))
     return pd.Series(reason, index=runs.index, dtype=object)
 
 
-def _groups(runs: pd.DataFrame):
-    frame = runs.assign(series=_column(runs, "series", "").fillna("").astype(str), resource_kind=_column(runs, "resource_kind", "?").fillna("?").astype(str))
+def _groups(runs: pd.DataFrame, columns: Sequence[str], reasons: pd.Series | None = None, settings: bool = False):
+    """The runs by (series, resource_kind), with only `columns` (those present; with
+    `settings`, every `set_` column too) and, given `reasons`, `_reason`: each group is a copy
+    made column by column, and a runs table has some forty."""
+    wanted = [*columns, *(_settings(runs) if settings else ())]
+    kept = [c for c in dict.fromkeys(wanted) if c in runs and c not in KEYS]
+    frame = runs[kept].assign(series=_column(runs, "series", "").fillna("").astype(str), resource_kind=_column(runs, "resource_kind", "?").fillna("?").astype(str))
+    if reasons is not None:
+        frame["_reason"] = reasons
     return frame.groupby(KEYS, sort=True)
 
 
@@ -139,7 +157,7 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
         return out
     reasons = leave_out_reasons(runs)
     records = []
-    for (series, kind), group in _groups(runs.assign(_reason=reasons)):
+    for (series, kind), group in _groups(runs, ("resources", "nodes", "time_s", "samples", "benchmark"), reasons, settings=True):
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
@@ -212,7 +230,7 @@ def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None
     """Per series: the Amdahl fit (bootstrap over the used runs) and the Karp-Flatt trend."""
     reasons = leave_out_reasons(runs) if len(runs) else pd.Series(dtype=object)
     records = []
-    grouped = dict(iter(_groups(runs.assign(_reason=reasons)))) if len(runs) else {}
+    grouped = dict(iter(_groups(runs, ("resources", "time_s"), reasons))) if len(runs) else {}
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
         rows = _on_curve(rows)
         group = grouped.get((series, kind))
@@ -317,7 +335,7 @@ def config_diff(runs: pd.DataFrame) -> pd.DataFrame:
     records = []
     if runs is None or runs.empty:
         return pd.DataFrame(columns=DIFF_COLUMNS)
-    for (series, kind), group in _groups(runs.assign(_reason=leave_out_reasons(runs))):
+    for (series, kind), group in _groups(runs, ("resources",), leave_out_reasons(runs), settings=True):
         used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
         if used.empty:
             continue
@@ -345,7 +363,7 @@ def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> d
     out = {}
     if runs is None or runs.empty:
         return out
-    for (series, kind), group in _groups(runs.assign(_reason=leave_out_reasons(runs))):
+    for (series, kind), group in _groups(runs, ("resources",), leave_out_reasons(runs), settings=True):
         used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
         if used.empty:
             continue
@@ -384,7 +402,7 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
     if runs is None or runs.empty:
         return pd.DataFrame(columns=QUALITY_COLUMNS)
     records = []
-    for (series, kind), group in _groups(runs):
+    for (series, kind), group in _groups(runs, QUALITY_INPUTS):
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
@@ -398,7 +416,7 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
         name = _first(_column(finished, "quality_name", None))
         higher = _first(_column(finished, "quality_higher_is_better", pd.NA))
         q_of = {r: quality[finished["resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
-        converged_epochs = epochs[~converged.map(_is_false).astype(bool)]
+        converged_epochs = epochs[~_false_mask(converged)]
         e_of = {r: converged_epochs[finished.loc[converged_epochs.index, "resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
         where = f"{base} {unit(kind, base)}" if base is not None else ""
         every_converged = _column(group, "converged", pd.NA)
@@ -407,7 +425,7 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
             mine = finished["resources"] == r
             # an aborted run is not among the finished ones, but it did not converge all the same
             at_r = group[group["resources"] == r]
-            failed = at_r[every_converged[at_r.index].map(_is_false).astype(bool)]
+            failed = at_r[_false_mask(every_converged[at_r.index])]
             not_conv = len(failed)
             if base is None:
                 q_p, q_verdict = math.nan, "n/a: no baseline with a quality"
@@ -539,7 +557,7 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
     if runs is None or runs.empty:
         return out
     reasons = leave_out_reasons(runs)
-    for (series, kind), group in _groups(runs.assign(_reason=reasons)):
+    for (series, kind), group in _groups(runs, ("resources", "source"), reasons):
         left = group[(group["_reason"] != "") & group["resources"].notna()]
         for (why, r), rows in left.groupby(["_reason", "resources"], sort=True, dropna=False):
             n = len(rows)

@@ -100,7 +100,6 @@ def assemble(collected: list[tuple[Run, tuple[str, ...], bool]], findings: list[
     script_cache: dict[str, list[tuple[Path, Counts, str | None, str | None]]] = {}
     system_cache: dict[Path, tuple[Any, list[Finding]]] = {}
     rows: list[dict[str, Any]] = []
-    curve_runs: list[Run] = []  # the runs with a curve, in row order
     by_job: dict[tuple[str, str], dict[str, Any]] = {}
     for run, parts, _explicit in collected:
         if run.format == "sacct":
@@ -176,7 +175,7 @@ def assemble(collected: list[tuple[Run, tuple[str, ...], bool]], findings: list[
     for entry in merged:
         groups.setdefault((entry["run"].format, entry["run"].benchmark), []).append(entry)
     user_kinds = [k for k in fmt.KIND_PREFERENCE if pattern is not None and f"(?P<{k}>" in pattern.pattern]
-    out_rows: list[dict[str, Any]] = []
+    table: list[tuple[Run, dict[str, tuple[int, str] | None], str, str | None]] = []  # (run, counts, series, kind), in table order
     for (form, bench), entries in groups.items():
         kind = None
         for candidate in user_kinds + list(fmt.KIND_PREFERENCE):
@@ -189,45 +188,63 @@ def assemble(collected: list[tuple[Run, tuple[str, ...], bool]], findings: list[
         series = f"{bench or form} ({kind or 'unknown'})"
         for entry in entries:
             run, counts = entry["run"], entry["counts"]
-            chosen = counts.get(kind) if kind else None
-            if chosen is None:
+            if not kind or counts.get(kind) is None:
                 findings.append(Finding("warning", "no-resources", f"no {kind or 'resource'} count in the log, a job script beside it, the file name or --resources: the run is kept without one", run.source))
-            row = {
-                "source": run.source, "format": run.format, "series": series, "benchmark": run.benchmark,
-                "resource_kind": kind or "unknown", "resources": chosen[0] if chosen else pd.NA,
-                "resources_from": chosen[1] if chosen else "",
-                **{k: counts[k][0] if counts[k] else pd.NA for k in fmt.RESOURCE_FIELDS},
-                "time_s": run.time_s, "time_from": run.time_from, "status": run.status, "converged": run.converged,
-                "quality_name": run.quality_name, "quality": run.quality, "quality_higher_is_better": run.quality_higher_is_better,
-                "quality_target": run.quality_target, "epochs": run.epochs if run.epochs is not None else pd.NA, "samples": run.samples,
-                "label": run.label, "epoch_time_s": run.epoch_time_s,
-            }
-            for key, value in run.settings.items():
-                row[f"set_{key}"] = value
-            out_rows.append(row)
-            if run.curve:
-                curve_runs.append(run)
-            entry["row"] = row
-    if not out_rows:
-        runs_frame = _empty_runs()
-    else:
-        runs_frame = _typed(pd.DataFrame(out_rows))
-        ordered = list(RUN_COLUMNS) + sorted(c for c in runs_frame.columns if c.startswith("set_"))
-        runs_frame = scaling_series.assign(runs_frame[ordered])  # one machine per series
-        for row, name in zip(out_rows, runs_frame["series"]):
-            row["series"] = name
-    source_to_row = {r["source"]: r for r in out_rows}
-    curve_records: list[tuple[str, str, Any, int, str, float]] = []
-    for run in curve_runs:  # series and resources looked up once per run, not per epoch
-        kept = source_to_row.get(run.source)
-        if kept is not None:
-            curve_records.extend((run.source, kept["series"], kept["resources"], ep, metric, value) for ep, metric, value in run.curve)
-    curves = pd.DataFrame(curve_records, columns=list(CURVE_COLUMNS))
+            table.append((run, counts, series, kind))
+    runs_frame = _runs_table(table)
+    curves = _curves_table(table, runs_frame)
+    findings.extend(_series_findings(runs_frame))
+    return RunsResult(runs_frame, curves, findings)
+
+
+def _runs_table(table: list[tuple[Run, dict[str, tuple[int, str] | None], str, str | None]]) -> pd.DataFrame:
+    """The runs table, one list per column and then one DataFrame (not a dict per row), with
+    the series named by `metrics.scaling.series` (one machine per series)."""
+    if not table:
+        return _empty_runs()
+    runs = [run for run, _counts, _series, _kind in table]
+    chosen = [counts.get(kind) if kind else None for _run, counts, _series, kind in table]
+    columns: dict[str, list[Any]] = {
+        "source": [run.source for run in runs], "format": [run.format for run in runs],
+        "series": [series for _run, _counts, series, _kind in table], "benchmark": [run.benchmark for run in runs],
+        "resource_kind": [kind or "unknown" for _run, _counts, _series, kind in table],
+        "resources": [c[0] if c else pd.NA for c in chosen], "resources_from": [c[1] if c else "" for c in chosen],
+    }
+    for kind in fmt.RESOURCE_FIELDS:
+        columns[kind] = [counts[kind][0] if counts[kind] else pd.NA for _run, counts, _series, _kind in table]
+    for name in ("time_s", "time_from", "status", "converged", "quality_name", "quality", "quality_higher_is_better",
+                 "quality_target", "samples", "label", "epoch_time_s"):
+        columns[name] = [getattr(run, name) for run in runs]
+    columns["epochs"] = [run.epochs if run.epochs is not None else pd.NA for run in runs]
+    ordered = {name: columns[name] for name in RUN_COLUMNS}
+    for key in sorted({key for run in runs for key in run.settings}):
+        ordered[f"set_{key}"] = [run.settings.get(key, math.nan) for run in runs]  # NaN where a run has no such setting
+    return scaling_series.assign(_typed(pd.DataFrame(ordered)))
+
+
+def _curves_table(table: list[tuple[Run, dict[str, tuple[int, str] | None], str, str | None]], runs: pd.DataFrame) -> pd.DataFrame:
+    """Every run's per-epoch values, with the series and resources of its row in `runs` (the
+    last row of that source: rows and runs are in the same order)."""
+    row_of = {source: i for i, source in enumerate(runs["source"].tolist())} if len(runs) else {}
+    series, resources = (runs["series"].tolist(), runs["resources"].tolist()) if len(runs) else ([], [])
+    columns: dict[str, list[Any]] = {name: [] for name in CURVE_COLUMNS}
+    for run, _counts, _series, _kind in table:
+        i = row_of.get(run.source)
+        if not run.curve or i is None:
+            continue
+        n = len(run.curve)
+        columns["source"] += [run.source] * n
+        columns["series"] += [series[i]] * n
+        columns["resources"] += [resources[i]] * n
+        epochs, metrics, values = zip(*run.curve)
+        columns["epoch"] += epochs
+        columns["metric"] += metrics
+        columns["value"] += values
+    curves = pd.DataFrame(columns) if columns["source"] else pd.DataFrame(columns=list(CURVE_COLUMNS))  # no rows: object columns, as ever
     curves["resources"] = pd.array(curves["resources"].tolist(), dtype="Int64")
     curves["epoch"] = curves["epoch"].astype("int64")
     curves["value"] = curves["value"].astype(float)
-    findings.extend(_series_findings(runs_frame))
-    return RunsResult(runs_frame, curves, findings)
+    return curves
 
 
 def _series_findings(runs: pd.DataFrame) -> Iterable[Finding]:

@@ -25,6 +25,8 @@ does not give is NaN, never 0; nothing raises on file content.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from pathlib import Path
 from typing import Sequence
@@ -56,9 +58,24 @@ def parser_for(text: str, path: Path) -> Parse:
     return seed.parse
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """The cycle collector off while a study is read: reading keeps every run, finding and curve
+    point alive until the tables are built, so each automatic collection walks all of them again
+    (an eighth of the time on 10,000 logs), and nothing read forms a cycle to free."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str | None = None) -> RunsResult:
     """Every run in `paths` (files or folders): `runs`, `curves` and the findings (see the module doc)."""
     findings: list[Finding] = []
     pattern = pattern_of(resources_pattern, findings)
-    collected = collect(candidates(paths, findings), parser_for, findings)
-    return assemble(collected, findings, pattern=pattern, resources_pattern=resources_pattern)
+    with _collector_paused():
+        collected = collect(candidates(paths, findings), parser_for, findings)
+        return assemble(collected, findings, pattern=pattern, resources_pattern=resources_pattern)

@@ -114,13 +114,28 @@ def _name_matches(part: str) -> tuple[tuple[str, str, str], ...]:
     return tuple(found)
 
 
-def name_counts(parts: Sequence[str]) -> Counts:
+def _part_counts(counts: Counts, part: str, what: str) -> None:
+    for kind, number, text in _name_matches(part):
+        if kind not in counts:
+            put(counts, kind, number, f"{what} {part!r} ({text})")
+
+
+@functools.lru_cache(maxsize=1024)
+def _folder_counts(folders: tuple[str, ...]) -> Counts:
+    """Counts from folder names, inwards-out: the same for every log of a folder, so made once."""
     counts: Counts = {}
-    for part in parts:  # the file name first, then its folders inwards-out
-        for kind, number, text in _name_matches(part):
-            if kind not in counts:
-                what = "file name" if part == parts[0] else "folder name"
-                put(counts, kind, number, f"{what} {part!r} ({text})")
+    for part in folders:
+        _part_counts(counts, part, "folder name")
+    return counts
+
+
+def name_counts(parts: Sequence[str]) -> Counts:
+    """Counts from the file name first, then its folders inwards-out (a folder of the file's own
+    name adds nothing: the file's name said the same first)."""
+    counts: Counts = {}
+    _part_counts(counts, parts[0], "file name")
+    for kind, value in _folder_counts(tuple(parts[1:])).items():
+        counts.setdefault(kind, value)
     return counts
 
 

@@ -9,6 +9,7 @@ and the job-script echo lines around them). Line patterns: `formats`.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from pathlib import Path
@@ -182,7 +183,6 @@ def _seed_line(line: str) -> tuple[str, str, re.Match[str]] | None:
     return (tag, what, m) if m is not None else None
 
 
-_UNSEEN = object()
 _ONCE_PER_TEXT = frozenset({"slurm", *(f"res{i}" for i in range(len(fmt.LOG_RESOURCE_LINES))), "job_id", "max_epochs", "complete", *(f"setting{i}" for i in range(4))})
 """Lines whose handling only fills what is still empty (or sets a flag): a second copy of the
 same line does nothing, so it is skipped."""
@@ -200,11 +200,32 @@ def _first_failure(lines: list[str]) -> tuple[str, int] | None:
     return None
 
 
+def _lines_to_visit(lines: list[str]) -> tuple[dict[str, tuple[str, str, re.Match[str]]], list[int]]:
+    """What each distinct line of a log is (`_seed_line`), and the indices of the lines to handle,
+    in order: a once-per-text line at its first copy only, the others at every copy. Every rank
+    prints the same blocks again, so most lines of a seed 002 log are copies: they are found with
+    dictionary and set look-ups over the whole list, not by a Python step per line."""
+    first = dict(zip(reversed(lines), range(len(lines) - 1, -1, -1)))  # each distinct line -> its first index
+    kinds: dict[str, tuple[str, str, re.Match[str]]] = {}
+    visits: list[int] = []
+    every: set[str] = set()
+    for line, at in first.items():
+        kind_of_line = _seed_line(line) if len(line) <= 2000 else None
+        if kind_of_line is None:
+            continue
+        kinds[line] = kind_of_line
+        if kind_of_line[0] in _ONCE_PER_TEXT:
+            visits.append(at)
+        else:
+            every.add(line)
+    if every:
+        visits.extend(itertools.compress(range(len(lines)), map(every.__contains__, lines)))
+    visits.sort()
+    return kinds, visits
+
+
 def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> list[Run] | None:
     """Seed 002 / seed 004 logs (and the job-script echo lines around them)."""
-    # One line loop with every distinct line matched once (`known`): a seed 002 log is mostly
-    # lines that match, printed again by every rank, where a dict look-up per line is cheaper
-    # than a regular expression over the whole text (measured: 1.6x).
     lines = text.splitlines()  # splits at \r too: a progress bar's redraws are lines of their own
     run = Run(label, "seed004")
     totals: list[tuple[float, int, str]] = []  # (seconds, line, unit)
@@ -218,19 +239,11 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
     test_rows: dict[int, list[tuple[float, float]]] = {}
     rate = math.nan
     epoch_copies = 0
-    # what each distinct line is, matched once: every rank prints the same blocks again
-    known: dict[str, tuple[str, str, re.Match[str]] | None] = {}
-    for i, line in enumerate(lines):
-        kind_of_line = known.get(line, _UNSEEN)
-        if kind_of_line is _UNSEEN:
-            kind_of_line = _seed_line(line) if len(line) <= 2000 else None
-            known[line] = kind_of_line
-        if kind_of_line is None:
-            continue
-        tag, what, m = kind_of_line
+    kinds, visits = _lines_to_visit(lines)
+    for i in visits:
+        line = lines[i]
+        tag, what, m = kinds[line]
         line_no = i + 1
-        if tag in _ONCE_PER_TEXT:
-            known[line] = None  # the same line again (another rank's copy) cannot change anything
         # the branches in the order of how often a log has their lines (each rank prints the summary)
         if tag == "slurm":
             name, value = m.group("name"), m.group("value")
