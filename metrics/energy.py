@@ -1,0 +1,285 @@
+"""Provides the energy arithmetic of a job: counters' deltas, integrated power, and their vocabulary.
+
+A job's energy is a counter's delta over the watch or the recording: NVML's total energy (mJ
+since the driver loaded) for a GPU, RAPL's `energy_uj` for the CPU packages and DRAM of the
+node. Power integrated over the samples (trapezoids) is the second opinion: where the two differ
+by more than 5 % both are given, since either can be the wrong one (a driver reload between two
+readings, sparse power samples). Everything here is pure: arrays in, figures and notes out.
+
+    gpu = gpu_energy(times, energy_mj, power_w)        # -> EnergyFigure (counter, else power)
+    cpu = rapl_energy(rapl_samples)                   # -> NodeCpuEnergy (a node figure)
+
+Missing readings are None or NaN and are skipped. A value that cannot be computed is None,
+never 0, and a note says why. RAPL and Slurm's own energy are node figures: `scope` says so, and
+nothing here ever calls them a job's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+TOLERANCE = 0.05
+"""Counter and integrated power further apart than this (relative) are both shown."""
+GAP_FACTOR = 3.0
+"""A sampling gap longer than this many median intervals is not bridged by a trapezoid."""
+
+
+@dataclass(frozen=True, slots=True)
+class CounterDelta:
+    """What a cumulative energy counter says between its first and last readings."""
+
+    joules: float | None
+    """None with fewer than two readings."""
+    seconds: float | None
+    """From the first to the last reading used."""
+    events: int = 0
+    """Decreases seen: driver reloads (NVML) or wraps (RAPL)."""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IntegratedPower:
+    """Power samples integrated over time (trapezoids); gaps are left out, not bridged."""
+
+    joules: float | None
+    covered_s: float | None
+    """Seconds the trapezoids cover (the watch's span less its gaps)."""
+    gaps: int = 0
+    gap_s: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EnergyFigure:
+    """A GPU's energy over a watch or recording: the counter's delta, else integrated power."""
+
+    joules: float | None
+    source: str
+    """'energy counter', 'integrated power' or '' (n/a)."""
+    mean_w: float | None
+    seconds: float | None
+    counter_j: float | None
+    integrated_j: float | None
+    disagree: bool = False
+    """Counter and integrated power differ by more than TOLERANCE: show both."""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RaplZone:
+    """One powercap zone at one reading (/sys/class/powercap/intel-rapl:N[:M])."""
+
+    zone: str
+    """The sysfs directory name, e.g. 'intel-rapl:0:2' (one colon: a top-level zone)."""
+    name: str
+    """Its `name` file: 'package-0', 'dram', 'core', 'uncore', 'psys'."""
+    energy_uj: int | None
+    """None when unreadable (root-only on most kernels since 2020)."""
+    max_energy_range_uj: int | None
+    """Where `energy_uj` wraps to 0."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaplSample:
+    """One reading of the node's RAPL zones. A node figure: every process on the node counts."""
+
+    timestamp: float
+    zones: tuple[RaplZone, ...] = ()
+    reason: str = ""
+    """Why there are no readable zones (absent in VMs, root-only); '' when there are."""
+    scope: str = "node"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCpuEnergy:
+    """The node's CPU energy from RAPL over a watch: the sockets' packages and their DRAM."""
+
+    package_j: float | None
+    """All top-level `package-N` zones summed (their `core`/`uncore` sub-zones are inside them)."""
+    dram_j: float | None
+    zones: tuple[tuple[str, CounterDelta], ...] = ()
+    """Each zone by name ('package-0', 'package-0/core', 'dram', 'psys'), for the detail."""
+    seconds: float | None = None
+    scope: str = "node"
+    """Always 'node': RAPL counts every process on the node, never one job's alone."""
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmEnergy:
+    """What Slurm's accounting says of a job's energy and GPU use (sacct or sstat)."""
+
+    job_id: str
+    source: str
+    energy_j: float | None
+    """ConsumedEnergyRaw (joules) of the job, else the `energy` of TRESUsageInTot; measured by
+    the site's plugin on whole nodes (a node shared with other jobs counts theirs too)."""
+    energy_note: str = ""
+    """Where `energy_j` comes from, or why it is None."""
+    gpu_util_pct: float | None = None
+    """`gres/gpuutil` of TRESUsageInTot, the largest step's, as Slurm sums it over the step's
+    tasks and GPUs (so above 100 with several GPUs)."""
+    gpu_memory: int | None = None
+    """`gres/gpumem` (bytes), the largest step's, summed over its tasks like its `mem`."""
+    gpu_note: str = ""
+    """Why the GPU figures are None (the site does not track gres/gpuutil, gres/gpumem)."""
+    scope: str = "node"
+
+
+def _valid(times: Sequence[float], values: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(times, values) as float arrays without the pairs where either is None or NaN."""
+    pairs = [(float(t), float(v)) for t, v in zip(times, values) if t is not None and v is not None]
+    arr = np.array(pairs, dtype=float).reshape(-1, 2)
+    keep = np.isfinite(arr).all(axis=1)
+    return arr[keep, 0], arr[keep, 1]
+
+
+def counter_delta(times: Sequence[float], counts: Sequence[float | None], *, joules_per_count: float,
+                  wrap: float | None = None, label: str = "energy counter") -> CounterDelta:
+    """Energy between the first and last readings of a cumulative counter.
+
+    A decrease is a wrap when `wrap` is given (RAPL wraps at max_energy_range_uj: add the range)
+    and otherwise a reset (NVML restarts at 0 when the driver reloads: the reading after it is
+    the energy since the reload, added in full). Either is counted and said. A reset loses the
+    energy between the reading before it and the reload, so the sum is then a lower bound.
+    """
+    t, c = _valid(times, counts)
+    if len(c) < 2:
+        return CounterDelta(None, None, notes=(f"{label}: fewer than two readings",))
+    steps = np.diff(c)
+    down = steps < 0
+    events = int(down.sum())
+    notes = []
+    if wrap is not None:
+        steps[down] += wrap
+        if events:
+            notes.append(f"{label}: wrapped {events} time(s) at {wrap:g}; counted")
+    elif events:
+        steps[down] = c[1:][down]
+        at = int(np.argmax(down))
+        notes.append(f"{label}: reset {events} time(s), the driver reloaded (first between +{t[at] - t[0]:.0f} s and +{t[at + 1] - t[0]:.0f} s); "
+                     "the energy before and after each reset is summed, the time between the last reading and the reload is not "
+                     "counted: a lower bound")
+    dt = np.diff(t)
+    if wrap is not None and (dt > 0).any():
+        # a gap in which the highest power seen could have gone round the range once or more
+        fastest = float(np.max(steps[dt > 0] / dt[dt > 0]))
+        longest = float(np.max(dt))
+        if longest * fastest > wrap:
+            notes.append(f"{label}: readings {longest:.0f} s apart, long enough for a whole wrap at the highest power seen: "
+                         "a wrap may be missed (the figure is then low)")
+    return CounterDelta(float(steps.sum()) * joules_per_count, float(t[-1] - t[0]), events, tuple(notes))
+
+
+def integrate_power(times: Sequence[float], watts: Sequence[float | None], *, max_gap_s: float | None = None) -> IntegratedPower:
+    """Trapezoids over the power readings (missing ones skipped). An interval longer than
+    `max_gap_s` (default: GAP_FACTOR times the median interval) is not bridged but counted: the
+    result then covers less than the span, and a note says how much."""
+    t, w = _valid(times, watts)
+    if len(w) < 2:
+        return IntegratedPower(None, None, notes=("integrated power: fewer than two power readings",))
+    dt = np.diff(t)
+    forward = dt > 0
+    if not forward.any():
+        return IntegratedPower(None, None, notes=("integrated power: the readings' times do not advance",))
+    limit = max_gap_s if max_gap_s is not None else GAP_FACTOR * float(np.median(dt[forward]))
+    gap = forward & (dt > limit)
+    used = forward & ~gap
+    joules = float(np.sum((w[1:] + w[:-1])[used] / 2.0 * dt[used]))
+    gaps, gap_s = int(gap.sum()), float(dt[gap].sum())
+    notes = []
+    if gaps:
+        notes.append(f"integrated power: {gaps} gap(s) of {gap_s:.0f} s in all not bridged (power readings more than {limit:.1f} s apart)")
+    if (~forward).any():
+        notes.append(f"integrated power: {int((~forward).sum())} reading(s) not later than the one before, left out")
+    return IntegratedPower(joules, float(dt[used].sum()), gaps, gap_s, tuple(notes))
+
+
+def gpu_energy(times: Sequence[float], energy_mj: Sequence[float | None], power_w: Sequence[float | None], *,
+               max_gap_s: float | None = None, note: str = "") -> EnergyFigure:
+    """One GPU's energy over the readings at `times`: NVML's counter delta, and power integrated.
+
+    The figure is the counter's when it has two readings (resets summed and said), else the
+    integrated power's, labelled as such. Where both exist and their mean powers (each over the
+    time it covers: the integral leaves gaps out) differ by more than TOLERANCE, `disagree` is set
+    and a note gives both. `note` is the samples' `energy_note` (why the counter is n/a, or
+    'whole GPU' under MIG), kept first in the notes.
+    """
+    counter = counter_delta(times, energy_mj, joules_per_count=1e-3)
+    power = integrate_power(times, power_w, max_gap_s=max_gap_s)
+    notes = [note] if note else []
+    if counter.joules is not None:
+        joules, source, seconds = counter.joules, "energy counter", counter.seconds
+    elif power.joules is not None:
+        joules, source, seconds = power.joules, "integrated power", power.covered_s
+        notes.append("no energy counter readings: the figure is integrated power")
+    else:
+        joules, source, seconds = None, "", None
+    notes += [*(counter.notes if counter.joules is not None or not note else ()), *power.notes]
+    disagree = False
+    if counter.joules is not None and power.joules is not None and counter.seconds and power.covered_s:
+        by_counter, by_power = counter.joules / counter.seconds, power.joules / power.covered_s
+        if max(by_counter, by_power) > 0 and abs(by_counter - by_power) / max(by_counter, by_power) > TOLERANCE:
+            disagree = True
+            notes.append(f"energy counter {human_energy(counter.joules)} ({by_counter:.0f} W mean) and integrated power "
+                         f"{human_energy(power.joules)} ({by_power:.0f} W mean) differ by more than {TOLERANCE:.0%}: both shown")
+    mean_w = joules / seconds if joules is not None and seconds else None
+    return EnergyFigure(joules, source, mean_w, seconds, counter.joules, power.joules, disagree, tuple(notes))
+
+
+def rapl_energy(samples: Sequence[RaplSample]) -> NodeCpuEnergy:
+    """The node's CPU energy from RAPL readings: each zone's delta with its wraps handled, the
+    top-level packages summed and the DRAM zones summed. A node figure (every job on the node)."""
+    labels: dict[str, str] = {}
+    series: dict[str, tuple[list[float], list[int | None]]] = {}
+    wraps: dict[str, int] = {}
+    for s in samples:
+        for z in s.zones:
+            labels.setdefault(z.zone, _zone_label(z, s.zones))
+            times, values = series.setdefault(z.zone, ([], []))
+            times.append(s.timestamp)
+            values.append(z.energy_uj)
+            if z.max_energy_range_uj:
+                wraps[z.zone] = z.max_energy_range_uj
+    notes = sorted({s.reason for s in samples if s.reason})
+    zones, package, dram = [], [], []
+    for zone in sorted(series):
+        wrap = wraps.get(zone)
+        delta = counter_delta(*series[zone], joules_per_count=1e-6, wrap=float(wrap) if wrap else None, label=f"RAPL {labels[zone]}")
+        zones.append((labels[zone], delta))
+        if delta.joules is None:
+            continue
+        notes += delta.notes
+        if zone.count(":") == 1 and labels[zone].startswith("package"):
+            package.append(delta.joules)
+        elif labels[zone].endswith("dram"):
+            dram.append(delta.joules)
+    if series and not package:
+        notes.append("RAPL: no package zone was readable twice")
+    read = [s.timestamp for s in samples if any(z.energy_uj is not None for z in s.zones)]
+    seconds = max(read) - min(read) if len(read) > 1 else None
+    return NodeCpuEnergy(sum(package) if package else None, sum(dram) if dram else None, tuple(zones), seconds, notes=tuple(notes))
+
+
+def _zone_label(zone: RaplZone, siblings: tuple[RaplZone, ...]) -> str:
+    """'package-0' for a top-level zone, 'package-0/core' for a sub-zone of package 0."""
+    if zone.zone.count(":") < 2:
+        return zone.name
+    parent_id = zone.zone.rsplit(":", 1)[0]
+    parent = next((z.name for z in siblings if z.zone == parent_id), parent_id)
+    return f"{parent}/{zone.name}"
+
+
+def human_energy(joules: float | None) -> str:
+    """`6.62e6` -> `1.84 kWh`, `51200` -> `51.2 kJ`, `12.3` -> `12.3 J`; None -> `n/a`."""
+    if joules is None or not math.isfinite(joules):
+        return "n/a"
+    if abs(joules) >= 3.6e5:
+        return f"{joules / 3.6e6:.3g} kWh"
+    if abs(joules) >= 1e3:
+        return f"{joules / 1e3:.3g} kJ"
+    return f"{joules:.3g} J"
