@@ -8,6 +8,10 @@ The only module that imports pynvml. Design rules, from how other monitors broke
   still work);
 * no NVML call happens in the constructor; callers run `start()`/`sample()` in a worker thread.
 
+Beyond nvidia-smi's fields each sample carries the energy counter (mJ since the driver loaded,
+with the reason when a GPU has none), the clocks' maxima, and GPM activity between this sample
+and the previous one (collectors/gpm.py: Hopper and later, else None and why).
+
 nvidia_smi_equivalents: NVIDIA_SMI_EQUIVALENTS maps each GpuSample field to the
 `nvidia-smi --query-gpu=` field it should match, so a GPU node can cross-check us against it.
 """
@@ -20,6 +24,7 @@ from typing import Any
 
 import pynvml
 
+from gpuscope.collectors.gpm import GpmReader
 from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, MigSample
 
 NVIDIA_SMI_EQUIVALENTS = {
@@ -35,6 +40,8 @@ NVIDIA_SMI_EQUIVALENTS = {
     "power_limit_w": "enforced.power.limit",  # nvmlDeviceGetEnforcedPowerLimit (mW)
     "sm_clock_mhz": "clocks.sm",  # nvmlDeviceGetClockInfo(NVML_CLOCK_SM)
     "memory_clock_mhz": "clocks.mem",  # nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)
+    "sm_clock_max_mhz": "clocks.max.sm",  # nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
+    "memory_clock_max_mhz": "clocks.max.memory",  # nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM)
     "throttle_reasons": "clocks_event_reasons.active",  # nvmlDeviceGetCurrentClocksEventReasons
 }
 
@@ -71,6 +78,14 @@ _INIT_REASONS = {
     pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH: "NVIDIA driver/library version mismatch: the kernel module and libnvidia-ml differ (reboot or reload the module)",
     pynvml.NVML_ERROR_NO_PERMISSION: "no permission to open the NVIDIA devices (/dev/nvidia*)",
 }
+_ENERGY_REASONS = {
+    pynvml.NVML_ERROR_NOT_SUPPORTED: "no energy counter on this GPU (Volta or later, and not every board): energy from power samples only",
+    pynvml.NVML_ERROR_FUNCTION_NOT_FOUND: "the NVIDIA driver has no energy counter call: energy from power samples only",
+    pynvml.NVML_ERROR_NO_PERMISSION: "no permission to read this GPU's energy counter",
+}
+_ENERGY_FOR_GOOD = (pynvml.NVML_ERROR_NOT_SUPPORTED, pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+"""Answers that will not change while the driver stays loaded: not asked again."""
+WHOLE_GPU_ENERGY = "whole GPU: NVML has no energy per MIG instance"
 _DEVICE_ERRORS = {
     pynvml.NVML_ERROR_GPU_IS_LOST: "GPU is lost (fell off the bus or needs a reset)",
     pynvml.NVML_ERROR_NO_PERMISSION: "no permission to read this GPU (not allocated to this job?)",
@@ -115,6 +130,9 @@ class NvmlBackend:
         self._static: dict[int, tuple[str, str, str]] = {}  # index -> (uuid, name, bus id)
         self._last_ts: dict[int, int] = {}  # index -> newest process-utilisation timestamp (us)
         self._chosen: dict[tuple[str, ...], int] = {}  # binding family -> first one that exists
+        self._max_clocks: dict[int, tuple[int | None, int | None]] = {}  # index -> (SM, memory) MHz
+        self._no_energy: dict[int, str] = {}  # index -> why its energy counter is never readable
+        self._gpm = GpmReader(self._nv)
 
     def start(self) -> str | None:
         """Initialises NVML once; returns why there is no GPU view (one line), or None if usable."""
@@ -175,6 +193,7 @@ class NvmlBackend:
     def close(self) -> None:
         with self._lock:
             if self._inited and not self._closed:
+                self._gpm.close()  # frees the GPM sample buffers while NVML is still up
                 try:
                     self._nv.nvmlShutdown()
                 except self._nv.NVMLError:
@@ -227,6 +246,7 @@ class NvmlBackend:
             return self._read(i, self._handle(i), now)
         except self._nv.NVMLError as err:
             self._handles.pop(i, None)  # look the handle up again next time (GPU may be reset)
+            self._gpm.forget(i)
             uuid, name, bus = self._static.get(i, ("", "", ""))
             error = _DEVICE_ERRORS.get(err.value, f"NVML error: {err}")
             return GpuSample(index=i, uuid=uuid, name=name, bus_id=bus, timestamp=now, error=error)
@@ -241,6 +261,9 @@ class NvmlBackend:
         power, limit = f("nvmlDeviceGetPowerUsage", h), f("nvmlDeviceGetEnforcedPowerLimit", h)
         mask = self._newest(_THROTTLE_CALLS, h)
         mig_on = (f("nvmlDeviceGetMigMode", h) or (None,))[0] == nv.NVML_DEVICE_MIG_ENABLE
+        if i not in self._max_clocks:
+            self._max_clocks[i] = (f("nvmlDeviceGetMaxClockInfo", h, nv.NVML_CLOCK_SM), f("nvmlDeviceGetMaxClockInfo", h, nv.NVML_CLOCK_MEM))
+        sm_max, mem_max = self._max_clocks[i]
         return GpuSample(
             index=i, uuid=uuid, name=name, bus_id=bus, timestamp=now,
             util_gpu=getattr(util, "gpu", None), util_memory=getattr(util, "memory", None),
@@ -253,7 +276,31 @@ class NvmlBackend:
             throttle_reasons=() if mask is None else decode_throttle_reasons(int(mask)),
             mig=self._mig(i, h) if mig_on else (),
             processes=self._processes(i, h, mig_on),
+            sm_clock_max_mhz=sm_max, memory_clock_max_mhz=mem_max,
+            **self._energy(i, h, mig_on),
+            **self._gpm.read(i, h, now, mig_on),
         )
+
+    def _energy(self, i: int, h: Any, mig_on: bool) -> dict[str, Any]:
+        """energy_mj and energy_note: the counter, or None with why (unsupported is asked once)."""
+        nv = self._nv
+        reason = self._no_energy.get(i)
+        if reason is not None:
+            return {"energy_note": reason}
+        read = getattr(nv, "nvmlDeviceGetTotalEnergyConsumption", None)
+        if read is None:
+            self._no_energy[i] = reason = "this nvidia-ml-py cannot read the energy counter: energy from power samples only"
+            return {"energy_note": reason}
+        try:
+            value = read(h)
+        except nv.NVMLError as err:
+            if err.value == nv.NVML_ERROR_GPU_IS_LOST:
+                raise
+            reason = _ENERGY_REASONS.get(err.value, f"energy counter unreadable: {err}")
+            if err.value in _ENERGY_FOR_GOOD:
+                self._no_energy[i] = reason
+            return {"energy_note": reason}
+        return {"energy_mj": int(value), "energy_note": WHOLE_GPU_ENERGY if mig_on else ""}
 
     def _memory_info(self, h: Any) -> Any:
         """Memory as nvidia-smi shows it: the v2 call, whose `used` leaves out what the driver

@@ -113,6 +113,33 @@ class GpuSample:
     processes: tuple[GpuProcess, ...] = ()
     simulated: bool = False
     error: str | None = None
+    sm_clock_max_mhz: int | None = None
+    """The highest SM clock this GPU can run (nvmlDeviceGetMaxClockInfo): `sm_clock_mhz` against it."""
+    memory_clock_max_mhz: int | None = None
+    energy_mj: int | None = None
+    """NVML's energy counter: millijoules since the driver loaded (Volta and later). Always the
+    whole board, also with MIG on (NVML has no energy per MIG instance). A job's energy is the
+    counter's delta over the watch (metrics.energy.gpu_energy), never this value itself."""
+    energy_note: str = ""
+    """Why `energy_mj` is None, or what it covers ("whole GPU: ... MIG instances"); '' otherwise."""
+    sm_active_pct: float | None = None
+    """GPM (Hopper and later), between this poll and the previous one: percent of SMs busy
+    (unlike `util_gpu`, which is the time any kernel ran)."""
+    sm_occupancy_pct: float | None = None
+    """GPM: resident warps against the SMs' maximum, percent."""
+    tensor_active_pct: float | None = None
+    """GPM: percent of time the SMs ran tensor-core instructions (any precision)."""
+    dram_bw_pct: float | None = None
+    """GPM: DRAM bandwidth used against its peak, percent."""
+    pcie_tx_bytes_per_s: float | None = None
+    """GPM: PCIe traffic from the GPU (bytes/s), free to read, unlike GpuBackend.pcie_throughput."""
+    pcie_rx_bytes_per_s: float | None = None
+    nvlink_tx_bytes_per_s: float | None = None
+    """GPM: NVLink traffic over all links (bytes/s); None on boards without NVLink."""
+    nvlink_rx_bytes_per_s: float | None = None
+    activity_note: str = ""
+    """Why the GPM fields are None (no GPM before Hopper, first poll...) or what they cover; ''
+    when they are plain readings."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,18 @@
 
 Errors are raised as `pynvml.NVMLError(code)` from the REAL binding, which returns the matching
 subclass (NVMLError_NotSupported, NVMLError_GpuIsLost...), so the code under test meets exactly
-the exceptions a driver produces. Process-utilisation samples are real ctypes structs. Every call
-is counted and logged so tests can check call counts and the timestamps passed through.
+the exceptions a driver produces. Process-utilisation samples are real ctypes structs, and so are
+the GPM ones: sample buffers are real `c_nvmlGpmSample_t` pointers (the fake knows which GPU and
+poll filled each, and which are still allocated) and metrics are filled into the real
+`c_nvmlGpmMetricsGet_t`. Every call is counted and logged so tests can check call counts and the
+timestamps passed through.
 
 Install with `install(monkeypatch, fake)`, which swaps the `pynvml` that collectors.nvml uses.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -19,6 +23,10 @@ import pynvml as real
 
 GIB = 1024**3
 NOT_AVAILABLE = 2**64 - 1  # what the C struct holds when usedGpuMemory is unknown
+HOPPER_GPM = {"NVML_GPM_METRIC_SM_UTIL": 12.5, "NVML_GPM_METRIC_SM_OCCUPANCY": 8.0, "NVML_GPM_METRIC_ANY_TENSOR_UTIL": 0.0,
+              "NVML_GPM_METRIC_DRAM_BW_UTIL": 91.0, "NVML_GPM_METRIC_PCIE_TX_PER_SEC": 100.0, "NVML_GPM_METRIC_PCIE_RX_PER_SEC": 2.5,
+              "NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC": 4096.0, "NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC": 1024.0}
+"""What an H100 SXM's GPM gives between two samples of a memory-bound job (percent, MiB/s)."""
 
 
 @dataclass
@@ -64,6 +72,13 @@ class FakeGpu:
     pcie_kbs: tuple[int, int] = (1000, 4000)
     lost: bool = False
     """GPU fell off the bus: every call on its handle raises GPU_IS_LOST."""
+    energy_mj: int = 4_200_000_000
+    """nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded (set it lower for a reload)."""
+    max_sm_clock: int = 1410
+    max_mem_clock: int = 1593
+    gpm: dict[str, float] | None = None
+    """GPM metrics by NVML_GPM_METRIC_* name (None: a GPU before Hopper); a name left out is one
+    this board lacks (its nvmlReturn is NOT_SUPPORTED, like NVLink on a PCIe card)."""
 
     def __post_init__(self) -> None:
         self.uuid = self.uuid or f"GPU-{self.index:08x}-1111-2222-3333-444455556666"
@@ -102,6 +117,10 @@ class FakePynvml:
         self.calls: Counter[str] = Counter()
         self.log: list[tuple[str, tuple[Any, ...]]] = []
         self.initialised = False
+        self.gpm_buffers: dict[int, Any] = {}
+        """Allocated GPM sample buffers by address: empty again once every one is freed."""
+        self.gpm_filled: dict[int, tuple[int, int]] = {}
+        """Buffer address -> (GPU index, how many nvmlGpmSampleGet calls came before)."""
 
     def __getattribute__(self, name: str) -> Any:
         if name in object.__getattribute__(self, "absent"):
@@ -216,6 +235,62 @@ class FakePynvml:
         gpu = self._enter("nvmlDeviceGetPcieThroughput", h, counter)
         return gpu.pcie_kbs[counter]  # type: ignore[union-attr]  # TX_BYTES = 0, RX_BYTES = 1
 
+    def nvmlDeviceGetMaxClockInfo(self, h: Handle, clock: int) -> int:
+        gpu = self._enter("nvmlDeviceGetMaxClockInfo", h, clock)
+        return {real.NVML_CLOCK_SM: gpu.max_sm_clock, real.NVML_CLOCK_MEM: gpu.max_mem_clock}[clock]  # type: ignore[union-attr]
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, h: Handle) -> int:
+        return self._enter("nvmlDeviceGetTotalEnergyConsumption", h).energy_mj  # type: ignore[union-attr]
+
+    # -- GPM ----------------------------------------------------------------------------------
+
+    c_nvmlGpmMetricsGet_t = real.c_nvmlGpmMetricsGet_t
+
+    def nvmlGpmQueryDeviceSupport(self, h: Handle) -> Any:
+        gpu = self._enter("nvmlGpmQueryDeviceSupport", h)
+        support = real.c_nvmlGpmSupport_t()
+        support.version = real.NVML_GPM_SUPPORT_VERSION
+        support.isSupportedDevice = int(gpu.gpm is not None)  # type: ignore[union-attr]
+        return support
+
+    def nvmlGpmSampleAlloc(self) -> Any:
+        self._enter("nvmlGpmSampleAlloc")
+        buffer = real.struct_c_nvmlGpmSample_t()
+        self.gpm_buffers[ctypes.addressof(buffer)] = buffer
+        return ctypes.pointer(buffer)
+
+    def nvmlGpmSampleFree(self, sample: Any) -> None:
+        self._enter("nvmlGpmSampleFree")
+        if self.gpm_buffers.pop(_address(sample), None) is None:  # a double free crashes a real process
+            raise real.NVMLError(real.NVML_ERROR_INVALID_ARGUMENT)
+        self.gpm_filled.pop(_address(sample), None)
+
+    def nvmlGpmSampleGet(self, h: Handle, sample: Any) -> Any:
+        gpu = self._enter("nvmlGpmSampleGet", h)
+        if gpu.gpm is None:  # type: ignore[union-attr]
+            raise real.NVMLError(real.NVML_ERROR_NOT_SUPPORTED)
+        if _address(sample) not in self.gpm_buffers:
+            raise real.NVMLError(real.NVML_ERROR_INVALID_ARGUMENT)
+        self.gpm_filled[_address(sample)] = (h.index, self.calls["nvmlGpmSampleGet"])
+        return sample
+
+    def nvmlGpmMetricsGet(self, request: Any) -> Any:
+        """Like NVML: both samples filled, from the same GPU, the first one older; each metric's
+        own nvmlReturn says whether this board has it."""
+        self._enter("nvmlGpmMetricsGet")
+        first, second = (self.gpm_filled.get(_address(s)) for s in (request.sample1, request.sample2))
+        if request.version != real.NVML_GPM_METRICS_GET_VERSION or first is None or second is None or first[0] != second[0] or first[1] >= second[1]:
+            raise real.NVMLError(real.NVML_ERROR_INVALID_ARGUMENT)
+        gpu = self.devices[first[0]]
+        by_id = {getattr(real, name): value for name, value in (gpu.gpm or {}).items()}
+        for k in range(request.numMetrics):
+            metric = request.metrics[k]
+            if metric.metricId in by_id:
+                metric.value, metric.nvmlReturn = by_id[metric.metricId], real.NVML_SUCCESS
+            else:
+                metric.value, metric.nvmlReturn = 0.0, real.NVML_ERROR_NOT_SUPPORTED
+        return request
+
     # -- MIG ----------------------------------------------------------------------------------
 
     def nvmlDeviceGetMigMode(self, h: Handle) -> list[int]:
@@ -271,6 +346,11 @@ class FakePynvml:
         if not newer:
             raise real.NVMLError(real.NVML_ERROR_NOT_FOUND)
         return newer
+
+
+def _address(sample: Any) -> int | None:
+    """The buffer a c_nvmlGpmSample_t points at."""
+    return ctypes.cast(sample, ctypes.c_void_p).value
 
 
 def install(monkeypatch: Any, fake: FakePynvml) -> FakePynvml:
