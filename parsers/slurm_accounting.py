@@ -4,6 +4,7 @@ cluster without slurmdbd).
 
     use = from_sacct(text, "123")                       # -> metrics.job_report.SlurmUse
     use = from_sstat(text, "123", scontrol_fields)       # while it runs
+    energy = energy_from_sacct(text, "123")              # -> metrics.energy.SlurmEnergy (same text)
 
 Both read the header line, so column order does not matter (the commands are run with
 `SACCT_FORMAT` / `SSTAT_FORMAT`). The job line gives the allocation and times (sacct); the
@@ -12,18 +13,25 @@ of each running step's `TRESUsageInTot` cpu. Memory is the largest step total of
 memory (`TRESUsageInTot` mem: its tasks' peaks summed), else the largest `MaxRSS` (one task):
 the result says which. Durations and sizes are read by the one Slurm-format helper each
 (`runlog_formats.slurm_seconds`, `metrics.units.slurm_size`); what cannot be read is None (n/a), never 0.
+
+Energy and GPU use, where the site records them: the job's `ConsumedEnergyRaw` (joules, from the
+acct_gather_energy plugin: rapl, ipmi, pm_counters, gpu), else the largest step's `energy` in
+`TRESUsageInTot` (steps overlap: the batch step spans the others); `gres/gpuutil` and
+`gres/gpumem` of the largest step where AccountingStorageTRES tracks them. Slurm writes 0 (or
+NO_VAL) where it gathered nothing: that is n/a, with the reason.
 """
 
 from __future__ import annotations
 
 import math
 
+from gpuscope.metrics.energy import SlurmEnergy
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.job.report import SlurmUse
 from gpuscope.metrics.units import slurm_size
 from gpuscope.parsers.runlogs.formats import slurm_seconds
 
-SACCT_FORMAT = "JobID,State,NodeList,AllocCPUS,TotalCPU,Elapsed,Timelimit,ReqMem,MaxRSS,TRESUsageInTot,AllocTRES"
+SACCT_FORMAT = "JobID,State,NodeList,AllocCPUS,TotalCPU,Elapsed,Timelimit,ReqMem,MaxRSS,TRESUsageInTot,AllocTRES,ConsumedEnergyRaw"
 SSTAT_FORMAT = "JobID,NTasks,MaxRSS,TRESUsageInTot"
 def _tres(text: str, key: str) -> str | None:
     """`mem=163M` from `cpu=00:00:03,energy=0,mem=163M,...`."""
@@ -100,3 +108,55 @@ def from_sstat(text: str, job_id: str, scontrol: dict[str, str]) -> tuple[SlurmU
                    elapsed_s=_seconds(scontrol.get("RunTime")), time_limit_s=_seconds(scontrol.get("TimeLimit")),
                    memory_requested=requested, memory_peak=peak, memory_peak_is=peak_is)
     return use, [Finding("info", "sstat-running", f"job {job_id} is running: CPU time and memory so far (sstat), not the whole job")]
+
+
+def energy_from_sacct(text: str, job_id: str) -> SlurmEnergy | None:
+    """The same `sacct` text as `from_sacct` -> the job's energy and GPU use; None without the job."""
+    rows = _rows(text)
+    job = next((r for r in rows if r.get("JobID") == job_id), None)
+    if job is None:
+        return None
+    return _energy(job_id, "sacct", job, [r for r in rows if r.get("JobID", "").startswith(job_id + ".")])
+
+
+def energy_from_sstat(text: str, job_id: str) -> SlurmEnergy | None:
+    """The same `sstat` text as `from_sstat` -> the running steps' energy and GPU use so far."""
+    steps = [r for r in _rows(text) if r.get("JobID", "").startswith(job_id + ".")]
+    return _energy(job_id, "sstat (running)", None, steps) if steps else None
+
+
+def _joules(text: str | None) -> float | None:
+    """A Slurm energy count; 0 (nothing gathered) and NO_VAL (2^64 - 2 and the like) are None."""
+    text = (text or "").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        return None
+    value = int(text)
+    return float(value) if 0 < value < 2**63 else None
+
+
+def _energy(job_id: str, source: str, job: dict[str, str] | None, steps: list[dict[str, str]]) -> SlurmEnergy:
+    tool = source.split()[0]
+    energy, energy_note = _joules(job.get("ConsumedEnergyRaw")) if job else None, ""
+    if energy is not None:
+        energy_note = "sacct ConsumedEnergyRaw: the job's nodes, as the site's energy plugin measures them"
+    else:
+        step_energy = [e for e in (_joules(_tres(s.get("TRESUsageInTot", ""), "energy")) for s in steps) if e is not None]
+        if step_energy:
+            energy = max(step_energy)
+            energy_note = f"largest step's energy ({tool} TRESUsageInTot): the step's nodes, as the site's plugin measures them"
+        else:
+            energy_note = "Slurm recorded no energy for this job (0 or empty: the site gathers none, AcctGatherEnergyType)"
+    usage = [s.get("TRESUsageInTot", "") for s in steps]
+    util = [u for u in (_percent(_tres(t, "gres/gpuutil")) for t in usage) if u is not None]
+    memory = [m for m in (slurm_size(_tres(t, "gres/gpumem"), bare="")[0] for t in usage) if m is not None]
+    gpu_note = "" if util or memory else "Slurm tracks no GPU use for this job (gres/gpuutil, gres/gpumem: AccountingStorageTRES)"
+    return SlurmEnergy(job_id=job_id, source=source, energy_j=energy, energy_note=energy_note, gpu_util_pct=max(util) if util else None,
+                       gpu_memory=max(memory) if memory else None, gpu_note=gpu_note)
+
+
+def _percent(text: str | None) -> float | None:
+    try:
+        value = float((text or "").strip())
+    except ValueError:
+        return None
+    return value if 0 <= value < 1e6 else None  # NaN and NO_VAL-like counts are not percents
