@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from textual.widgets import Footer
 
 from fake_watch import FakeSource, poll, watch_app
 from gpuscope.metrics import export
@@ -22,6 +21,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.kernels import KernelsScreen
 from gpuscope.tui.screens.studies.magma import MagmaScreen
 from gpuscope.tui.widgets.findings import FindingsPane
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.widgets.result_table import ResultTableView
@@ -38,10 +38,11 @@ def magma_app(folder: Path) -> GpuscopeApp:
 
 
 def footer_keys(app: GpuscopeApp) -> dict[str, bool]:
-    """Description -> whether its key lies wholly on screen."""
-    footer = app.screen.query_one(Footer)
+    """Description -> whether its key lies wholly on screen (the footer lists the keys it draws
+    whole, with their columns)."""
+    footer = app.screen.query_one(KeysFooter)
     width = app.size.width
-    return {key.description: key.region.right <= width and key.region.width > 0 for key in footer.query("FooterKey")}
+    return {key.description: 0 <= key.start < key.end <= width for key in footer.shown_keys()}
 
 
 # --- footer ----------------------------------------------------------------------------------

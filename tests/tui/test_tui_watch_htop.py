@@ -18,6 +18,7 @@ from gpuscope.metrics.snapshot_tables import PROCESS_COLUMNS, process_table
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.watch.gpu_pane import GpuRows
 from gpuscope.tui.widgets.history_plot import HistoryPlot
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 from gpuscope.tui.screens.watch.screen import WatchScreen
 from loading_helpers import open_screen, polled, until
 
@@ -121,7 +122,7 @@ async def test_fold_and_unfold_a_tree_branch() -> None:
 
 async def test_readonly_hides_the_signal_key_and_k_says_why() -> None:
     async with open_screen(watch_app(readonly=True), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
-        footer_keys = await until(pilot, lambda: [k.description for k in screen.query("FooterKey")])
+        footer_keys = await until(pilot, lambda: [k.description for k in screen.query_one(KeysFooter).shown_keys()])
         assert "Signal" not in footer_keys and "Pause" in footer_keys
         await pilot.press("k")
         assert any("read-only" in n.message.lower() or "readonly" in n.message for n in app._notifications)
