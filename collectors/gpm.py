@@ -93,7 +93,7 @@ class GpmReader:
         if 0 < len(missing) < len(FIELDS):
             notes.append("not on this board: " + ", ".join(missing))
         elif missing:
-            notes.append("GPM gave no metric between the readings at " f"{now - before:.1f} s apart")
+            notes.append(f"GPM gave no metric over the last {now - before:.1f} s")
         return {**fields, "activity_note": "; ".join(notes)}
 
     def forget(self, index: int) -> None:

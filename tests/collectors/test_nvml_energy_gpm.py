@@ -240,3 +240,10 @@ def test_fake_gpm_raises_genuine_subclasses_and_checks_sample_order() -> None:
     fake.nvmlGpmSampleFree(a)
     with pytest.raises(pynvml.NVMLError_InvalidArgument):  # double free
         fake.nvmlGpmSampleFree(a)
+
+
+def test_gpm_giving_no_metric_at_all_is_said(backend_of) -> None:  # noqa: ANN001
+    backend = backend_of(FakePynvml([FakeGpu(gpm={})]))
+    backend.sample()
+    (s,) = backend.sample()
+    assert all(getattr(s, f) is None for f in FIELDS) and s.activity_note.startswith("GPM gave no metric over the last")
