@@ -8,10 +8,13 @@
    (a) the baselines: baseline_magma.py (regex line loop + pandas groupby) and
        baseline_seed.py (the seed study's own parser, same groupby), and
    (b) gpuscope's stage, `read_tree([tree])` + `summarize(result.rows)`;
-   and (c) the whole command `gpuscope magma TREE --format text` as a subprocess;
+   and (c) the whole command `gpuscope magma TREE --format text` as a subprocess, beside
+   (d) a bare `python -c "import pandas"` (what every command pays first);
 3. prints medians and CPU seconds (the machine may be shared: CPU time is what a busy
    neighbour does not inflate), the ratio of each baseline in (a) to (b), the regex line
-   loop's judged against the >= 4x target, and (c) against < 1.0 s.
+   loop's judged against the >= 4x target, and (c) against < 1.0 s, with its ratio to (d)
+   and, from one more run of the command's steps in a new process, where its CPU time goes
+   (imports, parse, summarise and plot, render).
 
 It reports and exits 0; `--check` exits 1 when a target is missed. A row-count mismatch
 between baseline and gpuscope exits 2: the timings would not compare like with like.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,6 +58,53 @@ def cli_run(exe: Path, tree: Path) -> subprocess.CompletedProcess:
     # Argument list, no shell; the report goes to /dev/null, errors are kept to show.
     return subprocess.run([str(exe), "magma", str(tree), "--format", "text"],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+
+
+def child_cpu(run, *args):
+    """(wall seconds, CPU seconds of the child processes, result) of `run(*args)`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, result = timed(run, *args)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, result
+
+
+def import_pandas() -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "import pandas"], check=False)
+
+
+SPLIT = """
+import sys, time
+clock = time.process_time
+start = clock()
+from gpuscope.metrics import export
+from gpuscope.metrics.magma import stats
+from gpuscope.parsers.magma.read import read_tree
+from gpuscope.tui.model.magma_report import MagmaOptions, report
+from gpuscope.tui.render.boxplot import boxplots_text
+imported = clock()
+result = read_tree([sys.argv[1]])
+parsed = clock()
+tables, extra = report(result, MagmaOptions(width=100), "text")
+summarised = clock()
+export.render(tables, "text", 120, extra)
+rendered = clock()
+summary = stats.summarize(result.rows)
+drawing = clock()
+boxplots_text(summary, "gflops", 100)
+plots = clock() - drawing
+print(f"{imported - start:.2f} {parsed - imported:.2f} {summarised - parsed:.2f} {plots:.2f} {rendered - summarised:.2f}")
+"""
+"""The command's steps (as tui/cli/studies.py runs them), each timed in CPU seconds; the box
+plots (part of the summarising step) once more on their own."""
+
+
+def cpu_split(tree: Path) -> str:
+    """Where the command's CPU time goes, from one run of its steps in a new process."""
+    done = subprocess.run([sys.executable, "-c", SPLIT, str(tree)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return f"(the split could not be measured: {done.stderr.strip()[-300:]})"
+    imports, parse, summarise, plots, render = done.stdout.split()
+    return f"cpu: imports {imports} s, parse {parse} s, summarise {summarise} s (box plots {plots} s of it), render {render} s"
 
 
 def explain_mismatch(tree: Path, rows) -> None:
@@ -136,16 +187,24 @@ def bench(args, tree: Path) -> int:
         "gpuscope": lambda: timed(gpuscope_stage, tree)[0],
     }
     cli_codes: list[int] = []
+    child_cpu_times: dict[str, list[float]] = {"cli": [], "pandas": []}  # a subprocess's CPU is not ours
 
     def cli_stage() -> float:
-        seconds, proc = timed(cli_run, exe, tree)
+        seconds, cpu, proc = child_cpu(cli_run, exe, tree)
         cli_codes.append(proc.returncode)
+        child_cpu_times["cli"].append(cpu)
+        return seconds
+
+    def pandas_stage() -> float:
+        seconds, cpu, _ = child_cpu(import_pandas)
+        child_cpu_times["pandas"].append(cpu)
         return seconds
 
     if exe.exists():
         stages["cli"] = cli_stage
+        stages["pandas"] = pandas_stage
     times: dict[str, list[float]] = {name: [] for name in stages}
-    cpu_times: dict[str, list[float]] = {name: [] for name in stages if name != "cli"}  # a subprocess's CPU is not ours
+    cpu_times: dict[str, list[float]] = {name: [] for name in stages if name not in child_cpu_times}
     order = list(stages)
     for r in range(args.repeat):
         for name in order if r % 2 == 0 else reversed(order):  # alternate: no side always goes first
@@ -171,11 +230,15 @@ def bench(args, tree: Path) -> int:
           f"ratio to the regex loop {ratio:.1f}x (cpu {cpu['baseline'] / cpu['gpuscope']:.1f}x)  "
           f"target >={TARGET_RATIO:g}x  {verdict(not failed)}")
     if "cli" in times:
-        cli_s = statistics.median(times["cli"])
+        cli_s, pandas_s = statistics.median(times["cli"]), statistics.median(times["pandas"])
+        cli_cpu, pandas_cpu = (statistics.median(child_cpu_times[name]) for name in ("cli", "pandas"))
         cli_ok = cli_s < TARGET_CLI_S and not any(cli_codes)  # a failed run is no result
         failed |= not cli_ok
-        print(f"gpuscope magma TREE --format text            median {cli_s:.2f} s   "
+        print(f"gpuscope magma TREE --format text            median {cli_s:.2f} s  cpu {cli_cpu:.2f} s   "
               f"target <{TARGET_CLI_S:g} s  {verdict(cli_ok)}")
+        print(f"python -c 'import pandas' (same rounds)      median {pandas_s:.2f} s  cpu {pandas_cpu:.2f} s   "
+              f"the command is {cli_s / pandas_s:.1f}x it (cpu {cli_cpu / pandas_cpu:.1f}x)")
+        print(f"  {cpu_split(tree)}")
     return 1 if (args.check and failed) else 0
 
 

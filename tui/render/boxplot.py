@@ -37,11 +37,21 @@ def plot_height(n_boxes: int) -> int:
 def boxes(rows: pd.DataFrame, metric: str) -> tuple[list[str], list[list[float]]]:
     """Labels and quintuples (whisker hi, q3, median, q1, whisker lo) of the rows with data,
     top-down in the table's order."""
-    rows = rows[rows["count"] > 0]
-    labels = [clean(str(environment)) for environment in rows["environment"]]
-    if rows["nodes"].nunique() > 1:  # boxes of several cluster sizes: each says its own
-        labels = [f"{label} ({nodes})" for label, nodes in zip(labels, rows["nodes"])]
-    return labels, rows[[f"{metric}_{name}" for name in QUINTUPLE]].to_numpy(dtype=float).tolist()
+    return _boxes(*_columns(rows, metric))
+
+
+def _columns(rows: pd.DataFrame, metric: str) -> tuple[list[Any], ...]:
+    """What a box plot draws of `rows`, as lists: environments, nodes, counts, quintuples."""
+    quintuples = rows[[f"{metric}_{name}" for name in QUINTUPLE]].to_numpy(dtype=float).tolist()
+    return rows["environment"].tolist(), rows["nodes"].tolist(), rows["count"].tolist(), quintuples
+
+
+def _boxes(environments: list[Any], nodes: list[Any], counts: list[int], quintuples: list[list[float]]) -> tuple[list[str], list[list[float]]]:
+    kept = [i for i, count in enumerate(counts) if count > 0]
+    labels = [clean(str(environments[i])) for i in kept]
+    if len({nodes[i] for i in kept if not pd.isna(nodes[i])}) > 1:  # boxes of several cluster sizes: each says its own
+        labels = [f"{label} ({nodes[i]})" for label, i in zip(labels, kept)]
+    return labels, [quintuples[i] for i in kept]
 
 
 def value_axis(stats: list[list[float]]) -> tuple[float, float]:
@@ -113,7 +123,10 @@ def _centred(line: list[str], centre: int, text: str) -> None:
 def box_plot_text(rows: pd.DataFrame, metric: str, title: str, width: int) -> str:
     """One plot of `rows` (summary rows of one problem size, some with data) as plain text, the
     figure `draw_boxes` draws on a `width`-column plotext figure of `plot_height` lines."""
-    labels, stats = boxes(rows, metric)
+    return _plot_text(*boxes(rows, metric), metric, title, width)
+
+
+def _plot_text(labels: list[str], stats: list[list[float]], metric: str, title: str, width: int) -> str:
     n = len(labels)
     height = plot_height(n)
     label_width = min(max(len(label) for label in labels), max(width - 2 - MIN_CANVAS, 1))
@@ -158,12 +171,19 @@ def box_plot_text(rows: pd.DataFrame, metric: str, title: str, width: int) -> st
 
 
 def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
-    """Every (test, nodes selection, problem size) of `summary` as a plain-text box plot."""
+    """Every (test, nodes selection, problem size) of `summary` as a plain-text box plot.
+    The summary is read once into lists: a pandas selection per plot costs more than the plot."""
+    columns = _columns(summary, metric)
+    groups: dict[tuple[Any, Any], list[int]] = {}
+    for i, key in enumerate(zip(summary["test"].tolist(), summary["problem_size"].tolist())):
+        if not any(pd.isna(part) for part in key):  # as groupby: no group for a missing key
+            groups.setdefault(key, []).append(i)
     blocks = []
-    for (test, size), rows in summary.groupby(["test", "problem_size"], sort=False):
+    for (test, size), at in groups.items():
         title = f"{test} {size}: {METRICS[metric]}"
-        if not (rows["count"] > 0).any():
+        labels, stats = _boxes(*([column[i] for i in at] for column in columns))
+        if not labels:
             blocks.append(f"{title}: no data left after exclusions (see findings)\n")
             continue
-        blocks.append(box_plot_text(rows, metric, title, width) + "\n")
+        blocks.append(_plot_text(labels, stats, metric, title, width) + "\n")
     return "\n".join(blocks)
