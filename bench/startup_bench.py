@@ -7,7 +7,9 @@ Each round runs the baseline and every command once, in that order, as new proce
 `--repeat` rounds are printed with each command's ratio to the baseline's median. The baseline is
 measured in the same run because the absolute times depend on the machine and on what else runs
 on it; the ratio says what gpuscope adds on top of pandas, which every command needs. Target:
-ratio <= TARGET for every command; exit 1 when one is over.
+ratio <= TARGET for every command; exit 1 when one is over. Each process's CPU time (user +
+system, from `RUSAGE_CHILDREN`) is printed beside its wall time, with its own ratio: on a shared
+machine the wall clock also counts the time spent waiting for a core, the CPU time does not.
 
 `--imports` also prints, per command, the modules that took the most time to import (from
 `python -X importtime`, one extra run each): where to look when a command is over.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,10 +49,14 @@ def gpuscope() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gpuscope.tui.cli.main"]
 
 
-def run_once(argv: list[str]) -> tuple[float, int]:
+def run_once(argv: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, exit status) of one run as a new process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-    return time.perf_counter() - start, done.returncode
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, done.returncode
 
 
 def slowest_imports(argv: list[str], top: int = 8) -> list[tuple[float, str]]:
@@ -77,31 +84,34 @@ def main(argv: list[str] | None = None) -> int:
     base = gpuscope()
     runs = {name: [*base, *COMMANDS[name]] for name in names}
     times: dict[str, list[float]] = {BASELINE[0]: [], **{name: [] for name in names}}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
     codes: dict[str, set[int]] = {name: set() for name in names}
     run_once(BASELINE[1])  # warm the file cache and the compiled modules before timing
     for argv_ in runs.values():
         run_once(argv_)
     for _ in range(args.repeat):
-        times[BASELINE[0]].append(run_once(BASELINE[1])[0])
-        for name, argv_ in runs.items():
-            seconds, code = run_once(argv_)
+        for name, argv_ in [(BASELINE[0], BASELINE[1]), *runs.items()]:
+            seconds, cpu_seconds, code = run_once(argv_)
             times[name].append(seconds)
-            codes[name].add(code)
+            cpu[name].append(cpu_seconds)
+            if name in codes:
+                codes[name].add(code)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, "
           f"load {load:.1f}, {time.strftime('%Y-%m-%d %H:%M')}; median of {args.repeat} rounds")
-    baseline = statistics.median(times[BASELINE[0]])
-    print(f"{'command':<10} {'median s':>9} {'ratio':>6}  verdict")
-    print(f"{'pandas':<10} {baseline:>9.3f} {1.0:>6.2f}  baseline: python -c \"import pandas\"")
+    baseline, baseline_cpu = statistics.median(times[BASELINE[0]]), statistics.median(cpu[BASELINE[0]])
+    print(f"{'command':<10} {'median s':>9} {'ratio':>6} {'cpu s':>7} {'ratio':>6}  verdict (on the wall-clock ratio)")
+    print(f"{'pandas':<10} {baseline:>9.3f} {1.0:>6.2f} {baseline_cpu:>7.3f} {1.0:>6.2f}  baseline: python -c \"import pandas\"")
     over = []
     for name in names:
-        median = statistics.median(times[name])
+        median, median_cpu = statistics.median(times[name]), statistics.median(cpu[name])
         ratio = median / baseline
         verdict = "ok" if ratio <= TARGET else f"OVER {TARGET}x"
         if ratio > TARGET:
             over.append(name)
         exits = ",".join(str(c) for c in sorted(codes[name]))
-        print(f"{name:<10} {median:>9.3f} {ratio:>6.2f}  {verdict} (exit {exits}): gpuscope {' '.join(COMMANDS[name])}")
+        print(f"{name:<10} {median:>9.3f} {ratio:>6.2f} {median_cpu:>7.3f} {median_cpu / baseline_cpu:>6.2f}  "
+              f"{verdict} (exit {exits}): gpuscope {' '.join(COMMANDS[name])}")
     if args.imports:
         for name, argv_ in runs.items():
             print(f"\n{name}: slowest imports (cumulative s)")
