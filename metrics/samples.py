@@ -9,6 +9,10 @@ utilisation percent (0-100).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # metrics.energy imports numpy, which a snapshot does not need
+    from gpuscope.metrics.energy import RaplSample
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +216,9 @@ class Snapshot:
     gpu_status: GpuStatus
     scope: JobScope
     verdicts: tuple[Verdict, ...] = field(default=())
+    rapl: RaplSample | None = None
+    """The node's RAPL counters at this refresh (CPU packages and DRAM): a node figure, never
+    one job's. None when they were not read."""
 
 
 def elapsed(row: ProcessRow, uptime: float | None) -> float:

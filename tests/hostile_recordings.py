@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from energy_readings import with_energy
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
 from gpuscope.metrics.samples import JobScope
@@ -39,19 +40,22 @@ def _write(path: Path, snapshots: list, batch_samples: int = 60) -> Path:
 
 def escapes(path: Path, n: int = 30) -> Path:
     """Every outside string a recording keeps holds HOSTILE: process command and user, GPU
-    name, driver, error and throttle reason, host name, the scope's label and user, a verdict."""
+    name, driver, error, throttle reason, energy and activity notes, host name, the scope's
+    label and user, a verdict, the RAPL zones' names and reason."""
     def bad(text: str | None) -> str:
         return f"{text or ''}{HOSTILE}x"
 
     out = []
-    for i, snap in enumerate(_snapshots(n, gpus=2, processes=8)):
+    for i, snap in enumerate(with_energy(_snapshots(n, gpus=2, processes=8))):
         host = dataclasses.replace(snap.host, hostname=bad("node"))
         processes = tuple(dataclasses.replace(p, command=bad(p.command), user=bad(p.user)) for p in snap.processes)
-        gpus = tuple(dataclasses.replace(g, name=bad(g.name), error=bad("err"), throttle_reasons=(bad("hw_slowdown"),) if i % 2 else ()) for g in snap.gpus)
+        gpus = tuple(dataclasses.replace(g, name=bad(g.name), error=bad("err"), throttle_reasons=(bad("hw_slowdown"),) if i % 2 else (),
+                                         energy_note=bad("whole GPU"), activity_note=bad("no GPM")) for g in snap.gpus)
         status = dataclasses.replace(snap.gpu_status, driver_version=bad("550"), reason=bad(""))
         scope = dataclasses.replace(snap.scope, label=bad(snap.scope.label), user=bad(snap.scope.user), evidence=(bad("from"),))
         verdicts = tuple(dataclasses.replace(v, text=bad(v.text)) for v in snap.verdicts)
-        out.append(dataclasses.replace(snap, host=host, processes=processes, gpus=gpus, gpu_status=status, scope=scope, verdicts=verdicts))
+        rapl = dataclasses.replace(snap.rapl, reason=bad("root only"), zones=tuple(dataclasses.replace(z, name=bad(z.name)) for z in snap.rapl.zones))
+        out.append(dataclasses.replace(snap, host=host, processes=processes, gpus=gpus, gpu_status=status, scope=scope, verdicts=verdicts, rapl=rapl))
     return _write(path, out, batch_samples=10)
 
 
@@ -107,7 +111,25 @@ def huge_string(path: Path, size: int = 2**30) -> Path:
     return path
 
 
+def _as_version(batch: pa.RecordBatch, version: int) -> pa.RecordBatch:
+    """A current batch in an older version's columns: the columns it did not have left out,
+    and the GPUs' fields it did not have (a crafted column, e.g. a string scope, is kept)."""
+    expected = recording_schema.SCHEMAS[version]
+    columns = []
+    for name in expected.names:
+        column = batch.column(name)
+        want = expected.field(name).type
+        if name == "gpus" and column.type != want:
+            values = column.values
+            struct = pa.StructArray.from_arrays([values.field(f.name) for f in want.value_type], fields=list(want.value_type))
+            column = pa.ListArray.from_arrays(column.offsets, struct, type=want)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, names=expected.names)
+
+
 def _with(path: Path, batch: pa.RecordBatch, version: bytes = str(recording_schema.VERSION).encode()) -> Path:
+    if version.isdigit() and int(version) in recording_schema.SCHEMAS and int(version) != recording_schema.VERSION:
+        batch = _as_version(batch, int(version))
     schema = batch.schema.with_metadata({recording_schema.VERSION_KEY: version})
     with pa.ipc.new_stream(str(path), schema, options=ZSTD) as writer:
         writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=schema))

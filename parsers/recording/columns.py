@@ -44,6 +44,12 @@ def starts(lists: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(_lengths(lists))])
 
 
+READINGS = ("power_w", "power_limit_w", "energy_mj", "sm_active_pct", "sm_occupancy_pct", "tensor_active_pct", "dram_bw_pct",
+            "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s", "nvlink_tx_bytes_per_s", "nvlink_rx_bytes_per_s")
+"""GpuSample's power, energy and activity fields, kept per GPU under their own names."""
+NOTES = ("energy_note", "activity_note")
+
+
 @dataclass
 class GpuColumns:
     """One GPU's readings over the samples (NaN where it was not read), and its throttling."""
@@ -57,6 +63,12 @@ class GpuColumns:
     """sample -> the reasons, where a throttle spell starts."""
     simulated: bool = False
     """Any of its readings came from a simulated GPU (--demo)."""
+    readings: dict[str, np.ndarray] = field(default_factory=dict)
+    """READINGS by GpuSample field name, float64 over the samples (NaN: n/a, and in a recording
+    older than version 4, which had none of them)."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """NOTES by name: the last one that said something ('' when none did), which says why the
+    energy or activity readings are n/a (or what they cover: the whole GPU under MIG)."""
 
 
 def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuColumns]:
@@ -74,6 +86,9 @@ def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuCol
     names = pc.list_flatten(reasons)
     real = ~pc.fill_null(pc.is_in(names, value_set=pa.array(sorted(BENIGN_THROTTLE))), False).to_numpy(zero_copy_only=False)
     throttled_item = np.bincount(parents(reasons)[real], minlength=len(parent)) > 0
+    readings = {name: floats(pc.struct_field(flat, name)) for name in READINGS}
+    notes = {name: pc.struct_field(flat, name) for name in NOTES}
+    said = {name: pc.fill_null(pc.not_equal(note, ""), False).to_numpy(zero_copy_only=False) for name, note in notes.items()}
     out: dict[int, GpuColumns] = {}
     for g in sorted(set(index.tolist()) - {-1}):
         at = np.flatnonzero(index == g)
@@ -84,6 +99,12 @@ def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuCol
         columns.mem_total[rows_of] = total[at]
         columns.throttled[rows_of] = throttled_item[at]
         columns.simulated = bool(simulated[at].any())
+        for name, values in readings.items():
+            columns.readings[name] = np.full(rows, np.nan)
+            columns.readings[name][rows_of] = values[at]
+        for name, note in notes.items():
+            last = at[said[name][at]]
+            columns.notes[name] = note[int(last[-1])].as_py() if last.size else ""
         starts = np.flatnonzero(columns.throttled[1:] & ~columns.throttled[:-1]) + 1
         if starts.size:
             items = at[np.searchsorted(rows_of, starts)]

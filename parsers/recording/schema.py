@@ -16,7 +16,9 @@ a recording sees one layout; `SCHEMAS` keeps each version's columns, and tests k
 recording of each version.
 
 Version 1 wrote the scope as JSON text; version 2 writes it as a struct; version 3 adds the
-job's time limit and error file to that struct.
+job's time limit and error file to that struct; version 4 adds each GPU's clock maxima, energy
+counter and GPM activity (with the notes saying why they are n/a), and the node's RAPL counters
+(`node_rapl`, a node figure: every process on the node counts, never one job's alone).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gpuscope.metrics.energy import RaplSample, RaplZone
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import (AllocatedGpu, GpuProcess, GpuSample, GpuStatus, HostSample, JobScope, MemoryUse, MigSample, ProcessRow,
                                       Snapshot, Verdict)
 
-VERSION = 3
+VERSION = 4
 VERSION_KEY = b"gpuscope.recording.version"
 
 GPU_PROCESS = (("pid", pa.int32()), ("gpu_index", pa.int16()), ("used_memory", pa.int64()), ("sm_percent", pa.float64()), ("kind", pa.string()))
@@ -46,7 +49,14 @@ GPU = (("index", pa.int16()), ("uuid", pa.string()), ("name", pa.string()), ("bu
        ("util_gpu", pa.float64()), ("util_memory", pa.float64()), ("memory_used", pa.int64()), ("memory_total", pa.int64()),
        ("temperature_c", pa.float64()), ("power_w", pa.float64()), ("power_limit_w", pa.float64()), ("sm_clock_mhz", pa.int32()),
        ("memory_clock_mhz", pa.int32()), ("throttle_reasons", pa.list_(pa.string())), ("mig", MIG), ("processes", GPU_PROCESS),
-       ("simulated", pa.bool_()), ("error", pa.string()))
+       ("simulated", pa.bool_()), ("error", pa.string()),
+       ("sm_clock_max_mhz", pa.int32()), ("memory_clock_max_mhz", pa.int32()), ("energy_mj", pa.int64()), ("energy_note", pa.string()),
+       ("sm_active_pct", pa.float64()), ("sm_occupancy_pct", pa.float64()), ("tensor_active_pct", pa.float64()), ("dram_bw_pct", pa.float64()),
+       ("pcie_tx_bytes_per_s", pa.float64()), ("pcie_rx_bytes_per_s", pa.float64()), ("nvlink_tx_bytes_per_s", pa.float64()),
+       ("nvlink_rx_bytes_per_s", pa.float64()), ("activity_note", pa.string()))
+"""GpuSample's fields in its order (a test holds them equal)."""
+GPU_V3 = GPU[:-13]
+"""Versions 1 to 3's GPUs: no clock maxima, energy or activity."""
 PROCESS = (("pid", pa.int32()), ("ppid", pa.int32()), ("user", pa.string()), ("uid", pa.int64()), ("state", pa.string()),
            ("cpu_percent", pa.float64()), ("rss", pa.int64()), ("threads", pa.int32()), ("started", pa.float64()), ("command", pa.string()),
            ("cpu_id", pa.int32()), ("cpu_time", pa.float64()), ("gpu_memory", pa.int64()), ("gpu_sm_percent", pa.float64()),
@@ -63,7 +73,11 @@ SCOPE_V2 = SCOPE[:-2]
 """Version 2's scope: no time limit, no error file."""
 HOST = (("timestamp", pa.float64()), ("hostname", pa.string()), ("cpu_count", pa.int32()), ("uptime", pa.float64()))
 MEMORY = tuple((f.name, pa.int64()) for f in dataclasses.fields(MemoryUse))
-CLASSES = {GPU_PROCESS: GpuProcess, MIG: MigSample, GPU: GpuSample, PROCESS: ProcessRow, VERDICT: Verdict}
+RAPL_ZONE = (("zone", pa.string()), ("name", pa.string()), ("energy_uj", pa.int64()), ("max_energy_range_uj", pa.int64()))
+RAPL = (("timestamp", pa.float64()), ("zones", RAPL_ZONE), ("reason", pa.string()))
+"""The node's RAPL reading (RaplSample without its `scope`, which is always 'node'): a null
+row where it was not read."""
+CLASSES = {GPU_PROCESS: GpuProcess, MIG: MigSample, GPU: GpuSample, PROCESS: ProcessRow, VERDICT: Verdict, RAPL_ZONE: RaplZone}
 
 
 def _fields(kind: tuple) -> list[pa.Field]:
@@ -74,18 +88,22 @@ def _arrow_type(kind: Any) -> pa.DataType:
     return pa.list_(pa.struct(_fields(kind))) if isinstance(kind, tuple) else kind
 
 
-def _schema(version: int, scope: pa.DataType) -> pa.Schema:
+def _schema(version: int, scope: pa.DataType, gpu: tuple = GPU, rapl: bool = True) -> pa.Schema:
     return pa.schema(
         [*HOST, ("load_avg", pa.list_(pa.float64())), *((f"memory_{n}", t) for n, t in MEMORY), ("cpu_percent", pa.list_(pa.float64())),
          ("gpu_backend", pa.string()), ("gpu_reason", pa.string()), ("gpu_driver", pa.string()),
-         ("gpus", _arrow_type(GPU)), ("processes", _arrow_type(PROCESS)), ("verdicts", _arrow_type(VERDICT)), ("scope", scope)],
+         ("gpus", _arrow_type(gpu)), ("processes", _arrow_type(PROCESS)), ("verdicts", _arrow_type(VERDICT)), ("scope", scope),
+         *([("node_rapl", RAPL_TYPE)] if rapl else [])],
         metadata={VERSION_KEY: str(version).encode()},
     )
 
 
 SCOPE_TYPE = pa.struct(_fields(SCOPE))
+GPUS_TYPE = _arrow_type(GPU)
+RAPL_TYPE = pa.struct(_fields(RAPL))
 SCHEMA = _schema(VERSION, SCOPE_TYPE)
-SCHEMAS = {1: _schema(1, pa.string()), 2: _schema(2, pa.struct(_fields(SCOPE_V2))), 3: SCHEMA}
+SCHEMAS = {1: _schema(1, pa.string(), GPU_V3, rapl=False), 2: _schema(2, pa.struct(_fields(SCOPE_V2)), GPU_V3, rapl=False),
+           3: _schema(3, SCOPE_TYPE, GPU_V3, rapl=False), 4: SCHEMA}
 """The columns of each version (a new version adds its own and keeps the old ones)."""
 
 
@@ -113,6 +131,20 @@ def _struct(rows: Sequence[Any], kind: tuple) -> pa.StructArray:
     return pa.StructArray.from_arrays(children, fields=_fields(kind))
 
 
+_NO_RAPL = RaplSample(0.0)
+
+
+def _rapl_column(samples: Sequence[RaplSample | None]) -> pa.StructArray:
+    """Each sample's RAPL reading; a null row where none was read."""
+    if all(s is None for s in samples):
+        return pa.nulls(len(samples), RAPL_TYPE)
+    read = _struct([_NO_RAPL if s is None else s for s in samples], RAPL)
+    if all(s is not None for s in samples):
+        return read
+    mask = pa.array([s is None for s in samples], pa.bool_())
+    return pa.StructArray.from_arrays([read.field(i) for i in range(read.type.num_fields)], fields=list(RAPL_TYPE), mask=mask)
+
+
 def _scope_column(scopes: Sequence[JobScope]) -> pa.StructArray:
     """Each sample's scope; built once per run of equal ones (the scope rarely changes)."""
     starts = [i for i, s in enumerate(scopes) if not i or s != scopes[i - 1]]
@@ -136,15 +168,24 @@ def to_batch(snapshots: Sequence[Snapshot]) -> pa.RecordBatch:
     arrays.append(_column([s.processes for s in snapshots], PROCESS))
     arrays.append(_column([s.verdicts for s in snapshots], VERDICT))
     arrays.append(_scope_column([s.scope for s in snapshots]))
+    arrays.append(_rapl_column([s.rapl for s in snapshots]))
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
 
 # --- reading ------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=None)
+def _defaults(cls: type) -> dict[str, Any]:
+    """A dataclass's fields whose default is not None ('' for a note, False, ()): what a null
+    in the file stands for (a column an older version did not have reads as its default)."""
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING and f.default is not None}
+
+
 def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
     """Dataclass rows of one list-of-struct value (None: no rows)."""
     cls = CLASSES[kind]
+    defaults = _defaults(cls)
     out = []
     for value in values or ():
         fields = {}
@@ -154,9 +195,35 @@ def _rows(values: list[dict[str, Any]] | None, kind: tuple) -> tuple:
                 v = _rows(v, sub)
             elif isinstance(v, list):
                 v = tuple(v)
+            elif v is None and name in defaults:
+                v = defaults[name]
             fields[name] = v
         out.append(cls(**fields))
     return tuple(out)
+
+
+def rapl_from(value: dict[str, Any] | None) -> RaplSample | None:
+    """A row of the `node_rapl` column (or its JSON dict) back as a RaplSample, labelled node;
+    None when none was read or it has no time. A zone without its id or name is left out (a
+    damaged file). ValueError when a value is not of its type (JSON that gpuscope did not write)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("a sample's RAPL reading is not one gpuscope writes")
+    timestamp = value.get("timestamp")
+    if timestamp is None:
+        return None
+    if not (_is(timestamp, float) or _is(timestamp, int)) or not isinstance(value.get("zones") or [], list) \
+            or not isinstance(value.get("reason") or "", str):
+        raise ValueError("a sample's RAPL reading is not one gpuscope writes")
+    zones = []
+    for z in value.get("zones") or ():
+        if not isinstance(z, dict) or not all(z.get(k) is None or isinstance(z.get(k), str) for k in ("zone", "name")) \
+                or not all(z.get(k) is None or _is(z.get(k), int) for k in ("energy_uj", "max_energy_range_uj")):
+            raise ValueError("a sample's RAPL zone is not one gpuscope writes")
+        if z.get("zone") is not None and z.get("name") is not None:
+            zones.append(RaplZone(clean(z["zone"]), clean(z["name"]), z.get("energy_uj"), z.get("max_energy_range_uj")))
+    return RaplSample(float(timestamp), tuple(zones), clean(value.get("reason") or ""))
 
 
 UNKNOWN_SCOPE = {"kind": "node", "label": "unknown (not recorded)"}
@@ -244,7 +311,7 @@ def _snapshot(row: dict[str, Any]) -> Snapshot:
                       load_avg=tuple(row["load_avg"] or (None, None, None)), memory=memory, cpu_count=row["cpu_count"], uptime=row["uptime"])
     status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
     return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
-                    scope=scope_from(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT))
+                    scope=scope_from(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT), rapl=rapl_from(row.get("node_rapl")))
 
 
 def from_json_dict(data: dict[str, Any]) -> Snapshot:
@@ -258,7 +325,8 @@ def from_json_dict(data: dict[str, Any]) -> Snapshot:
         st = data.get("gpu_status") or {}
         status = GpuStatus(backend=str(st.get("backend") or "none"), reason=str(st.get("reason") or ""), driver_version=st.get("driver_version"))
         return Snapshot(host=host, processes=_rows(data.get("processes"), PROCESS), gpus=_rows(data.get("gpus"), GPU), gpu_status=status,
-                        scope=_scope_from(data.get("scope") or {"kind": "node", "label": "unknown"}), verdicts=_rows(data.get("verdicts"), VERDICT))
+                        scope=_scope_from(data.get("scope") or {"kind": "node", "label": "unknown"}), verdicts=_rows(data.get("verdicts"), VERDICT),
+                        rapl=rapl_from(data.get("rapl")))
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"not a gpuscope snapshot: {exc!r}") from None
 
@@ -294,7 +362,25 @@ def _scope_new_fields(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch.set_column(at, pa.field("scope", SCOPE_TYPE), column)
 
 
-UPGRADES = {1: _scope_from_json, 2: _scope_new_fields}
+def _energy_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Version 3 -> 4: each GPU gains its clock maxima, energy counter and GPM activity, n/a
+    (null) in an older file, and the node its RAPL column, null (not read)."""
+    at = batch.schema.get_field_index("gpus")
+    if at >= 0 and batch.schema.field(at).type != GPUS_TYPE:
+        lists = batch.column(at)
+        gpus = lists.values
+        have = {gpus.type.field(i).name: gpus.field(i) for i in range(gpus.type.num_fields)}
+        struct_type = GPUS_TYPE.value_type
+        children = [have.get(f.name, pa.nulls(len(gpus), f.type)) for f in struct_type]
+        values = pa.StructArray.from_arrays(children, fields=list(struct_type), mask=gpus.is_null() if gpus.null_count else None)
+        column = pa.ListArray.from_arrays(lists.offsets, values, type=GPUS_TYPE, mask=lists.is_null() if lists.null_count else None)
+        batch = batch.set_column(at, pa.field("gpus", GPUS_TYPE), column)
+    if "node_rapl" not in batch.schema.names:
+        batch = batch.append_column(pa.field("node_rapl", RAPL_TYPE), pa.nulls(batch.num_rows, RAPL_TYPE))
+    return batch
+
+
+UPGRADES = {1: _scope_from_json, 2: _scope_new_fields, 3: _energy_columns}
 """Per version, what brings its batch to the next version's layout (a new version adds one)."""
 
 

@@ -224,7 +224,7 @@ def test_a_recording_written_now_has_a_struct_scope_column(tmp_path: Path) -> No
         for s in taken:
             rec.add(s)
     raw = pa.ipc.open_stream(str(tmp_path / "r.gsrec")).read_all()
-    assert raw.schema.metadata[recording_schema.VERSION_KEY] == str(recording_schema.VERSION).encode() and recording_schema.VERSION == 3
+    assert raw.schema.metadata[recording_schema.VERSION_KEY] == str(recording_schema.VERSION).encode() and recording_schema.VERSION == 4
     kind = raw.schema.field("scope").type
     assert pa.types.is_struct(kind) and [f.name for f in kind] == [f.name for f in dataclasses.fields(JobScope)]
     assert kind.field("pids").type == pa.list_(pa.int32()) and pa.types.is_struct(kind.field("gpus").type.value_type)

@@ -63,6 +63,8 @@ def test_read_cleans_every_outside_string(tmp_path: Path) -> None:
     assert assert_clean(strings(snap), "snapshot") >= 40
     assert snap.host.hostname == "nodex" and snap.gpus[0].name.endswith("x") and snap.gpu_status.driver_version == "550x"
     assert snap.scope.label.endswith("x") and snap.gpus[0].throttle_reasons == ("hw_slowdownx",)
+    assert snap.gpus[0].energy_note == "whole GPUx" and snap.gpus[1].activity_note == "no GPMx"
+    assert snap.rapl.reason == "root onlyx" and snap.rapl.zones[0].name == "package-0x"
 
 
 def test_the_report_and_replay_read_clean_strings(tmp_path: Path) -> None:
@@ -168,6 +170,7 @@ def test_a_bigger_batch_after_good_ones_keeps_them(tmp_path: Path) -> None:
 NEWER = recording_schema.VERSION + 1
 CRAFTED = {
     "missing column": (hostile.missing_column, "no column gpus"),
+    "no RAPL column": (lambda p: hostile.missing_column(p, "node_rapl"), "no column node_rapl"),
     "every column a string": (hostile.all_strings, "timestamp is string, not double"),
     "scope not JSON": (lambda p: hostile.scope_text(p, "{not json"), "scope is not JSON"),
     "scope nested 100,000 deep": (lambda p: hostile.scope_text(p, hostile.deep_json()), "nested too deep"),
