@@ -15,7 +15,9 @@ says which), each GPU's mean utilisation, idle share (samples under
 `verdicts.GPU_IDLE_PERCENT`) and peak memory, and the share of the time limit used. A value the
 samples cannot give is None (n/a), never 0; advice is only given when the evidence for it is
 there, and it says the evidence: a memory request near or far from the peak gets a concrete
-`--mem=` (`mem_request`), none when the request is not known.
+`--mem=` (`mem_request`), none when the request is not known. The energy and GPU-activity
+tables and their advice (energy per GPU, node and job, per unit of work, Slurm's beside) are
+metrics/job/energy.py's, over the GPUs the GPU table reports on.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from gpuscope.metrics.energy import NodeCpuEnergy, SlurmEnergy
+from gpuscope.metrics.job.energy import GpuReadings, Work, energy_section, total
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.table import Column, ResultTable
 from gpuscope.metrics.units import human_bytes
@@ -101,6 +105,8 @@ class SlurmUse:
     memory_peak: int | None
     memory_peak_is: str = ""
     """Which memory `memory_peak` is ("largest task RSS peak (sacct MaxRSS)"...)."""
+    energy: SlurmEnergy | None = None
+    """Slurm's energy and GPU use of the job (ConsumedEnergyRaw, gres/gpuutil, gres/gpumem)."""
 
 
 @dataclass
@@ -299,10 +305,16 @@ GPU_COLUMNS = (
 )
 
 
-def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapsed_s: float | None = None, slurm: SlurmUse | None = None) -> Report:
+def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapsed_s: float | None = None, slurm: SlurmUse | None = None,
+           gpu_readings: Sequence[GpuReadings] = (), cpu: Mapping[str, NodeCpuEnergy | None] | None = None, work: Work | None = None,
+           why_no_work: str = "no log of the job was read") -> Report:
     """The report over every node's samples (a recording) and/or Slurm's accounting of the
     job; advice only where the evidence holds. With both, CPU, memory and time-limit advice
-    comes from Slurm (the whole job), GPU advice from the samples (Slurm has no GPU use)."""
+    comes from Slurm (the whole job), GPU advice from the samples (Slurm has no GPU use).
+
+    Energy and activity (metrics/job/energy.py) come from `gpu_readings` (each GPU's samples;
+    only the GPUs the GPU table reports on count), `cpu` (each node's RAPL figure), `work` (what
+    the job's log says it did; `why_no_work` when there is none) and Slurm's energy."""
     advice: list[str] = []
     nodes, gpus = [], []
     usages = list(usages)
@@ -324,4 +336,10 @@ def report(usages: Iterable[Usage], *, time_limit_s: float | None = None, elapse
         simulated = ("SIMULATED GPUs (--demo): these numbers are not measurements",) if any(r["simulated"] for r in gpus) else ()  # and a column, for JSON
         tables.append(ResultTable("GPUs", GPU_COLUMNS, tuple(tuple(r[c.key] for c in GPU_COLUMNS) for r in gpus),
                                   notes=(*simulated, f"idle: share of samples under {GPU_IDLE_PERCENT:g} % utilisation")))
-    return Report(tables, advice, job)
+    reported = {(r["node"], r["gpu"]) for r in gpus}
+    section = energy_section([g for g in gpu_readings if (g.node, g.index) in reported], cpu=cpu, work=work, why_no_work=why_no_work,
+                             slurm=slurm.energy if slurm is not None else None, util_sum=total([r["util_mean"] for r in gpus]),
+                             memory_sum=total([r["memory_peak_gib"] for r in gpus]),
+                             node_view=bool(usages) and all(u.scope_kind == "node" for u in usages))
+    tables += section.tables
+    return Report(tables, advice + section.advice, job)

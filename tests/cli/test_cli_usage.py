@@ -55,9 +55,11 @@ def test_o_with_an_unknown_extension_exits_2_listing_the_formats(tmp_path: Path,
         assert listed in done.stderr
 
 
-def test_report_lists_only_its_own_formats(tmp_path: Path, gpuscope_cli) -> None:
+def test_report_writes_one_table_as_csv(tmp_path: Path, gpuscope_cli) -> None:
     done = gpuscope_cli("report", "--recording", "examples/recording/demo.gsrec", "-o", tmp_path / "r.csv")
-    assert done.returncode == 2 and "csv" not in done.stderr.split("use one of")[1].split("or give")[0]
+    assert done.returncode == 0 and (tmp_path / "r.csv").read_text().startswith("node,samples,")  # the default: the nodes table
+    done = gpuscope_cli("report", "--recording", "examples/recording/demo.gsrec", "-o", tmp_path / "e.csv", "--table", "energy")
+    assert done.returncode == 0 and (tmp_path / "e.csv").read_text().startswith("node,gpu,what,energy_kwh,")
 
 
 def test_format_wins_over_the_extension_and_no_extension_is_text(tmp_path: Path, gpuscope_cli) -> None:

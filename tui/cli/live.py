@@ -10,6 +10,7 @@ stop loses nothing. `report` prints the job report (metrics/job/report.py) of a 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import socket
@@ -24,6 +25,9 @@ from gpuscope.tui.cli.checks import finite_float, positive_int
 
 GONE_SAMPLES = 3
 """A job or process tree whose processes were seen and are now gone for this many samples has ended."""
+REPORT_TABLES = {"nodes": "Job efficiency per node", "job": "Job", "slurm": "Slurm accounting", "gpus": "GPUs", "energy": "Energy",
+                 "activity": "GPU activity", "work": "Energy per unit of work", "slurm-energy": "Slurm beside gpuscope", "advice": "Advice"}
+"""`report --table NAME`: each table's name and title."""
 
 
 def add_scope_options(parser: argparse.ArgumentParser) -> None:
@@ -70,13 +74,17 @@ def add_parsers(sub: Any) -> None:
         description="Print CPU efficiency (mean busy cores against the allocation), memory (the cgroup's peak, the "
         "highest sampled use, or Slurm's RSS peaks: it says which) against the request, each GPU's mean utilisation, "
         "idle share and peak memory (from a recording: Slurm has no GPU use), and the share of the time limit used, "
-        "with seff/jobstats-style advice. --job asks sacct (any job, when the cluster keeps accounting), else sstat "
+        "with seff/jobstats-style advice; energy per GPU, node and job (energy counters, else integrated power), per epoch "
+        "and sample where the job's log says them, what the SMs, tensor cores and DRAM did, and Slurm's energy beside it. "
+        "--job asks sacct (any job, when the cluster keeps accounting), else sstat "
         "and scontrol (a running job). With both, CPU and memory advice comes from Slurm. n/a where unknown.",
     )
     report.add_argument("--recording", metavar="FILE", help="a file written by gpuscope record")
     report.add_argument("--job", metavar="ID", help="a Slurm job: its accounting from sacct, or sstat + scontrol while it runs")
     report.add_argument("--time-limit", type=finite_float, metavar="S", help="the job's time limit in seconds, for the share used")
-    add_output_options(report, formats=("text", "markdown", "json"))
+    report.add_argument("--log", action="append", metavar="FILE", help="a log of the job saying the work done (epochs, samples: seed, MLPerf, "
+                        "ReFrame logs), for the energy per unit of work; repeatable (default: the job's output files the recording names)")
+    add_output_options(report, tables=tuple(REPORT_TABLES))
 
 
 def every_node(args: argparse.Namespace) -> bool:
@@ -265,8 +273,9 @@ def _record_nodes(args: argparse.Namespace, recorder: Any, stop: _Stop) -> int:
 
 
 def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
-    """Slurm's accounting of a job (metrics.job_report.SlurmUse or None) and what to say:
-    sacct when the cluster keeps accounting, else sstat + scontrol while the job runs."""
+    """Slurm's accounting of a job (metrics.job.report.SlurmUse or None, its energy and GPU use
+    in `energy`) and what to say: sacct when the cluster keeps accounting, else sstat +
+    scontrol while the job runs."""
     from gpuscope.collectors import slurm
     from gpuscope.parsers import slurm_accounting as acct
 
@@ -278,7 +287,7 @@ def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
     if result is not None and not problem:
         use, findings = acct.from_sacct(result.stdout, job_id)
         if use is not None:
-            return use, [f.message for f in findings]
+            return dataclasses.replace(use, energy=acct.energy_from_sacct(result.stdout, job_id)), [f.message for f in findings]
         said += [f.message for f in findings]
     elif problem:
         said.append(problem)
@@ -289,6 +298,8 @@ def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
     if result is None or problem:
         return None, said + [f"{problem} (sstat needs a running step and JobAcctGatherType other than none)"]
     use, findings = acct.from_sstat(result.stdout, job_id, info.fields)
+    if use is not None:
+        use = dataclasses.replace(use, energy=acct.energy_from_sstat(result.stdout, job_id))
     return use, said + [f.message for f in findings]
 
 
@@ -297,39 +308,51 @@ def run_report(args: argparse.Namespace) -> int:
     from gpuscope.metrics.table import Column, ResultTable
 
     fmt = output_format(args)
-    if fmt not in ("text", "markdown", "json"):
-        say("report prints text, markdown or json")
-        return 2
     if args.recording is None and args.job is None:
         say("report needs --recording FILE, --job ID, or both")
         return 2
     if args.time_limit is not None and not args.time_limit > 0:
         say("--time-limit must be a positive number of seconds")
         return 2
-    usages, use = [], None
+    if missing := [path for path in args.log or () if not os.path.isfile(path)]:
+        say(f"--log {missing[0]}: no such file")
+        return 2
+    usages, use, readings, cpu, work, why_no_work = [], None, [], None, None, "no recording given: the work is read with the samples"
     if args.recording is not None:
         from gpuscope.parsers.recording import read as recording
+        from gpuscope.parsers.recording.gpu_readings import GpuReadingsReduce
         from gpuscope.parsers.recording.usage import usage_per_node
+        from gpuscope.tui.model.job_report import work_done
 
         stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
-        usages = usage_per_node(stream.batches())
+        reduce = GpuReadingsReduce()
+        usages = usage_per_node(reduce.tap(stream.batches()))
         for finding in stream.findings:
             say(f"{args.recording}: {finding.message}")
         if stream.samples == 0:
             if not stream.findings:
                 say(f"{args.recording}: no samples")
             return 1  # as replay: nothing to report from this file
+        readings, cpu = reduce.gpus(), reduce.cpu()
+        work, why_no_work = work_done(reduce.scopes, args.log or ())
     if args.job is not None:
         use, said = slurm_use(args.job)
         for line in said:
             say(line)
         if use is None and not usages:
             return 1
-    result = report(usages, time_limit_s=args.time_limit, slurm=use)
+    result = report(usages, time_limit_s=args.time_limit, slurm=use, gpu_readings=readings, cpu=cpu, work=work, why_no_work=why_no_work)
     nodes_only = usages and use is None and all(u.scope_kind == "node" for u in usages)
     advice = result.advice or ["no advice: nothing stood out in the samples (a node view: there is no request to compare with)" if nodes_only else
                                "no advice: the job used what it asked for, as far as the samples show"]
     tables = [result.job, *result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
+    if args.table or fmt == "csv":  # csv holds one table: the efficiency per node unless --table names another
+        name = args.table or "nodes"
+        present = [n for n, title in REPORT_TABLES.items() if any(t.title == title for t in tables if t is not None)]
+        if name not in present:
+            say(f"this report has no {name} table (it has: {', '.join(present)}; --table NAME picks one)")
+            return 1
+        tables = [t for t in tables if t is not None and t.title == REPORT_TABLES[name]]
     text = export.render(tables, fmt, text_width(args), limit=text_limit(args))
     text += "" if text.endswith("\n") else "\n"
     return emit(args, fmt, text)  # a write that fails is one message and exit 1, as for the other commands

@@ -1,0 +1,128 @@
+"""Provides each GPU's readings in a recording as columns named after GpuSample fields, for the
+report's energy and activity section (metrics/job/energy.py), and where the job wrote its output.
+
+    readings = GpuReadingsReduce()
+    usages = usage_per_node(readings.tap(stream.batches()))   # one pass over the file for both
+    readings.gpus()          # [GpuReadings(node, index, {"timestamp": ..., "power_w": ..., ...})]
+    readings.scopes          # node -> the last sample's JobScope (its StdOut, StdErr, WorkDir)
+
+A field the recording does not hold (a recording written before gpuscope read it) is left out
+of the columns, so the section reads it as n/a. Each node's RAPL readings (`node_rapl`, from
+version 4) give its CPU energy (`cpu`), a node figure. The notes kept per GPU are the most frequent
+non-empty `energy_note` and `activity_note` (a first-poll note is outnumbered by the reason a
+GPU has no reading at all).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gpuscope.metrics.energy import NodeCpuEnergy, RaplSample, rapl_energy
+from gpuscope.metrics.job.energy import GPU_FIELDS, GpuReadings
+from gpuscope.metrics.samples import JobScope
+from gpuscope.parsers.recording.columns import floats, parents, scope_runs
+from gpuscope.parsers.recording.schema import rapl_from
+
+
+class _Gpu:
+    def __init__(self) -> None:
+        self.parts: dict[str, list[np.ndarray]] = {}
+        self.notes: dict[str, Counter[str]] = {"energy_note": Counter(), "activity_note": Counter()}
+        self.simulated = False
+
+
+class GpuReadingsReduce:
+    """Each GPU's readings over a recording's batches, by node (host name) and GPU index."""
+
+    def __init__(self) -> None:
+        self._gpus: dict[tuple[str, int], _Gpu] = {}
+        self.scopes: dict[str, JobScope] = {}
+        """Node -> the scope of its last sample."""
+        self._rapl: dict[str, list[RaplSample]] = {}
+        self.bad_rapl = 0
+        """RAPL readings left out: not of the types gpuscope writes (a damaged file)."""
+
+    def tap(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The batches, unchanged, each added here on its way."""
+        for batch in batches:
+            self.add(batch)
+            yield batch
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        if not batch.num_rows:
+            return
+        hosts = pc.fill_null(batch.column("hostname"), "n/a")
+        run, scopes = scope_runs(pc.take(batch.column("scope"), _last_rows(hosts)))
+        for host, r in zip(pc.unique(hosts).to_pylist(), run):
+            self.scopes[host] = scopes[r]
+        if "node_rapl" in batch.schema.names:
+            self._add_rapl(hosts, batch.column("node_rapl"))
+        gpus = batch.column("gpus")
+        flat = pc.list_flatten(gpus)
+        if not len(flat):
+            return
+        host_of = pc.take(hosts, pa.array(parents(gpus))).to_numpy(zero_copy_only=False)
+        index = pc.fill_null(pc.struct_field(flat, "index"), -1).to_numpy(zero_copy_only=False)
+        kind = flat.type
+        names = {kind.field(i).name for i in range(kind.num_fields)}
+        host_time = floats(pc.take(batch.column("timestamp"), pa.array(parents(gpus))))
+        # unsafe: a counter past 2**53 mJ (never met: 2.5 GWh) is rounded rather than refused
+        values = {name: pc.cast(pc.struct_field(flat, name), pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+                  for name in GPU_FIELDS if name in names}
+        if "timestamp" in values:  # the GPU's own reading time, else its sample's
+            values["timestamp"] = np.where(np.isfinite(values["timestamp"]), values["timestamp"], host_time)
+        else:
+            values["timestamp"] = host_time
+        notes = {name: pc.struct_field(flat, name) for name in ("energy_note", "activity_note") if name in names}
+        simulated = pc.fill_null(pc.struct_field(flat, "simulated"), False).to_numpy(zero_copy_only=False)
+        names_of, host_code = np.unique(host_of, return_inverse=True)
+        for code, number in dict.fromkeys(zip(host_code.tolist(), index.tolist())):
+            if number < 0:
+                continue
+            at = np.flatnonzero((host_code == code) & (index == number))
+            host = str(names_of[code])
+            gpu = self._gpus.setdefault((host, number), _Gpu())
+            for name, array in values.items():
+                gpu.parts.setdefault(name, []).append(array[at])
+            for name, array in notes.items():
+                counts = pc.value_counts(pc.take(array, pa.array(at)))
+                gpu.notes[name].update({c["values"]: c["counts"] for c in counts.to_pylist() if c["values"]})
+            gpu.simulated |= bool(simulated[at].any())
+
+    def _add_rapl(self, hosts: pa.Array, rapl: pa.Array) -> None:
+        read = np.flatnonzero(rapl.is_valid().to_numpy(zero_copy_only=False))
+        if not read.size:
+            return
+        at = pa.array(read)
+        for host, value in zip(pc.take(hosts, at).to_pylist(), pc.take(rapl, at).to_pylist()):
+            try:
+                sample = rapl_from(value)
+            except ValueError:
+                self.bad_rapl += 1
+                continue
+            if sample is not None:
+                self._rapl.setdefault(host, []).append(sample)
+
+    def cpu(self) -> dict[str, NodeCpuEnergy | None]:
+        """Each node's CPU energy from RAPL (a node figure); None where the recording has no reading."""
+        return {host: rapl_energy(self._rapl[host]) if self._rapl.get(host) else None for host in self.scopes}
+
+    def gpus(self) -> list[GpuReadings]:
+        """Each GPU's readings, in the order first seen."""
+        out = []
+        for (host, index), gpu in self._gpus.items():
+            frame = {name: np.concatenate(parts) for name, parts in gpu.parts.items()}
+            energy, activity = (gpu.notes[n].most_common(1) for n in ("energy_note", "activity_note"))
+            out.append(GpuReadings(host, index, frame, energy[0][0] if energy else "", activity[0][0] if activity else "", gpu.simulated))
+        return out
+
+
+def _last_rows(hosts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The last row of each distinct host, in the order of `pc.unique(hosts)`."""
+    values = np.asarray(hosts.to_pylist(), dtype=object)
+    return pa.array([int(np.flatnonzero(values == host)[-1]) for host in pc.unique(hosts).to_pylist()], pa.int64())
