@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,7 @@ __all__ = [
     "config_diff",
     "config_diff_wide",
     "diff_sentences",
+    "settings_changes",
     "quality_check",
     "findings",
     "series_overview",
@@ -83,6 +84,13 @@ def _is_false(value: object) -> bool:
     return isinstance(value, (bool, np.bool_)) and not value
 
 
+def _true_mask(values: pd.Series) -> pd.Series:
+    """A known True (a bool, not NA / None / NaN) of every value, as booleans."""
+    if isinstance(values.dtype, pd.BooleanDtype):
+        return values.eq(True).fillna(False).astype(bool)
+    return values.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).astype(bool)
+
+
 def _false_mask(values: pd.Series) -> pd.Series:
     """`_is_false` of every value, as booleans (for the readers' nullable boolean column in one
     array operation)."""
@@ -94,12 +102,12 @@ def _false_mask(values: pd.Series) -> pd.Series:
 def leave_out_reasons(runs: pd.DataFrame) -> pd.Series:
     """Why each run is left out of the timing statistics: "" when it counts, else its status
     (`aborted`, `failed`, `cancelled`, `timeout`), `not converged` or `no timing`."""
-    status = _column(runs, "status", "ok").fillna("ok").astype(str)
-    converged = _column(runs, "converged", pd.NA)
-    not_converged = _false_mask(converged)
+    status = _column(runs, "status", "ok").fillna("ok").astype(str).tolist()
+    not_converged = _false_mask(_column(runs, "converged", pd.NA)).tolist()
     time = _numbers(_column(runs, "time_s"))
-    no_time = ~(np.isfinite(time) & (time > 0))
-    reason = np.where(status != "ok", status.str.replace("no-timing", "no timing", regex=False), np.where(not_converged, "not converged", np.where(no_time, "no timing", "")))
+    timed = (np.isfinite(time) & (time > 0)).tolist()
+    reason = [s.replace("no-timing", "no timing") if s != "ok" else "not converged" if nc else "" if ok else "no timing"
+              for s, nc, ok in zip(status, not_converged, timed)]
     return pd.Series(reason, index=runs.index, dtype=object)
 
 
@@ -168,7 +176,7 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
         usable = sorted(int(r) for r in used["resources"].unique())
         base = (baseline if baseline in usable else None) if baseline is not None else (usable[0] if usable else None)
         scaling, scaling_from = _work_kind(used, base) if base is not None else ("unknown", "no baseline")
-        times = {(int(r), str(topo)): _numbers(g["time_s"]) for (r, topo), g in used.groupby(["resources", "_topology"])}
+        times = {(int(r), str(topo)): _numbers(g) for (r, topo), g in used.groupby(["resources", "_topology"])["time_s"]}
         base_key = min((k for k in times if k[0] == base), key=lambda k: checks.topology_nodes(k[1])) if base is not None else None
         t0 = float(np.median(times[base_key])) if base_key is not None else math.nan
         benchmark = _first(_column(group, "benchmark", None))
@@ -176,7 +184,8 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
         on_curve = {}  # per resource count, the topology its curve point has: the fewest nodes
         for r, topo in sorted({(int(r), str(t)) for r, t in zip(group["resources"], group["_topology"])}, key=lambda k: (k[0], checks.topology_nodes(k[1]))):
             on_curve.setdefault(r, topo)
-        for (r, topo), g in group.groupby(["resources", "_topology"], sort=True):
+        points = group[[c for c in ("resources", "_topology", "_reason", "time_s", "samples") if c in group]]  # a point's own columns only
+        for (r, topo), g in points.groupby(["resources", "_topology"], sort=True):
             t = times.get((int(r), str(topo)), np.array([]))
             left = Counter(g["_reason"][g["_reason"] != ""])
             median = float(np.median(t)) if t.size else math.nan
@@ -328,21 +337,29 @@ def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str = "unkno
     return {r: "; ".join(v) for r, v in notes.items()}
 
 
-def config_diff(runs: pd.DataFrame) -> pd.DataFrame:
-    """Long table of the settings that differ between the configurations of a series (the
-    used runs): series, resource_kind, setting, resources, value ("n/a" when unknown there,
-    `a | b` when the runs of one configuration disagree)."""
-    records = []
-    if runs is None or runs.empty:
-        return pd.DataFrame(columns=DIFF_COLUMNS)
+def _used_settings(runs: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame, dict[str, dict[int, list[str]]]]]:
+    """Per series: (series, resource_kind, its used runs with whole resource counts, the
+    settings that differ between its configurations)."""
     for (series, kind), group in _groups(runs, ("resources",), leave_out_reasons(runs), settings=True):
         used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
         if used.empty:
             continue
         used = used.assign(resources=used["resources"].astype(int))
-        for column, values in _differing(used).items():
-            for r, vs in values.items():
-                records.append({"series": series, "resource_kind": kind, "setting": setting_label(column), "resources": r, "value": " | ".join(vs) if vs else "n/a"})
+        yield series, kind, used, _differing(used)
+
+
+def _diff_rows(series: str, kind: str, differing: dict[str, dict[int, list[str]]]) -> list[dict[str, object]]:
+    return [{"series": series, "resource_kind": kind, "setting": setting_label(column), "resources": r, "value": " | ".join(vs) if vs else "n/a"}
+            for column, values in differing.items() for r, vs in values.items()]
+
+
+def config_diff(runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table of the settings that differ between the configurations of a series (the
+    used runs): series, resource_kind, setting, resources, value ("n/a" when unknown there,
+    `a | b` when the runs of one configuration disagree)."""
+    if runs is None or runs.empty:
+        return pd.DataFrame(columns=DIFF_COLUMNS)
+    records = [row for series, kind, _used, differing in _used_settings(runs) for row in _diff_rows(series, kind, differing)]
     return pd.DataFrame.from_records(records, columns=DIFF_COLUMNS)
 
 
@@ -358,21 +375,23 @@ def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> d
     """Per series, one sentence: which settings changed besides the resources, e.g.
     `global batch size 256 at 8 GPUs, 2048 at 64 GPUs: not a pure strong-scaling comparison`;
     `only the GPUs changed (compared: ...)`; or that the logs name no settings."""
+    return settings_changes(runs, summary)[0]
+
+
+def settings_changes(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> tuple[dict[str, str], pd.DataFrame]:
+    """`diff_sentences` and `config_diff` together, each series' differing settings found once."""
     summary = summarize(runs) if summary is None else summary
     scaling = {(s, k): (v, f) for s, k, v, f in summary[["series", "resource_kind", "scaling", "scaling_from"]].drop_duplicates(KEYS).itertuples(index=False)}
-    out = {}
+    out: dict[str, str] = {}
+    records: list[dict[str, object]] = []
     if runs is None or runs.empty:
-        return out
-    for (series, kind), group in _groups(runs, ("resources",), leave_out_reasons(runs), settings=True):
-        used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
-        if used.empty:
-            continue
-        used = used.assign(resources=used["resources"].astype(int))
+        return out, pd.DataFrame(columns=DIFF_COLUMNS)
+    for series, kind, used, differing in _used_settings(runs):
+        records += _diff_rows(series, kind, differing)
         known = [c for c in _settings(used) if used[c].notna().any()]
         if not known:
             out[series] = f"no settings in the logs: cannot tell whether only the {unit(kind)} changed"
             continue
-        differing = _differing(used)
         if not differing:
             out[series] = f"only the {unit(kind)} changed (compared: {', '.join(setting_label(c) for c in known)})"
             continue
@@ -386,7 +405,7 @@ def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> d
             out[series] = f"{'; '.join(parts)}: not a pure {'weak' if how == 'weak' else 'strong'}-scaling comparison" + (f" ({following})" if following else "")
         else:
             out[series] = following
-    return out
+    return out, pd.DataFrame.from_records(records, columns=DIFF_COLUMNS)
 
 
 # --- did the result hold? -----------------------------------------------------------------
@@ -406,27 +425,27 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
-        group = group.assign(resources=group["resources"].astype(int))
-        finished = group[_column(group, "status", "ok").fillna("ok").astype(str) == "ok"]
-        quality = pd.Series(_numbers(_column(finished, "quality")), index=finished.index)
-        epochs = pd.Series(_numbers(_column(finished, "epochs")), index=finished.index)
-        converged = _column(finished, "converged", pd.NA)
-        with_quality = sorted(int(r) for r in finished["resources"][quality.notna()].unique())
+        # one array per column, the configurations picked by masks: a pandas selection per
+        # configuration costs more than the arithmetic
+        resources = group["resources"].astype(int).to_numpy()
+        finished = (_column(group, "status", "ok").fillna("ok").astype(str) == "ok").to_numpy()
+        quality, epochs = _numbers(_column(group, "quality")), _numbers(_column(group, "epochs"))
+        converged = _column(group, "converged", pd.NA)
+        false, true = _false_mask(converged).to_numpy(), _true_mask(converged).to_numpy()
+        configs = sorted({int(r) for r in resources})
+        with_quality = sorted({int(r) for r in resources[finished & ~np.isnan(quality)]})
         base = (baseline if baseline in with_quality else None) if baseline is not None else (with_quality[0] if with_quality else None)
-        name = _first(_column(finished, "quality_name", None))
-        higher = _first(_column(finished, "quality_higher_is_better", pd.NA))
-        q_of = {r: quality[finished["resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
-        converged_epochs = epochs[~_false_mask(converged)]
-        e_of = {r: converged_epochs[finished.loc[converged_epochs.index, "resources"] == r].dropna().to_numpy() for r in group["resources"].unique()}
+        name = _first(_column(group, "quality_name", None)[finished])
+        higher = _first(_column(group, "quality_higher_is_better", pd.NA)[finished])
+        at = {r: resources == r for r in configs}
+        q_of = {r: quality[finished & at[r] & ~np.isnan(quality)] for r in configs}
+        # epochs to converge: of the finished runs that did not fail to converge
+        e_of = {r: epochs[finished & ~false & at[r] & ~np.isnan(epochs)] for r in configs}
         where = f"{base} {unit(kind, base)}" if base is not None else ""
-        every_converged = _column(group, "converged", pd.NA)
-        for r in sorted(group["resources"].unique()):
+        for r in configs:
             q, e = q_of[r], e_of[r]
-            mine = finished["resources"] == r
             # an aborted run is not among the finished ones, but it did not converge all the same
-            at_r = group[group["resources"] == r]
-            failed = at_r[_false_mask(every_converged[at_r.index])]
-            not_conv = len(failed)
+            failed = at[r] & false
             if base is None:
                 q_p, q_verdict = math.nan, "n/a: no baseline with a quality"
                 e_p, e_verdict = math.nan, "n/a: no baseline"
@@ -437,8 +456,9 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
                 e_p, e_verdict = compare(e, e_of[base], False, "epochs to converge", where)
             q0 = float(np.median(q_of[base])) if base is not None and q_of[base].size else math.nan
             records.append({
-                "series": series, "resource_kind": kind, "resources": int(r), "quality_name": name, "runs": int(mine.sum()),
-                "not_converged": not_conv, "convergence": _convergence(at_r, failed),
+                "series": series, "resource_kind": kind, "resources": r, "quality_name": name, "runs": int((finished & at[r]).sum()),
+                "not_converged": int(failed.sum()),
+                "convergence": _convergence(int(at[r].sum()), int((at[r] & true).sum()), group[failed] if failed.any() else group.iloc[:0]),
                 "quality_median": float(np.median(q)) if q.size else math.nan, "quality_min": float(q.min()) if q.size else math.nan,
                 "quality_max": float(q.max()) if q.size else math.nan,
                 "epochs_median": float(np.median(e)) if e.size else math.nan, "epochs_min": float(e.min()) if e.size else math.nan,
@@ -452,13 +472,13 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
     return out
 
 
-def _convergence(at_r: pd.DataFrame, failed: pd.DataFrame) -> str:
-    """`4 converged, 1 stopped at 0.75794 (aborted)`; `convergence not logged` when no run says."""
-    converged = _column(at_r, "converged", pd.NA)
-    n_ok = int(converged.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).sum())
-    if n_ok == 0 and failed.empty:
+def _convergence(runs: int, converged: int, failed: pd.DataFrame) -> str:
+    """`4 converged, 1 stopped at 0.75794 (aborted)` for one configuration's `runs` runs, of
+    which `converged` said they converged and `failed` (rows) that they did not;
+    `convergence not logged` when no run says."""
+    if converged == 0 and failed.empty:
         return "convergence not logged"
-    parts = [f"{n_ok} converged"] if n_ok else []
+    parts = [f"{converged} converged"] if converged else []
     quality = _numbers(_column(failed, "quality"))
     targets = _numbers(_column(failed, "quality_target"))
     higher = _column(failed, "quality_higher_is_better", pd.NA)
@@ -468,7 +488,7 @@ def _convergence(at_r: pd.DataFrame, failed: pd.DataFrame) -> str:
         mine = [stop for stop, st in zip(stops, status) if st == why]
         how = "finished unconverged" if why == "ok" else why
         parts.append(f"{len(mine)} stopped at {', '.join(mine)} ({how})")
-    unknown = len(at_r) - n_ok - len(failed)
+    unknown = runs - converged - len(failed)
     if unknown:
         parts.append(f"{unknown} not said")
     return ", ".join(parts)
@@ -547,11 +567,12 @@ def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]
     return out
 
 
-def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = None) -> list[Finding]:
+def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = None, sentences: dict[str, str] | None = None) -> list[Finding]:
     """What the reader of a scaling table must know: runs left out and why, a named baseline
     with no usable run, series with one configuration, configurations with one run,
     speedup that falls as resources grow, settings that changed besides the resources,
-    efficiency under 75 %, and series whose strong/weak kind could not be told."""
+    efficiency under 75 %, and series whose strong/weak kind could not be told. `sentences`:
+    `diff_sentences` of the same runs and summary, where they are made already."""
     baseline = summary.attrs.get("baseline") if baseline is None else baseline
     out: list[Finding] = []
     if runs is None or runs.empty:
@@ -566,7 +587,7 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
         if group["resources"].isna().any():
             rows = group[group["resources"].isna()]
             out.append(Finding("warning", "left-out", f"{series}: {len(rows)} run(s) with unknown resources left out", _sources(rows), count=len(rows)))
-    sentences = diff_sentences(runs, summary)
+    sentences = diff_sentences(runs, summary) if sentences is None else sentences
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
         rows = rows.sort_values("resources")
         out.extend(_point_findings(series, kind, rows))

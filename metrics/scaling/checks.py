@@ -60,9 +60,14 @@ def topology(nodes: object, resources: object, kind: str) -> str:
 def topologies(group: pd.DataFrame, kind: str) -> pd.Series:
     """Per run of one series: its topology where its resource count was run on more than one
     (else ""), so only a real mix splits a point."""
-    if "nodes" not in group:
+    if "nodes" not in group or kind not in ("gpus", "processes"):  # only those are counted per node
         return pd.Series("", index=group.index, dtype=object)
-    labels = pd.Series([topology(n, r, kind) for n, r in zip(group["nodes"], group["resources"])], index=group.index, dtype=object)
+    pairs = list(zip(group["nodes"].tolist(), group["resources"].tolist()))
+    try:
+        label_of = {pair: topology(*pair, kind) for pair in dict.fromkeys(pairs)}  # thousands of runs, a few configurations
+        labels = pd.Series([label_of[pair] for pair in pairs], index=group.index, dtype=object)
+    except TypeError:  # NA cannot be compared: each run by itself
+        labels = pd.Series([topology(n, r, kind) for n, r in pairs], index=group.index, dtype=object)
     mixed = labels[labels != ""].groupby(group["resources"][labels != ""]).nunique()
     split = set(mixed[mixed > 1].index)
     return labels.where(group["resources"].isin(split), "")

@@ -52,17 +52,28 @@ def _column(key: str) -> str:
 
 def _canonical(values: pd.Series) -> pd.Series:
     """Every spelling replaced by the most common spelling of its normalised form (ties: the
-    first seen), so "NGC Pytorch 23.09" and "NGC PyTorch 23.09" print one way."""
+    first seen), so "NGC Pytorch 23.09" and "NGC PyTorch 23.09" print one way. Each distinct
+    value is looked at once (a study repeats a few thousands of times)."""
     known = values.dropna()
     if known.empty:
         return values
-    counts = Counter(_SPACE.sub(" ", str(v)).strip() for v in known)
+    try:
+        seen = Counter((type(v), v) for v in known.tolist())  # 1 and 1.0 are equal keys but print differently
+    except TypeError:  # an unhashable cell: each value by itself
+        seen = None
+    cells = seen.items() if seen is not None else [((type(v), v), 1) for v in known.tolist()]
+    counts: Counter[str] = Counter()
+    for (_type, v), n in cells:
+        counts[_SPACE.sub(" ", str(v)).strip()] += n
     best: dict[str, str] = {}
     for spelling, n in counts.items():
         key = spelling.casefold()
         if key not in best or n > counts[best[key]]:
             best[key] = spelling
-    return values.map(lambda v: best.get(normalise(v), v) if normalise(v) else v)
+    if seen is None:
+        return values.map(lambda v: best.get(normalise(v), v) if normalise(v) else v)
+    replaced = {key: best.get(normalise(key[1]), key[1]) if normalise(key[1]) else key[1] for key in seen}
+    return pd.Series([replaced.get((type(v), v), v) for v in values.tolist()], index=values.index, name=values.name)
 
 
 def _shown(key: str, value: object, level: int = 2) -> str:

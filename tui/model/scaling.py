@@ -228,7 +228,7 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
     if len(summary):
         summary = summary.merge(_resources_from(runs), on=["series", "resources"], how="left")
     fits = scaling.fits(runs, summary) if len(summary) else pd.DataFrame(columns=["series", "resource_kind"])
-    sentences = scaling.diff_sentences(runs, summary) if len(runs) else {}
+    sentences, diff = scaling.settings_changes(runs, summary)
     overview = scaling.series_overview(summary) if len(summary) else pd.DataFrame(columns=["series", "resource_kind"])
     if len(overview):
         overview = overview.merge(fits.drop(columns=["n_points", "r_squared", "max_speedup", "note"]), on=["series", "resource_kind"], how="left")
@@ -237,9 +237,9 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
         overview["benchmark"] = overview["benchmark"].astype(object).where(overview["benchmark"].notna(), "")  # text, not NaN
     # the readers' per-series findings name the default series; regrouped, the analysis's own say it
     reader = [f for f in result.findings if not f.message.startswith("series ") or (not regrouped and (series is None or series in f.message))]
-    findings = sort_findings(reader + scaling.findings(runs, summary, baseline))
+    findings = sort_findings(reader + scaling.findings(runs, summary, baseline, sentences))
     return ScalingModel(result=result, baseline=baseline, runs=runs, summary=summary, fits=fits, quality=scaling.quality_check(runs, baseline),
-                        diff=scaling.config_diff(runs), sentences=sentences, overview=overview, findings=findings,
+                        diff=diff, sentences=sentences, overview=overview, findings=findings,
                         split=scaling_series.describe(runs, keys))
 
 
