@@ -14,10 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hostile_recordings as hostile
+from energy_readings import NO_GPM
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
+from gpuscope.metrics.energy import gpu_energy
 from gpuscope.metrics.history import History
 from gpuscope.tui.model import replay as replay_model
+from gpuscope.tui.model.replay_energy import activity_text, power_text, running_energy
 from gpuscope.tui.model.replay import IDLE_MIN_S, SPEEDS, ReplayCursor, open_replay, parse_goto
 from gpuscope.parsers.recording.schema import VERSION
 from gpuscope.tui.model.watch import record
@@ -311,3 +314,55 @@ def test_a_node_scope_has_no_scope_memory_peak(tmp_path: Path) -> None:
     """A node's memory is the host's: what the host pane shows, not an event of its own."""
     path = write(tmp_path / "n.gsrec", fake(5, gpus=0, processes=3))
     assert not [e for e in open_replay(path).events if e.kind == "memory-peak"]
+
+
+def test_running_energy_ends_where_gpu_energy_sums() -> None:
+    """Energy so far, sample by sample, ends on metrics.energy.gpu_energy's figure for the same
+    readings: the counter's (a driver reload mid-way summed, readings missing skipped), else
+    integrated power (a gap not bridged); NaN before the first reading, never 0."""
+    times = np.arange(20, dtype=float)
+    power = np.full(20, 300.0)
+    counter = 5e6 + np.cumsum(power) * 1000.0
+    counter[12:] = np.cumsum(power[12:]) * 1000.0  # the driver reloaded: the counter starts again
+    counter[[0, 5]] = np.nan
+    so_far, source = running_energy(times, counter, power)
+    expected = gpu_energy(times, [None if np.isnan(c) else c for c in counter], power)
+    assert source == "energy counter" and np.isnan(so_far[0]) and so_far[1] == 0.0
+    assert so_far[-1] == pytest.approx(expected.counter_j) and np.all(np.diff(so_far[1:]) >= 0)
+    gappy = np.concatenate([times[:10], times[10:] + 100.0])  # 100 s without a reading
+    so_far, source = running_energy(gappy, np.full(20, np.nan), power)
+    assert source == "integrated power" and so_far[-1] == pytest.approx(gpu_energy(gappy, [None] * 20, power).integrated_j) == 18 * 300.0
+    assert running_energy(times, np.full(20, np.nan), np.full(20, np.nan))[1] == ""
+
+
+def test_energy_and_activity_series_of_the_kept_recordings() -> None:
+    """Version 4: energy from the counter, activity where GPM read it (NaN on the first sample
+    and on GPU 1, which has none, with why); version 3: energy from integrated power, activity
+    n/a as not recorded."""
+    new = open_replay(DATA / "v4.gsrec")
+    view = new.gpu_energy[0]
+    assert view.energy_source == "energy counter" and view.power_top_w == 400.0 and view.power_top_is == "limit" and view.activity_note == ""
+    sm = new.series["gpu0.sm_active"]
+    assert np.isnan(sm[0]) and not np.isnan(sm[1:]).any() and np.isnan(new.series["gpu1.sm_active"]).all()
+    assert new.gpu_energy[1].activity_note == NO_GPM and activity_text(new.gpu_energy[1], new.series, 5).note == f"activity n/a: {NO_GPM}"
+    snap = new.snapshot(11)
+    energy = (snap.gpus[0].energy_mj - new.snapshot(0).gpus[0].energy_mj) / 1000.0
+    assert new.series["gpu0.energy_j"][11] == pytest.approx(energy) and new.series["gpu0.energy_pct"][11] == pytest.approx(100.0)
+    text = power_text(view, new.series, 11)
+    assert text.title == "GPU 0 power" and text.legends[0] == f"{snap.gpus[0].power_w:.0f} W of 400 W limit" and text.note == ""
+    assert activity_text(view, new.series, 11).legends[0] == f"SM active {snap.gpus[0].sm_active_pct:.0f} %"
+    old = open_replay(DATA / "v3.gsrec")
+    view = old.gpu_energy[0]
+    assert view.energy_source == "integrated power" and "version 3" in view.energy_note and "version 3" in view.activity_note
+    assert power_text(view, old.series, 5).legends[1].startswith("energy (integrated power) ")
+    assert np.isnan(old.series["gpu0.sm_active"]).all() and np.isnan(old.series["gpu0.dram_bw"]).all()
+    new.close()
+    old.close()
+
+
+def test_a_gpu_without_power_says_so(tmp_path: Path) -> None:
+    taken = [with_gpu(s, 0, power_w=None, power_limit_w=None) for s in fake(5, gpus=1, processes=3)]
+    replay = open_replay(write(tmp_path / "r.gsrec", taken))
+    text = power_text(replay.gpu_energy[0], replay.series, 2)
+    assert text.legends == ("n/a", "energy n/a") and text.note.startswith("power and energy n/a")
+    replay.close()

@@ -1,6 +1,6 @@
 """Pilot tests of the replay screen (the cursor's logic is tested in test_replay_model.py):
 open, step, jump, play, events, refused signals, a cut recording, and the browser opening a
-recording this way."""
+recording this way; the power, energy and activity plots of one GPU."""
 
 from __future__ import annotations
 
@@ -8,21 +8,31 @@ import dataclasses
 import time
 from pathlib import Path
 
+from rich.text import Text
 from textual.widgets import Input
 
+from energy_readings import NO_GPM
 from fake_watch import FakeSource, status
 
 from gpuscope.collectors.recorder import Recorder
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.model.replay import open_replay
 from gpuscope.tui.screens.replay import ReplayScreen
+from gpuscope.tui.screens.replay_plots import GpuReplayPlot
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from loading_helpers import open_screen
+
+DATA = Path(__file__).parent.parent / "data" / "recordings"
 
 
 def footer_text(screen) -> str:
     """The words the footer shows for the screen's enabled bindings."""
     return " ".join(b.binding.description for b in screen.active_bindings.values() if b.binding.show and b.enabled)
+
+
+def title(plot) -> str:
+    """A plot's border title (its legend) as plain text."""
+    return Text.from_markup(plot.border_title).plain
 
 
 def recording(path: Path, n: int = 120) -> Path:
@@ -132,3 +142,41 @@ async def test_o_shows_the_next_node_of_a_multi_node_recording_at_the_same_time(
             await pilot.pause(0.05)
         assert screen.replay.node == "cn02" and screen.cursor.time == at and "node cn02 (2 of 2)" in screen.sub_title
         assert screen.snapshot.host.hostname == "cn02"
+
+
+async def test_power_energy_and_activity_plots_follow_the_cursor_and_the_gpu() -> None:
+    """Under the watch's plots: GPU 0's power and energy so far, and its SM, tensor and DRAM
+    activity, their values at the cursor in the legends; `G` shows GPU 1, which has no GPM:
+    n/a and why in place of its lines, nothing drawn (never 0)."""
+    path = DATA / "v4.gsrec"
+    async with open_screen(GpuscopeApp(first_screen=lambda: ReplayScreen(path)), ReplayScreen, (120, 50), ready=lambda app, pilot: opened(pilot)) as (app, pilot, screen):
+        power = screen.query_one("#replay-power-plot", GpuReplayPlot)
+        activity = screen.query_one("#replay-activity-plot", GpuReplayPlot)
+        await pilot.pause()
+        assert power.display and activity.display and power.size.height >= 6
+        assert title(power).startswith("GPU 0 power") and "of 400 W limit" in title(power)
+        assert "energy 0 J of " in title(power) and power.points_drawn > 0  # from the first counter reading
+        assert [n for n, _ in activity.series] == ["gpu0.sm_active", "gpu0.tensor_active", "gpu0.dram_bw"]
+        assert "SM active n/a" in title(activity)  # the first sample: GPM measures between two polls
+        await pilot.press("end")
+        expected = screen.snapshot.gpus[0]
+        assert f"SM active {expected.sm_active_pct:.0f} %" in title(activity) and activity.note == ""
+        assert f"{expected.power_w:.0f} W of 400 W limit" in title(power)
+        await pilot.press("G")
+        assert screen.plot_gpu == 1 and title(power).startswith("GPU 1 power")
+        assert activity.note == f"activity n/a: {NO_GPM}" and activity.points_drawn == 0
+        assert "activity n/a" in " ".join(activity.render_line(y).text.strip() for y in range(activity.size.height))
+        await pilot.press("G")
+        assert screen.plot_gpu == 0
+
+
+async def test_an_older_recording_says_its_activity_is_not_there() -> None:
+    """A version 3 recording had no energy counter nor GPM: energy is integrated power (said),
+    activity n/a with why."""
+    path = DATA / "v3.gsrec"
+    async with open_screen(GpuscopeApp(first_screen=lambda: ReplayScreen(path)), ReplayScreen, (120, 50), ready=lambda app, pilot: opened(pilot)) as (app, pilot, screen):
+        await pilot.pause()
+        power = screen.query_one("#replay-power-plot", GpuReplayPlot)
+        activity = screen.query_one("#replay-activity-plot", GpuReplayPlot)
+        assert "energy (integrated power)" in title(power) and power.points_drawn > 0
+        assert activity.note.startswith("activity n/a: not in this recording (version 3") and activity.points_drawn == 0

@@ -35,6 +35,7 @@ from gpuscope.metrics.snapshot_tables import busy_cores, scope_memory_used, scop
 from gpuscope.parsers.recording import read as recording
 from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.parsers.recording.columns import GpuColumns, changed, floats, gpu_columns, parents, starts
+from gpuscope.tui.model.replay_energy import GpuEnergyView, energy_series
 
 IDLE_PCT = 5.0
 """A GPU under this utilisation (%) is idle..."""
@@ -227,6 +228,8 @@ class Replay:
     """The file's batches, decoded one at a time for the sample under the cursor."""
     starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
     """The first row of each batch, and the end: for the batch that holds a row."""
+    gpu_energy: dict[int, GpuEnergyView] = field(default_factory=dict)
+    """Per GPU, what its power and activity plots say beside their lines."""
     _running_peaks: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
@@ -321,6 +324,8 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     replay.clock = np.fmax.accumulate(replay.times)
     gpus = gpu_columns(table.column("gpus"), table.num_rows)
     replay.series = series_of(table, gpus)
+    energy, replay.gpu_energy = energy_series(replay.times, gpus, rec.version)
+    replay.series.update(energy)
     scope = table.column("scope")
     events = (gpu_events(gpus, replay.times) + process_events(pc.struct_field(scope, "pids"), replay.times)
               + scope_events(scope, replay.series["scope.mem"], replay.times))

@@ -5,7 +5,9 @@ the sample under the cursor (`tui.model.replay_model`): its snapshot decoded fro
 batch, and the history of the 10 minutes before it for the meters and means. The history plots
 show the whole recording with a mark at the cursor. Keys step, jump to a time, play at 1x to
 600x and jump from event to event (memory peaks, GPUs going idle, throttling, processes
-starting and ending). Signals are refused: the processes are a recording's, not live ones.
+starting and ending). Beside the watch's plots, one GPU's power and energy so far and its SM,
+tensor and DRAM activity over the recording (`G`: the next GPU), n/a and why where the
+recording has none. Signals are refused: the processes are a recording's, not live ones.
 
 Opening a long recording takes a second or two, so when the screen is given a path alone
 (the browser), it reads it in a worker thread and says so meanwhile.
@@ -20,13 +22,16 @@ from pathlib import Path
 from rich.text import Text
 from textual import on, work
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input
 
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.tui.model.replay import BIG_STEP_S, GOTO_HELP, Event, Replay, ReplayCursor, clock_text, open_replay, summary
+from gpuscope.tui.model.replay_energy import ACTIVITY, activity_text, power_text
 from gpuscope.tui.model.watch import window_verdicts
+from gpuscope.tui.screens.replay_plots import GpuReplayPlot
 from gpuscope.tui.screens.watch.screen import WatchScreen
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.screens.watch.process_table import ProcessTable
@@ -63,6 +68,21 @@ def _binding_action(binding: Binding) -> str:
 class ReplayScreen(WatchScreen, inherit_bindings=False):
     """A recording under a time cursor, in the watch's panes."""
 
+    DEFAULT_CSS = """
+    #replay-gpu-plots {
+        height: auto;
+    }
+    ReplayScreen.-plots #replay-gpu-plots {
+        height: 1fr;
+    }
+    #replay-power-plot {
+        width: 1fr;
+        border-right: vkey $panel;
+    }
+    #replay-activity-plot {
+        width: 1fr;
+    }
+    """
     HELP_TITLE = "Keys: replay"
     READS_OUTPUT = False  # the job's output files as they are now are not the recording's
     OFF_REASON = "this is a replay: its processes are a recording's, not live ones"
@@ -73,6 +93,7 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         Binding("N", "event(-1)", "Prev event", show=False, tooltip="Jump to the previous event"),
         Binding("g", "goto", "Go to", tooltip=f"Jump to {GOTO_HELP}"),
         Binding("o", "other_node", "Node", show=False, tooltip="A recording of several nodes: show the next node, at the same time"),
+        Binding("G", "plot_gpu", "GPU plots", show=False, tooltip="The power, energy and activity plots: the next GPU"),
         Binding("full_stop", "step(1)", "Step", tooltip="One sample forward (, back)"),
         Binding("comma", "step(-1)", "Step back", show=False, tooltip="One sample back"),
         Binding("less_than_sign", f"step_time(-{BIG_STEP_S:g})", "-1 min", show=False, tooltip="A minute of the recording back"),
@@ -96,12 +117,17 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         self.replay = replay
         self.cursor: ReplayCursor | None = None
         self.full = None  # History of the whole recording, for the plots
+        self.plot_gpu: int | None = None
+        """The GPU whose power, energy and activity are plotted (`G` steps through them)."""
         self._played_at = 0.0
 
     def on_mount(self) -> None:  # before the watch's own (Textual calls each class's, this one first)
         goto = Input(id="replay-goto", placeholder="go to: 14:05, +10m, -30s, 1h30m or #1234 (Enter jumps, Escape closes)", compact=True)
         goto.display = False
         self.mount(goto, after=self.query_one("#watch-filter"))
+        plots = Horizontal(GpuReplayPlot(id="replay-power-plot", classes="watch-plot"),
+                           GpuReplayPlot(id="replay-activity-plot", classes="watch-plot"), id="replay-gpu-plots")
+        self.mount(plots, after=self.query_one("#watch-resources"))
         self._play_timer = self.set_interval(TICK, self._play_tick, pause=True)
         self.call_later(self._begin)  # once the watch's on_mount has set up the panes
 
@@ -137,6 +163,9 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
             self.cursor.position = max(old.position, self.cursor.time)
             self.cursor.speed, self.cursor.playing = old.speed, old.playing
         self.full = replay.full_history()
+        if self.plot_gpu not in replay.gpu_energy:
+            self.plot_gpu = min(replay.gpu_energy, default=None)
+        self.query_one("#replay-gpu-plots").display = self.plot_gpu is not None
         start, end = float(replay.times[0]), float(replay.clock[-1])
         step = (end - start) / max(1, replay.samples - 1)
         span = end - start
@@ -180,10 +209,22 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         """The whole recording, the cursor marked (the lines are drawn once per size)."""
         if self.full is None or self.cursor is None:
             return
+        self._show_gpu_plots()
         for plot in self.query(HistoryPlot):
             plot.cursor = self.cursor.time
             if plot.display and plot.parent is not None and plot.parent.display:
                 plot.replot(self.full)
+
+    def _show_gpu_plots(self) -> None:
+        """The plotted GPU's lines, and their legends at the cursor."""
+        assert self.replay is not None and self.cursor is not None
+        view = self.replay.gpu_energy.get(self.plot_gpu) if self.plot_gpu is not None else None
+        if view is None:
+            return
+        g, i, series = view.index, self.cursor.index, self.replay.series
+        self.query_one("#replay-power-plot", GpuReplayPlot).show((f"gpu{g}.power_pct", f"gpu{g}.energy_pct"), power_text(view, series, i))
+        self.query_one("#replay-activity-plot", GpuReplayPlot).show(tuple(f"gpu{g}.{name}" for _f, name, _l in ACTIVITY),
+                                                                     activity_text(view, series, i))
 
     def mode_text(self, narrow: bool) -> Text | None:
         """`▶ REPLAY 14:03:22 · 1,234/86,400 · 10x`: the status line's start, in place of
@@ -269,6 +310,15 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
         node = replay.nodes[(replay.nodes.index(replay.node) + 1) % len(replay.nodes)] if replay.node in replay.nodes else replay.nodes[0]
         self.sub_title = f"replay · {clean(self.path.name)} · opening {clean(node)}…"
         self._open(node)
+
+    def action_plot_gpu(self) -> None:
+        """`G`: the power, energy and activity plots show the next GPU."""
+        gpus = sorted(self.replay.gpu_energy) if self.replay is not None else []
+        if len(gpus) < 2:
+            self.notify("This recording holds one GPU." if gpus else "This recording holds no GPU.", title="GPU plots", timeout=3)
+            return
+        self.plot_gpu = gpus[(gpus.index(self.plot_gpu) + 1) % len(gpus)] if self.plot_gpu in gpus else gpus[0]
+        self.update_plots()
 
     def action_speed(self, step: int) -> None:
         if self.cursor is not None:
