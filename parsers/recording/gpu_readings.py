@@ -22,11 +22,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuscope.metrics.energy import NodeCpuEnergy, RaplSample, rapl_energy
+from gpuscope.metrics.energy import NodeCpuEnergy, RaplSample, RaplZone, rapl_energy
 from gpuscope.metrics.job.energy import GPU_FIELDS, GpuReadings
 from gpuscope.metrics.samples import JobScope
-from gpuscope.parsers.recording.columns import floats, parents, scope_runs
-from gpuscope.parsers.recording.schema import rapl_from
+from gpuscope.metrics.safe_text import clean
+from gpuscope.parsers.recording.columns import floats, parents, scope_runs, starts
 
 
 class _Gpu:
@@ -44,8 +44,6 @@ class GpuReadingsReduce:
         self.scopes: dict[str, JobScope] = {}
         """Node -> the scope of its last sample."""
         self._rapl: dict[str, list[RaplSample]] = {}
-        self.bad_rapl = 0
-        """RAPL readings left out: not of the types gpuscope writes (a damaged file)."""
 
     def tap(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """The batches, unchanged, each added here on its way."""
@@ -78,7 +76,7 @@ class GpuReadingsReduce:
             values["timestamp"] = np.where(np.isfinite(values["timestamp"]), values["timestamp"], host_time)
         else:
             values["timestamp"] = host_time
-        notes = {name: pc.struct_field(flat, name) for name in ("energy_note", "activity_note") if name in names}
+        notes = {name: pc.struct_field(flat, name).to_pylist() for name in ("energy_note", "activity_note") if name in names}
         simulated = pc.fill_null(pc.struct_field(flat, "simulated"), False).to_numpy(zero_copy_only=False)
         names_of, host_code = np.unique(host_of, return_inverse=True)
         for code, number in dict.fromkeys(zip(host_code.tolist(), index.tolist())):
@@ -89,24 +87,28 @@ class GpuReadingsReduce:
             gpu = self._gpus.setdefault((host, number), _Gpu())
             for name, array in values.items():
                 gpu.parts.setdefault(name, []).append(array[at])
-            for name, array in notes.items():
-                counts = pc.value_counts(pc.take(array, pa.array(at)))
-                gpu.notes[name].update({c["values"]: c["counts"] for c in counts.to_pylist() if c["values"]})
+            for name, texts in notes.items():
+                gpu.notes[name].update(note for note in map(texts.__getitem__, at.tolist()) if note)
             gpu.simulated |= bool(simulated[at].any())
 
     def _add_rapl(self, hosts: pa.Array, rapl: pa.Array) -> None:
-        read = np.flatnonzero(rapl.is_valid().to_numpy(zero_copy_only=False))
+        """RaplSamples from the column's arrays (a zone without its id or name left out, as
+        schema.rapl_from does for a row): one Python object per zone, no dict per row."""
+        times = floats(pc.struct_field(rapl, "timestamp"))
+        read = np.flatnonzero(rapl.is_valid().to_numpy(zero_copy_only=False) & np.isfinite(times))
         if not read.size:
             return
         at = pa.array(read)
-        for host, value in zip(pc.take(hosts, at).to_pylist(), pc.take(rapl, at).to_pylist()):
-            try:
-                sample = rapl_from(value)
-            except ValueError:
-                self.bad_rapl += 1
-                continue
-            if sample is not None:
-                self._rapl.setdefault(host, []).append(sample)
+        zones = pc.take(pc.struct_field(rapl, "zones"), at)
+        first = starts(zones)
+        flat = pc.list_flatten(zones)
+        ids, names, energy, wrap = (pc.struct_field(flat, n).to_pylist() for n in ("zone", "name", "energy_uj", "max_energy_range_uj"))
+        text = _Cleaned()
+        made = [RaplZone(text(z), text(n), e, w) if z is not None and n is not None else None for z, n, e, w in zip(ids, names, energy, wrap)]
+        reasons = pc.take(pc.struct_field(rapl, "reason"), at).to_pylist()
+        for k, (host, t, reason) in enumerate(zip(pc.take(hosts, at).to_pylist(), times[read].tolist(), reasons)):
+            sample = RaplSample(t, tuple(z for z in made[first[k]:first[k + 1]] if z is not None), text(reason or ""))
+            self._rapl.setdefault(host, []).append(sample)
 
     def cpu(self) -> dict[str, NodeCpuEnergy | None]:
         """Each node's CPU energy from RAPL (a node figure); None where the recording has no reading."""
@@ -120,6 +122,15 @@ class GpuReadingsReduce:
             energy, activity = (gpu.notes[n].most_common(1) for n in ("energy_note", "activity_note"))
             out.append(GpuReadings(host, index, frame, energy[0][0] if energy else "", activity[0][0] if activity else "", gpu.simulated))
         return out
+
+
+class _Cleaned(dict):
+    """`clean` of each distinct text, once: a zone's name repeats in every sample."""
+
+    def __call__(self, text: str) -> str:
+        if text not in self:
+            self[text] = clean(text)
+        return self[text]
 
 
 def _last_rows(hosts: pa.Array | pa.ChunkedArray) -> pa.Array:
