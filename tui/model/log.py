@@ -3,15 +3,18 @@
 A log can be gigabytes, and the end is what one looks at first (where it failed, whether it
 finished), so the view opens on the last `TAIL_BYTES` (VisiData#1707 asks for exactly this)
 and never holds the file: a line is read from its offset when it is drawn, as toolong does.
-The offsets of every line come from `parsers.plain_log.line_index` in the screen's worker;
-until they arrive the document knows the tail's lines only (and not their line numbers).
-Counts and the lines of each class (error, warning, success) come from `plain_log.read` in
-the same worker. `bytes_read` counts what the document itself read, for tests that a first
-screen did not read the whole file. Text is decoded with replacement and cleaned of escape
+The offsets of every line and the lines of each class (error, warning, success) come from one
+read of the file (`scan`) in the screen's worker; until they arrive the document knows the
+tail's lines only (and not their line numbers). `scan` uses the plain-log reader's chunks and
+class words, not `plain_log.read`, whose table of flagged lines would load pandas into a view
+that only shows lines. Lines are read when drawn, a screen of them in one read
+(`read_lines`), and a few screens' worth are kept decoded. `bytes_read` counts what the
+document itself read, for tests that a first screen did not read the whole file. Text is decoded with replacement and cleaned of escape
 sequences (`metrics.safe_text`): a log line cannot retitle or clear the terminal.
 
 Following a growing log (`less +F`, toolong) is `read_growth` (in a worker: one `stat`, then
-only the bytes past `end`) and `extend` (on the UI thread: the new offsets appended). A file
+only the bytes past `end`) and `extend` (on the UI thread: the new offsets appended). The new lines' classes are found with
+`bytes.find` over what was read, not line by line. A file
 that shrank (truncated, `>` redirect) or whose inode changed (rotated, replaced) is not
 extended: `read_growth` says so and the viewer opens the file again.
 """
@@ -37,6 +40,8 @@ MAX_LINE_BYTES = 16 * 1024
 """A line longer than this is shown cut (a log line of megabytes is data, not a message)."""
 CACHE_LINES = 4096
 """Lines kept decoded (a few screens' worth while scrolling back and forth)."""
+READ_LINES_BYTES = 1024 * 1024
+"""The most `read_lines` reads at once (a screen of lines, unless they are very long)."""
 GROWTH_BYTES = 8 * 1024 * 1024
 """The most one `read_growth` reads (a burst is taken over several polls, memory bounded)."""
 
@@ -62,18 +67,49 @@ def _starts_after(data: bytes, base: int, end: int) -> np.ndarray:
 
 
 def _classes_of(data: bytes, base: int, starts: np.ndarray) -> dict[int, str]:
-    """Offset -> class of the lines in `data` (from byte `base`) starting at `starts`; each
-    line is classified only when one of the class words occurs in `data` at all (so following
-    a busy log costs a few `bytes.find` per poll, not one per line)."""
-    if not any(word in data for _, words in plain_log.LINE_CLASSES for word in words):
+    """Offset -> class of the lines in `data` (from byte `base`) starting at `starts`: the
+    class words are found over the whole of `data` (a busy log costs a few `bytes.find` per
+    look, not a test per line)."""
+    if not len(starts):
         return {}
-    out = {}
-    for i, start in enumerate(starts):
-        stop = int(starts[i + 1]) - base if i + 1 < len(starts) else len(data)
-        kind = plain_log.classify(data[int(start) - base:stop])
-        if kind is not None:
-            out[int(start)] = kind
-    return out
+    first = int(starts[0]) - base  # what comes before is the end of a line known already
+    rows = plain_log._line_rows(starts - starts[0], data[first:])
+    return {int(starts[row]): name for name, found in rows.items() for row in found}
+
+
+@dataclass
+class Scan:
+    """What one read of a log's first `end` bytes found: each line's offset, and the line
+    numbers (0-based) of each class, the first `plain_log.MAX_NUMBERS` of each."""
+
+    offsets: np.ndarray
+    end: int
+    counts: dict[str, int]
+    lines_of: dict[str, np.ndarray]
+
+
+def scan(path: str | Path, limit: int) -> Scan | None:
+    """Read the log's first `limit` bytes once, in chunks cut at line ends: the offset of every
+    line and the lines of each class. None when the file cannot be opened now."""
+    handle, _, _ = open_regular(path, display_name(path))
+    if handle is None:
+        return None
+    parts: list[np.ndarray] = []
+    counts = dict.fromkeys(plain_log.CLASSES, 0)
+    kept: dict[str, list[np.ndarray]] = {name: [] for name in plain_log.CLASSES}
+    lines = end = 0
+    with handle:
+        for offset, data in plain_log._chunks(handle, limit):
+            starts = plain_log._starts(offset, data)
+            for name, rows in plain_log._line_rows(starts, data, offset).items():
+                room = plain_log.MAX_NUMBERS - sum(len(a) for a in kept[name])
+                counts[name] += len(rows)
+                kept[name].append(rows[:max(0, room)] + lines)
+            parts.append(starts)
+            lines += len(starts)
+            end = offset + len(data)
+    offsets = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return Scan(offsets, end, counts, {name: np.concatenate(a) if a else np.zeros(0, np.int64) for name, a in kept.items()})
 
 
 class LogDocument:
@@ -197,14 +233,14 @@ class LogDocument:
         self.classes = {self.index_of_offset(offset): c for offset, c in old.items()}
 
     def set_classes(self, lines_of: dict[str, Sequence[int]], counted: int) -> None:
-        """The 1-based line numbers of each class (`plain_log.read`'s `error_lines` ...) in the
-        first `counted` lines, once the document is indexed (before, they could not be
-        placed); the classes of the lines after them (followed since) stay."""
+        """The line numbers (0-based) of each class (`scan`'s `lines_of`) in the first
+        `counted` lines, once the document is indexed (before, they could not be placed); the
+        classes of the lines after them (followed since) stay."""
         if not self.indexed:
             return
         later = {i: c for i, c in self.classes.items() if i >= counted}
-        self.classes = {int(n) - 1: name for name in reversed(plain_log.CLASSES) for n in lines_of.get(name, ())
-                        if 0 < int(n) <= min(counted, self.line_count)}
+        last = min(counted, self.line_count)
+        self.classes = {int(n): name for name in reversed(plain_log.CLASSES) for n in lines_of.get(name, ()) if 0 <= int(n) < last}
         self.classes.update(later)
 
     def index_of_offset(self, offset: int) -> int:
@@ -214,13 +250,17 @@ class LogDocument:
     def _raw(self, index: int, end_of_file: int | None = None) -> bytes:
         start = int(self.offsets[index])
         end = int(self.offsets[index + 1]) if index + 1 < len(self.offsets) else (end_of_file or self._end)
+        return self._read(start, min(end, start + MAX_LINE_BYTES))
+
+    def _read(self, start: int, end: int) -> bytes:
+        """The file's bytes `start` to `end`; b'' when it cannot be read now."""
         handle, _, _ = open_regular(self.path, self.label)
         if handle is None:
             return b""
         with handle:
             try:
                 handle.seek(start)
-                data = handle.read(min(max(0, end - start), MAX_LINE_BYTES))
+                data = handle.read(max(0, end - start))
             except OSError:
                 return b""
         self.bytes_read += len(data)
@@ -233,7 +273,28 @@ class LogDocument:
         if index in self._cache:
             self._cache.move_to_end(index)
             return self._cache[index]
-        raw = self._raw(index)
+        return self._keep(index, self._raw(index))
+
+    def read_lines(self, first: int, stop: int) -> None:
+        """Read the lines `first` to `stop` (excluded) not decoded yet with one read of the
+        file (a screen of new lines when following), not one open and read each."""
+        first, stop = max(0, first), min(stop, self.line_count)
+        missing = [i for i in range(first, stop) if i not in self._cache]
+        if not missing:
+            return
+        start = int(self.offsets[missing[0]])
+        end = int(self.offsets[missing[-1] + 1]) if missing[-1] + 1 < self.line_count else self._end
+        if end - start > READ_LINES_BYTES:  # very long lines: each is read alone, up to MAX_LINE_BYTES
+            return
+        data = self._read(start, end)
+        for index in missing:
+            begin = int(self.offsets[index]) - start
+            after = int(self.offsets[index + 1]) - start if index + 1 < self.line_count else len(data)
+            self._keep(index, data[begin:min(after, begin + MAX_LINE_BYTES)])
+
+    def _keep(self, index: int, raw: bytes) -> str:
+        """Line `index` as clean text from its bytes (at most `MAX_LINE_BYTES`: a line cut
+        there ends in …), kept decoded among the last `CACHE_LINES` read."""
         cut = len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n")
         text = clean(raw.rstrip(b"\r\n").decode("utf-8", "replace")) + (" …" if cut else "")
         self._cache[index] = text

@@ -2,16 +2,19 @@
 
 A `ScrollView` with the line API (as toolong's log lines): its virtual height is the number of
 lines known, and `render_line` asks the document for the one line it draws, so a log of
-millions of lines costs what one screen costs. Error, warning and success lines are tinted
-with the theme's `$error`, `$warning` and `$success` (the word in the line says which, so the
-tint is not the only signal); the current line (where a jump went) is highlighted, and so are
-the matches of a search. Lines are plain text: the document cleaned them, and nothing here
-reads markup.
+millions of lines costs what one screen costs. A screen of lines is read from the file in one
+read (`render_lines`), and lines that come while following change the scroll range without a
+layout of the screen (the widget's own box does not change). Error, warning and success lines
+are tinted with the theme's `$error`, `$warning` and `$success` (the word in the line says
+which, so the tint is not the only signal); the current line (where a jump went) is
+highlighted, and so are the matches of a search. Lines are plain text: the document cleaned
+them, and nothing here reads markup.
 
 Long lines are cut at the right edge with a `›` marker (scroll sideways to read on), or, with
 `wrap`, folded onto as many rows as they need. Wrapped, a scroll step is still one log line:
-the screen is filled from its top line down, or, at the end, from the last line up (so the
-newest line of a followed log is always on screen).
+the screen is filled from its top line down. At the end (`stick`), wrapped or not, the screen
+is filled from the last line up, so the newest line of a followed log is on screen from the
+first frame, before the scroll position has caught up with a size just known.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -64,6 +67,8 @@ class LogLines(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}
         """The base style and each component's, as drawn (looked up once: Textual's lookup
         per drawn line was most of following's cost)."""
+        self._drawing: Size | None = None
+        """The view's size while `render_lines` draws (looked up once, not per line)."""
         self._rows: tuple[tuple[Any, ...], list[tuple[int, Strip, Style]]] | None = None
         """The wrapped rows on screen, and what they were laid out for."""
 
@@ -71,7 +76,9 @@ class LogLines(ScrollView, can_focus=True):
         """Draw `document` (again, after its index arrived): at the line holding byte
         `keep_offset` if given, else at the end (a log is read from its end)."""
         self.document = document
-        self._widest = max(self._widest, max((cell_len(document.line(i)) for i in range(max(0, document.line_count - 200), document.line_count)), default=0))
+        last = range(max(0, document.line_count - 200), document.line_count)
+        document.read_lines(last.start, last.stop)
+        self._widest = max(self._widest, max((cell_len(document.line(i)) for i in last), default=0))
         self._resize()
         if keep_offset is not None:
             self.cursor = document.index_of_offset(keep_offset) if self.cursor is not None else None
@@ -118,7 +125,26 @@ class LogLines(ScrollView, can_focus=True):
     @property
     def _view(self) -> Size:
         """The cells lines are drawn in (the scroll bars take their own)."""
-        return self.scrollable_content_region.size
+        return self._drawing or self.scrollable_content_region.size
+
+    def _top(self) -> int:
+        """The line on the first row: the last screenful at the end (wrapped, the line the
+        scroll position is on)."""
+        if self.stick and not self.wrap and self.document is not None:
+            return max(0, self.document.line_count - self._view.height)
+        return int(self.scroll_offset.y)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows in `crop`, drawn in one pass: the view's size is looked up once, and the
+        lines not read yet are read from the file together."""
+        self._drawing = self.scrollable_content_region.size
+        try:
+            if self.document is not None and not self.wrap:
+                top = self._top()
+                self.document.read_lines(top + crop.y, top + crop.bottom)
+            return super().render_lines(crop)
+        finally:
+            self._drawing = None
 
     @property
     def at_end(self) -> bool:
@@ -137,21 +163,30 @@ class LogLines(ScrollView, can_focus=True):
     def _resize(self) -> None:
         lines = self.document.line_count if self.document is not None else 0
         width = self._view.width if self.wrap else self._widest + self._gutter_width() + 1
-        self.virtual_size = Size(width, lines)
+        size = Size(width, lines)
+        if size == self.virtual_size:
+            return
+        # Only the scroll range and the scroll bars change, not this widget's box: setting
+        # `virtual_size` would lay the whole screen out again, a second frame per look while
+        # following. A scroll bar that appears or goes still lays it out (its own reactive).
+        # `_scroll_update` is what Textual runs for a new virtual size (textual is pinned).
+        self.set_reactive(ScrollView.virtual_size, size)
+        self._scroll_update(size)
+        self.refresh()
 
     def top_offset(self) -> int | None:
         """Byte offset of the first line on screen (to stay there when the index arrives)."""
         document = self.document
         if document is None or not document.line_count:
             return None
-        return int(document.offsets[min(int(self.scroll_offset.y), document.line_count - 1)])
+        return int(document.offsets[min(self._top(), document.line_count - 1)])
 
     def anchor(self, backwards: bool = False) -> int:
         """The line a jump starts from: the current line, else the top line on screen (the
         bottom one, going back)."""
         if self.cursor is not None:
             return self.cursor
-        top = int(self.scroll_offset.y)
+        top = self._top()
         return top + self._view.height if backwards else top - 1
 
     def go_to(self, index: int) -> None:
@@ -194,7 +229,7 @@ class LogLines(ScrollView, can_focus=True):
     def _wrapped_rows(self, document: LogDocument) -> list[tuple[int, Strip, Style]]:
         """(line, piece, the line's style) for each row on screen, laid out once per scroll position and size."""
         width, height = max(1, self._view.width - self._gutter_width()), self._view.height
-        at_end = self.at_end
+        at_end = self.stick
         top = int(self.scroll_offset.y)
         key = (top, at_end, width, height, document.line_count, document.end, self.cursor, id(self.search))
         if self._rows is not None and self._rows[0] == key:
@@ -233,7 +268,7 @@ class LogLines(ScrollView, can_focus=True):
             first = y == 0 or rows[y - 1][0] != index
             strip = Strip(self._gutter(index if first else None) + list(piece))
             return strip.extend_cell_length(width, style).crop(0, width)
-        index = int(self.scroll_offset.y) + y
+        index = self._top() + y
         if index >= document.line_count:
             return Strip.blank(width, base)
         gutter = self._gutter(index)

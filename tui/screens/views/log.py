@@ -2,15 +2,19 @@
 tinted and counted in the status line; it follows the file as it grows, searches it, and
 jumps to its problems.
 
-The loading worker does the file work in three steps, each shown as it is done: the tail (the
-first screen: at most `TAIL_BYTES` read), the offset of every line (`plain_log.line_index`:
-then the whole log scrolls, with line numbers), and the counts (`plain_log.read`). The view
+The loading worker does the file work in two steps, each shown as it is done: the tail (the
+first screen: at most `TAIL_BYTES` read), then one read of the file (`model.log.scan`) for the
+offset of every line (then the whole log scrolls, with line numbers) and the counts. The view
 stays on the lines it shows when the index arrives. A log over the size limit keeps its tail,
-and the counts say they cover its first part only. Lines are plain, cleaned text.
+and the counts say they cover its first part only. Lines are plain, cleaned text. Nothing here
+loads pandas: a log view is lines.
 
 Following (`F`, as `less +F` and toolong's tail): every `FOLLOW_S` a worker stats the file and
 reads only the bytes past the end known (`LogDocument.read_growth`); the lines are appended on
-the UI thread, and the view stays on the last line while it is there. Scrolling up (or any
+the UI thread, and the view stays on the last line while it is there. A look that found lines
+is drawn as one frame (lines, scroll bar and status line together, no layout of the screen),
+and while the file keeps growing the next look waits `BUSY_S`: lines that come faster than
+anyone reads are drawn once a second (as `tail -f` looks), not at every look. Scrolling up (or any
 jump) pauses following; back at the end (`G`, End) it goes on. A file that shrank or was
 replaced is said in the status line and read again from its tail. A file changed in the last
 `GROWING_S` is followed from the start (a running job's output), unless told otherwise.
@@ -29,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -42,9 +45,8 @@ from textual.worker import get_current_worker
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
-from gpuscope.parsers import logs as plain_log
 from gpuscope.parsers.files import MAX_BYTES, _human
-from gpuscope.tui.model.log import Growth, LogDocument
+from gpuscope.tui.model.log import Growth, LogDocument, Scan, scan
 from gpuscope.tui.model.log_search import Found, LogSearch
 from gpuscope.tui.screens.views.base import FileScreen
 from gpuscope.tui.widgets.log_lines import LogLines
@@ -53,7 +55,9 @@ LABELS = {"error": "ERROR", "warning": "WARNING", "success": "SUCCESS"}
 PROBLEMS = ("error", "warning")
 """What `e` / `E` jump between."""
 FOLLOW_S = 0.5
-"""How often a followed file is looked at."""
+"""How often a followed file is looked at while it is quiet."""
+BUSY_S = 1.0
+"""How often while it grows (each look that finds lines draws a frame)."""
 GROWING_S = 60.0
 """A file changed this recently is taken for growing: followed unless told otherwise."""
 
@@ -90,20 +94,13 @@ class LogViewScreen(FileScreen):
         growing: bool
 
     @dataclass
-    class Indexed:
-        """The offset of every line (of the part within the size limit)."""
+    class Scanned:
+        """The offset of every line and the lines of each class, of the file's first `scan.end`
+        bytes (all of it within the size limit); `size` is the file's when the tail was read."""
 
         document: LogDocument
-        offsets: np.ndarray
-        end: int
-
-    @dataclass
-    class Counted:
-        """`plain_log.read`'s counts and the line numbers of each class."""
-
-        document: LogDocument
-        meta: dict[str, Any]
-        findings: list[Finding]
+        scan: Scan
+        size: int
 
     class Grown(Message):
         """What a look at a followed file found."""
@@ -142,6 +139,7 @@ class LogViewScreen(FileScreen):
         """What happened to the file (truncated, replaced, gone), for the status line."""
         self.ready = False
         self._poll_timer: Timer | None = None
+        self._status_shown: Text | None = None
         self._searching = False
         self._jump_to_match = False
 
@@ -153,29 +151,26 @@ class LogViewScreen(FileScreen):
 
     # --- reading ----------------------------------------------------------------------------
 
-    def read_steps(self) -> Iterator[Tail | Indexed | Counted]:
-        """The tail, then (within the size limit) the offset of every line, then the counts."""
+    def read_steps(self) -> Iterator[Tail | Scanned]:
+        """The tail, then one read of the file (up to the size limit) for the offset of every
+        line and the counts."""
         document = self.document
         findings = document.open_tail()
         yield self.Tail(document, findings, _growing(self.path))
         if findings:
             return
-        size = document.size
-        if not document.indexed and size <= MAX_BYTES:
-            parts = list(plain_log.line_index(self.path, limit=size))
-            yield self.Indexed(document, np.concatenate(parts) if parts else np.zeros(0, np.int64), size)
-        got = plain_log.read(self.path)
-        yield self.Counted(document, got.meta, list(got.findings))
+        found = scan(self.path, min(document.size, MAX_BYTES))
+        if found is not None:
+            yield self.Scanned(document, found, document.size)
 
-    def show(self, step: Tail | Indexed | Counted) -> None:
+    def show(self, step: Tail | Scanned) -> None:
         if step.document is not self.document:  # a step of the file before it was reopened
             return
-        if isinstance(step, self.Indexed):
-            self.show_index(step)
-        elif isinstance(step, self.Counted):
-            self.show_counts(step)
-        else:
-            self.show_tail(step)
+        with self.app.batch_update():
+            if isinstance(step, self.Scanned):
+                self.show_scan(step)
+            else:
+                self.show_tail(step)
 
     def show_tail(self, step: Tail) -> None:
         if self.follow is None:
@@ -197,35 +192,33 @@ class LogViewScreen(FileScreen):
         self._more_search()
         self._update_status()
 
-    def show_index(self, step: Indexed) -> None:
-        if not len(step.offsets):
-            return
-        lines = self.query_one(LogLines)
-        keep = None if lines.at_end else lines.top_offset()
-        self.document.set_offsets(step.offsets, step.end)
-        lines.show(self.document, keep)
-        self._update_status()
-
-    def show_counts(self, step: Counted) -> None:
-        meta = step.meta
-        self.counts = {name: int(meta.get(f"{name}s" if name != "success" else "successes", 0) or 0) for name in LABELS}
-        self.counted_lines = int(meta.get("lines", 0) or 0)
-        if self.document.size > MAX_BYTES:
-            self.counted_part = f"in the first {_human(MAX_BYTES)}"
-        self.document.set_classes({name: meta.get(f"{name}_lines", ()) for name in LABELS}, self.counted_lines)
-        notes = [clean(f.message) for f in step.findings]
+    def show_scan(self, step: Scanned) -> None:
+        """The offsets (within the size limit: then the whole log scrolls, with line numbers)
+        and the counts."""
+        found, document, lines = step.scan, self.document, self.query_one(LogLines)
+        notes = []
+        if step.size <= MAX_BYTES:
+            keep = None if lines.stick else lines.top_offset()
+            document.set_offsets(found.offsets, found.end)
+            lines.show(document, keep)
+        else:
+            self.counted_part = f"in the first {_human(found.end)}"
+            notes.append(f"{_human(step.size)}: counted in the first {_human(found.end)} only (GPUSCOPE_MAX_FILE_MB raises it); the tail is the file's end")
+        self.counts = dict(found.counts)
+        self.counted_lines = len(found.offsets)
+        document.set_classes(found.lines_of, self.counted_lines)
         self.query_one("#log-notes", Static).update(Text("\n".join(notes)))
-        self.query_one(LogLines).refresh()
+        lines.refresh()
         self._update_status()
 
     # --- following --------------------------------------------------------------------------
 
-    def _arm(self) -> None:
-        """Look at the file again in `FOLLOW_S` (one look at a time: the next is armed when
-        this one is taken)."""
+    def _arm(self, busy: bool = False) -> None:
+        """Look at the file again in `FOLLOW_S`, or `BUSY_S` after a look that found lines (one
+        look at a time: the next is armed when this one is taken)."""
         if self._poll_timer is not None:
             self._poll_timer.stop()
-        self._poll_timer = self.set_timer(FOLLOW_S, self._look) if self.follow else None
+        self._poll_timer = self.set_timer(BUSY_S if busy else FOLLOW_S, self._look) if self.follow else None
 
     def _look(self) -> None:
         self._poll_timer = None
@@ -245,16 +238,17 @@ class LogViewScreen(FileScreen):
         if growth.change == "same":
             self._arm()
             return
-        if growth.change == "gone":
-            self.note = "the file is gone: waiting for it"
-        elif growth.change == "grown":
-            self.document.extend(growth)
-            if self.note.startswith("the file is gone"):
-                self.note = ""
-            self.query_one(LogLines).grew()
-            self._more_search()
-        self._arm()
-        self._update_status()
+        with self.app.batch_update():  # the lines, the scroll bar and the status: one frame
+            if growth.change == "gone":
+                self.note = "the file is gone: waiting for it"
+            elif growth.change == "grown":
+                self.document.extend(growth)
+                if self.note.startswith("the file is gone"):
+                    self.note = ""
+                self.query_one(LogLines).grew()
+                self._more_search()
+            self._update_status()
+        self._arm(busy=growth.change == "grown")
 
     def reopen(self, why: str) -> None:
         """The file shrank or is another one: read it again from its tail, and say so."""
@@ -482,6 +476,14 @@ class LogViewScreen(FileScreen):
 
     def _update_status(self) -> None:
         self.status(self.status_text())
+
+    def status(self, text: Text | str) -> None:
+        """The status line, drawn again only when its text changed, and without a layout of
+        the screen: it is one row whatever it says (a layout per look was most of a frame)."""
+        text = text if isinstance(text, Text) else Text(text)
+        if text != self._status_shown:
+            self._status_shown = text
+            self.query_one(f"#{self.VIEW_ID}", Static).update(text, layout=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return None if action in ("match", "problem", "edge", "search", "follow", "wrap") and not self.ready else True
