@@ -120,7 +120,7 @@ class GpuReadingsReduce:
         for (host, index), gpu in self._gpus.items():
             frame = {name: np.concatenate(parts) for name, parts in gpu.parts.items()}
             energy, activity = (gpu.notes[n].most_common(1) for n in ("energy_note", "activity_note"))
-            out.append(GpuReadings(host, index, frame, energy[0][0] if energy else "", activity[0][0] if activity else "", gpu.simulated))
+            out.append(GpuReadings(host, index, frame, clean(energy[0][0]) if energy else "", clean(activity[0][0]) if activity else "", gpu.simulated))
         return out
 
 
