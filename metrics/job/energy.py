@@ -316,14 +316,16 @@ def energy_section(gpus: Sequence[GpuReadings], *, cpu: Mapping[str, NodeCpuEner
         notes = ((SIMULATED,) if any(g.simulated for g in gpus) else ()) + (
             "energy: the energy counter's delta over the recording (resets summed), else power integrated over the samples; "
             "both where they differ by more than 5 %; a sum's mean W is over its longest GPU span",
-            "no counter or activity in a recording: written before gpuscope read them, or the GPU has none",
             "RAPL: the CPU energy of the whole node (every job on it), never the job's")
+        if any(r["note"] in (NO_COUNTER, NO_RAPL) for r in rows):
+            notes += ("no energy counter or RAPL readings in the recording: written before gpuscope read them, or the GPU or node has none",)
         section.tables.append(_table("Energy", ENERGY_COLUMNS, rows, notes))
     if gpus:
         activity = [_activity_row(g, section.advice) for g in gpus]
         section.tables.append(_table("GPU activity", ACTIVITY_COLUMNS, activity, (
             "activity (NVML GPM, Hopper and later): SM active, occupancy, tensor active and DRAM bandwidth, means over the samples with a reading; "
-            f"busy samples: utilization >= {BUSY_UTIL_PCT:g} %, what the advice judges",)))
+            f"busy samples: utilization >= {BUSY_UTIL_PCT:g} %, what the advice judges",
+            *((f"{NO_ACTIVITY}: written before gpuscope read GPM, or the GPU has none",) if any(r["note"] == NO_ACTIVITY for r in activity) else ()))))
         section.tables.append(_table("Energy per unit of work", WORK_COLUMNS, _work_rows(work, job, why_no_work), (
             "the job's GPU energy over the recording divided by the epochs and samples its log gives (CPU energy left out)",)))
     if slurm is not None:
