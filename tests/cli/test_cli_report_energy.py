@@ -182,4 +182,6 @@ def test_slurms_figures_beside_gpuscopes_in_the_report(tmp_path: Path, gpuscope_
     alone = {r["figure"]: r for r in report_json(gpuscope_cli, "--job", "4242")["slurm_beside_gpuscope"]}
     assert alone["energy"]["slurm"] == pytest.approx(0.01) and alone["energy"]["gpuscope"] is None
     assert alone["energy"]["gpuscope_from"] == "no recording given"
+    csv = gpuscope_cli("report", "--job", "4242", "--format", "csv")
+    assert csv.returncode == 0 and csv.stdout.startswith("job,source,state,")  # no recording: Slurm's table is the default
 

@@ -346,8 +346,8 @@ def run_report(args: argparse.Namespace) -> int:
     advice = result.advice or ["no advice: nothing stood out in the samples (a node view: there is no request to compare with)" if nodes_only else
                                "no advice: the job used what it asked for, as far as the samples show"]
     tables = [result.job, *result.tables, ResultTable("Advice", (Column("advice", "advice"),), tuple((line,) for line in advice))]
-    if args.table or fmt == "csv":  # csv holds one table: the efficiency per node unless --table names another
-        name = args.table or "nodes"
+    if args.table or fmt == "csv":  # csv holds one table: the efficiency per node (Slurm's without a recording) unless --table names another
+        name = args.table or ("nodes" if usages else "slurm")
         present = [n for n, title in REPORT_TABLES.items() if any(t.title == title for t in tables if t is not None)]
         if name not in present:
             say(f"this report has no {name} table (it has: {', '.join(present)}; --table NAME picks one)")
