@@ -193,3 +193,9 @@ def test_slurm_figures_beside_gpuscopes() -> None:
     assert only["energy"]["slurm"] is None and only["energy"]["slurm_from"] == "Slurm recorded no energy for this job"
     assert only["energy"]["gpuscope_from"] == "no recording given" and only["GPU memory"]["slurm_from"] == "Slurm tracks no GPU use"
     assert [t.title for t in energy_section([], slurm=alone).tables] == ["Slurm beside gpuscope"]
+
+
+def test_a_node_view_sums_every_gpu_and_says_it_is_no_job() -> None:
+    energy = rows(energy_section([steady("n", 0, 100), steady("n", 1, 100)], node_view=True), "Energy")
+    assert energy[-1]["node"] == "all" and energy[-1]["what"] == "all GPUs (2 on 1 node; a node view, not a job's)"
+    assert energy[-1]["energy_kwh"] == pytest.approx(200 * 60 / 3.6e6)
