@@ -1,11 +1,13 @@
 """Provides SimulatedBackend: GPUs described by a JSON scenario, for `watch --demo`, screenshots and UI tests.
 
 Values are a pure function of the sample count (no randomness), so two runs and two test
-machines see the same numbers; only `timestamp` comes from the injectable clock. Every sample is
+machines see the same numbers; only `timestamp` and the energy counters (simulated power
+integrated over the clock's time, as NVML's counter grows) come from the injectable clock. Every sample is
 marked `simulated=True` and the status backend is 'simulated', so the UI can never pass a demo
 off as a real node. The simulation copies NVML's quirks on purpose (SM % is None on the first
 sample, MIG parents have no utilisation, MIG processes have no memory) so UI code written against
-it also handles a real GPU.
+it also handles a real GPU; GPM activity is there only on GPUs the scenario says have it
+(`"gpm": true`, Hopper and later), with NVML's reasons otherwise, and none on the first sample.
 
 The simulated GPU processes are also rows of the process table (`process_rows`), labelled as
 such: user `SIMULATED_USER`, a command starting `[simulated]`, uid -1 (no /proc entry: CPU and
@@ -15,8 +17,10 @@ and may be a real process's on this node, so their GPU use is never attached to 
 Scenario format (see scenarios/*.json): {"description", "driver_version", "defaults": {...},
 "gpus": [{...}]}; each GPU entry is merged over "defaults". GPU keys: name, bus_id, uuid,
 memory_total_mib, memory_used_mib, power_limit_w, idle_power_w, idle_temp_c, max_temp_c,
-sm_clock_mhz [idle, max], memory_clock_mhz, memory_util_ratio, pcie_peak_gbs,
+sm_clock_mhz [idle, max], memory_clock_mhz, memory_util_ratio, pcie_peak_gbs, nvlink_peak_gbs,
 util {base, amplitude, period, phase, dip_every, dip_length, dip_to},
+gpm (bool), activity {sm, occupancy, tensor, dram: each a share of the utilisation},
+energy_counter (bool, default true),
 processes [{pid, memory_mib (null = unknown), share, kind, command}],
 mig [{profile, memory_total_mib, memory_used_mib}], error, error_from_sample.
 """
@@ -32,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gpuscope.collectors.gpm import FIRST_POLL, NO_GPM_ON_GPU, WHOLE_GPU
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import GpuProcess, GpuSample, GpuStatus, MigSample, ProcessRow
 from gpuscope.metrics.snapshot_tables import NOT_IN_PROC
@@ -43,6 +48,12 @@ SIMULATED_USER = "(demo)"
 SIMULATED_MARK = "[simulated] "
 """How a simulated process's command starts."""
 KINDS = {"C": "compute", "G": "graphics", "M": "MPS"}
+DRIVER_UP_S = 86_400.0
+"""Energy counters start as if the driver had loaded a day ago, the GPU idle since."""
+ACTIVITY = {"sm": 0.9, "occupancy": 0.45, "tensor": 0.5, "dram": 0.4}
+"""GPM activity as shares of the utilisation, unless the scenario's `activity` says otherwise."""
+NO_ENERGY_COUNTER = "no energy counter on this GPU (Volta or later, and not every board): energy from power samples only"
+WHOLE_GPU_ENERGY = "whole GPU: NVML has no energy per MIG instance"
 
 
 def is_simulated(row: ProcessRow) -> bool:
@@ -105,6 +116,9 @@ class SimulatedBackend:
         self.name, data = load_scenario(scenario)
         self._clock = clock
         self._n = 0
+        self._last_t: float | None = None
+        self._energy: dict[int, tuple[float, float]] = {}
+        """GPU -> (its counter in mJ, its power at the last sample)."""
         self.description = " ".join(str(data.get("description", "")).split())  # for a demo banner
         self._driver = data.get("driver_version")
         defaults = data.get("defaults", {})
@@ -124,16 +138,13 @@ class SimulatedBackend:
     def sample(self) -> tuple[GpuSample, ...]:
         n, now = self._n, self._clock()
         self._n += 1
-        return tuple(self._gpu(i, g, n, now) for i, g in enumerate(self._gpus))
+        seconds = max(0.0, now - self._last_t) if self._last_t is not None else 0.0
+        self._last_t = now
+        return tuple(self._gpu(i, g, n, now, seconds) for i, g in enumerate(self._gpus))
 
     def pcie_throughput(self) -> dict[int, tuple[float | None, float | None]]:
         n = max(self._n - 1, 0)  # rates of the latest sample
-        rates = {}
-        for i, g in enumerate(self._gpus):
-            peak = g.get("pcie_peak_gbs", 2.0) * 1e9
-            load = wave(g.get("util", {}), n) / 100.0
-            rates[i] = (round(peak * load * 0.25), round(peak * load))  # host->GPU batches dominate RX
-        return rates
+        return {i: _pcie(g, n) for i, g in enumerate(self._gpus)}
 
     def process_rows(self, gpus: tuple[GpuSample, ...]) -> tuple[ProcessRow, ...]:
         """One row per simulated process in `gpus` (a sample of this backend), in pid order,
@@ -151,7 +162,16 @@ class SimulatedBackend:
     def close(self) -> None:
         return None
 
-    def _gpu(self, i: int, g: dict[str, Any], n: int, now: float) -> GpuSample:
+    def _counter(self, i: int, g: dict[str, Any], power: float, seconds: float) -> int:
+        """GPU i's energy counter (mJ) after `seconds` more at `power`: trapezoids, as the real
+        counter integrates the board's power."""
+        start = g.get("idle_power_w", 0.15 * g.get("power_limit_w", 300.0)) * DRIVER_UP_S * 1000.0
+        energy, before = self._energy.get(i, (start, power))
+        energy += (before + power) / 2.0 * seconds * 1000.0
+        self._energy[i] = (energy, power)
+        return round(energy)
+
+    def _gpu(self, i: int, g: dict[str, Any], n: int, now: float, seconds: float = 0.0) -> GpuSample:
         ident = dict(index=i, uuid=g["uuid"], name=g.get("name", "NVIDIA GPU"), bus_id=g["bus_id"], timestamp=now, simulated=True)
         if g.get("error") and n >= g.get("error_from_sample", 0):
             return GpuSample(**ident, error=g["error"])
@@ -186,4 +206,46 @@ class SimulatedBackend:
             throttle_reasons=throttle,
             mig=mig,
             processes=procs,
+            sm_clock_max_mhz=max_clock,
+            memory_clock_max_mhz=g.get("memory_clock_mhz", 1593),
+            **self._energy_fields(i, g, power, seconds, bool(mig)),
+            **_activity(g, n, util, bool(mig)),
         )
+
+    def _energy_fields(self, i: int, g: dict[str, Any], power: float, seconds: float, mig: bool) -> dict[str, Any]:
+        if not g.get("energy_counter", True):
+            return {"energy_note": NO_ENERGY_COUNTER}
+        return {"energy_mj": self._counter(i, g, power, seconds), "energy_note": WHOLE_GPU_ENERGY if mig else ""}
+
+
+def _pcie(g: dict[str, Any], n: int) -> tuple[int, int]:
+    """(TX, RX) bytes/s at sample n: host->GPU batches dominate RX."""
+    peak = g.get("pcie_peak_gbs", 2.0) * 1e9
+    load = wave(g.get("util", {}), n) / 100.0
+    return round(peak * load * 0.25), round(peak * load)
+
+
+def _activity(g: dict[str, Any], n: int, util: float, mig: bool) -> dict[str, Any]:
+    """GPM fields at sample n, with NVML's reasons where there are none: no GPM before Hopper
+    (`"gpm": true` says a GPU has it), nothing on the first sample (two are compared); on a MIG
+    GPU they are the whole GPU's. `util` is the wave's, also where a MIG parent reports none."""
+    if not g.get("gpm", False):
+        return {"activity_note": NO_GPM_ON_GPU}
+    if n == 0:
+        return {"activity_note": FIRST_POLL}
+    share = {**ACTIVITY, **g.get("activity", {})}
+    tx, rx = _pcie(g, n)
+    link = g.get("nvlink_peak_gbs")
+    load = util / 100.0
+    return {
+        "sm_active_pct": round(util * share["sm"], 1),
+        "sm_occupancy_pct": round(util * share["occupancy"], 1),
+        "tensor_active_pct": round(util * share["tensor"], 1),
+        "dram_bw_pct": round(util * share["dram"], 1),
+        "pcie_tx_bytes_per_s": float(tx),
+        "pcie_rx_bytes_per_s": float(rx),
+        "nvlink_tx_bytes_per_s": None if link is None else round(link * 5e8 * load, 0),
+        "nvlink_rx_bytes_per_s": None if link is None else round(link * 5e8 * load, 0),
+        "activity_note": "; ".join([*([WHOLE_GPU] if mig else []),
+                                    *(["not on this board: nvlink_tx_bytes_per_s, nvlink_rx_bytes_per_s"] if link is None else [])]),
+    }

@@ -3,7 +3,9 @@
 An hour at 1 Hz for the host (every core), 8 GPUs and a few scope totals fits in a few MB
 because values are float32 in preallocated numpy rings: appending never allocates, and memory
 is known up front (`nbytes`). Peaks are tracked over everything ever appended, not only what
-the ring still holds, so "peak memory" stays right after an hour-long job.
+the ring still holds, so "peak memory" stays right after an hour-long job. `History.energy`
+(an `EnergyTally`) keeps each GPU's energy since the first sample the same way: for the whole
+watch, in constant memory.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import math
 from typing import Mapping
 
 import numpy as np
+
+from gpuscope.metrics.energy import (
+    GAP_FACTOR, TOLERANCE, CounterDelta, EnergyFigure, IntegratedPower, counter_delta, human_energy, integrate_power,
+)
 
 HOUR_AT_1HZ = 3600
 
@@ -33,6 +39,8 @@ class History:
         self._index: dict[str, int] = {}
         self._peaks: dict[str, float] = {}
         self._count = 0  # samples ever appended
+        self.energy = EnergyTally()
+        """Each GPU's energy since the first sample (`tui.model.watch.record` feeds it)."""
 
     @classmethod
     def from_arrays(cls, times: np.ndarray, series: Mapping[str, np.ndarray], peaks: Mapping[str, float | None] | None = None) -> "History":
@@ -162,3 +170,127 @@ class History:
                         out[a + 1:b] = np.interp(np.arange(a + 1, b), (a, b), (out[a], out[b]))
         return out.tolist()
 
+
+
+class EnergyTally:
+    """Each GPU's energy since the watch started, kept in constant memory: NVML's counter and
+    power integrated, step by step, so an all-day watch costs each poll what its first did.
+
+    The counter's readings are kept compactly: the first, the two either side of each reset
+    (a driver reload) and the latest; their deltas telescope, so `metrics.energy.counter_delta`
+    over them gives what it gives over every reading (resets summed and said). Power is
+    integrated a step at a time by `metrics.energy.integrate_power`, a step longer than
+    GAP_FACTOR times the median of the recent steps (a pause, a stalled poll) left out and
+    counted. `figure(index)` is then `metrics.energy.EnergyFigure`, the counter's else
+    integrated power, both given where they differ.
+    """
+
+    RECENT = 15
+    """Steps whose median sets the gap limit."""
+
+    def __init__(self) -> None:
+        self._gpus: dict[int, _GpuTally] = {}
+        self._figures: dict[int, EnergyFigure] = {}
+
+    def __contains__(self, index: int) -> bool:
+        return index in self._gpus
+
+    def add(self, index: int, t: float, energy_mj: float | None, power_w: float | None, note: str = "") -> None:
+        """One reading of GPU `index` at time `t` (its sample's timestamp)."""
+        gpu = self._gpus.setdefault(index, _GpuTally())
+        self._figures.pop(index, None)
+        gpu.note = note
+        if energy_mj is not None:
+            gpu.add_count(t, float(energy_mj))
+        if power_w is not None and math.isfinite(power_w):
+            gpu.add_power(t, float(power_w), self.RECENT)
+
+    def figure(self, index: int) -> EnergyFigure | None:
+        """GPU `index`'s energy since its first reading; None when it was never read."""
+        gpu = self._gpus.get(index)
+        if gpu is None:
+            return None
+        if index not in self._figures:
+            self._figures[index] = gpu.figure()
+        return self._figures[index]
+
+
+class _GpuTally:
+    """One GPU's running figures (see `EnergyTally`)."""
+
+    def __init__(self) -> None:
+        self.counts: list[tuple[float, float]] = []
+        """(time, mJ): the first reading, those either side of each reset, the latest."""
+        self.replace_last = False
+        """The latest kept reading only continues a run: the next one of the run takes its place."""
+        self.last_power: tuple[float, float] | None = None
+        self.steps: list[float] = []
+        self.joules = 0.0
+        self.covered_s = 0.0
+        self.gaps = 0
+        self.gap_s = 0.0
+        self.backwards = 0
+        self.note = ""
+
+    def add_count(self, t: float, mj: float) -> None:
+        reset = bool(self.counts) and mj < self.counts[-1][1]
+        if self.replace_last and not reset:
+            self.counts[-1] = (t, mj)
+        else:
+            self.counts.append((t, mj))
+        self.replace_last = len(self.counts) > 1 and not reset
+
+    def add_power(self, t: float, w: float, recent: int) -> None:
+        last, self.last_power = self.last_power, (t, w)
+        if last is None:
+            return
+        dt = t - last[0]
+        if dt <= 0:
+            self.backwards += 1
+            self.last_power = last
+            return
+        self.steps = [*self.steps[-(recent - 1):], dt]
+        step = integrate_power((last[0], t), (last[1], w), max_gap_s=GAP_FACTOR * float(np.median(self.steps)))
+        self.joules += step.joules or 0.0
+        self.covered_s += step.covered_s or 0.0
+        self.gaps += step.gaps
+        self.gap_s += step.gap_s
+
+    def figure(self) -> EnergyFigure:
+        times = [t for t, _ in self.counts]
+        counter = counter_delta(times, [c for _, c in self.counts], joules_per_count=1e-3)
+        notes = []
+        if self.gaps:
+            notes.append(f"integrated power: {self.gaps} gap(s) of {self.gap_s:.0f} s in all not bridged (the watch paused or a poll stalled)")
+        if self.backwards:
+            notes.append(f"integrated power: {self.backwards} reading(s) not later than the one before, left out")
+        if self.covered_s > 0:
+            power = IntegratedPower(self.joules, self.covered_s, self.gaps, self.gap_s, tuple(notes))
+        else:
+            power = IntegratedPower(None, None, notes=("integrated power: fewer than two power readings",))
+        return energy_figure(counter, power, self.note)
+
+
+def energy_figure(counter: CounterDelta, power: IntegratedPower, note: str = "") -> EnergyFigure:
+    """The figure `metrics.energy.gpu_energy` makes of its counter delta and integrated power,
+    from ones summed step by step: the counter's when it has two readings, else integrated
+    power (said); both noted where their mean powers differ by more than TOLERANCE. `note`
+    (the samples' `energy_note`) first."""
+    notes = [note] if note else []
+    if counter.joules is not None:
+        joules, source, seconds = counter.joules, "energy counter", counter.seconds
+    elif power.joules is not None:
+        joules, source, seconds = power.joules, "integrated power", power.covered_s
+        notes.append("no energy counter readings: the figure is integrated power")
+    else:
+        joules, source, seconds = None, "", None
+    notes += [*(counter.notes if counter.joules is not None or not note else ()), *power.notes]
+    disagree = False
+    if counter.joules is not None and power.joules is not None and counter.seconds and power.covered_s:
+        by_counter, by_power = counter.joules / counter.seconds, power.joules / power.covered_s
+        if max(by_counter, by_power) > 0 and abs(by_counter - by_power) / max(by_counter, by_power) > TOLERANCE:
+            disagree = True
+            notes.append(f"energy counter {human_energy(counter.joules)} ({by_counter:.0f} W mean) and integrated power "
+                         f"{human_energy(power.joules)} ({by_power:.0f} W mean) differ by more than {TOLERANCE:.0%}: both shown")
+    mean_w = joules / seconds if joules is not None and seconds else None
+    return EnergyFigure(joules, source, mean_w, seconds, counter.joules, power.joules, disagree, tuple(notes))

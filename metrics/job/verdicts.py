@@ -1,7 +1,8 @@
 """Provides plain-words verdicts on a job: is it using what it asked for?
 
 "asked for 8 cores, using 1.0"; "GPU 2 allocated, idle"; "peak 480 MiB of 500 MiB requested
-(96%): close to the limit". Thresholds are module constants so tests and the screen agree.
+(96%): close to the limit"; "GPU 2: utilization 100 %, SM active 12 %: most SMs idle while
+kernels run". Thresholds are module constants so tests and the screen agree.
 Inputs are plain numbers (window means from `metrics.history`), so the rules are testable
 without a job.
 """
@@ -19,6 +20,11 @@ OVERSUBSCRIBED = 1.05
 MEMORY_LOW = 0.25
 MEMORY_HIGH = 0.90
 GPU_IDLE_PERCENT = 5.0
+UTIL_BUSY = 80.0
+"""NVML utilisation at or above this: a kernel ran nearly all the time."""
+SM_ACTIVE_LOW = 50.0
+"""SM activity (GPM, as DCGM's SM_ACTIVE) below this, while busy, is worth saying: DCGM's own
+guide calls 80 % necessary, not sufficient, for effective use, and under 50 % likely ineffective."""
 WINDOW_S = 60.0
 """Verdicts judge means over the last minute, not one noisy sample (the screen says "avg 1 min")."""
 
@@ -73,9 +79,29 @@ def gpus(allocated: Iterable[AllocatedGpu], utilisation: Mapping[int, float | No
     return out
 
 
+def activity(index: int, util: float | None, sm_active: float | None) -> Verdict | None:
+    """A GPU whose utilisation says busy (at least UTIL_BUSY %) while under SM_ACTIVE_LOW % of its
+    SMs are active: a kernel runs nearly all the time, but it keeps few SMs busy.
+
+    Utilisation is the share of time any kernel ran, however small; SM activity the share of SMs
+    with a warp resident, averaged over time. An SM whose warps wait on memory still counts as
+    active, so low activity is not memory-bound work: it is kernels too small to fill the GPU (a
+    small batch, a launch-bound loop, one stream of tiny kernels). None unless both numbers exist.
+    """
+    if util is None or sm_active is None or util < UTIL_BUSY or sm_active >= SM_ACTIVE_LOW:
+        return None
+    return Verdict("warning", f"GPU {index}: utilization {util:.0f} %, SM active {sm_active:.0f} %: "
+                              "most SMs idle (kernels too small to fill the GPU)")
+
+
 def judge(scope: JobScope, busy_cores: float | None, gpu_utilisation: Mapping[int, float | None], gpus_used: Iterable[int]) -> tuple[Verdict, ...]:
     """All verdicts for a scope, most serious first."""
     found = [v for v in (cores(scope.cpus_allocated, busy_cores), memory(scope.memory_limit, scope.memory_peak)) if v]
     found += gpus(scope.gpus, gpu_utilisation, gpus_used)
+    return ranked(found)
+
+
+def ranked(found: Iterable[Verdict]) -> tuple[Verdict, ...]:
+    """Most serious first (problems, warnings, then what is fine), else in the order given."""
     order = {"problem": 0, "warning": 1, "ok": 2}
     return tuple(sorted(found, key=lambda v: order.get(v.severity, 3)))

@@ -10,7 +10,7 @@ import pytest
 from gpuscope.collectors.gpu import GpuBackend, open_backend
 from gpuscope.collectors.simulated import DEFAULT_SCENARIO, SimulatedBackend, available_scenarios, wave
 
-SHIPPED = ("a100x8-training", "h100x4-mig", "one-gpu-idle")
+SHIPPED = ("a100x8-training", "h100x4-mig", "h100x8-llm", "one-gpu-idle")
 
 
 def _run(name: str, n: int = 40) -> list:
@@ -98,3 +98,45 @@ def test_wave() -> None:
     spec = {"base": 90, "amplitude": 5, "period": 4, "dip_every": 10, "dip_length": 2, "dip_to": 3}
     assert [wave(spec, n) for n in range(10)] == [90.0, 95.0, 90.0, 85.0, 90.0, 95.0, 90.0, 85.0, 3.0, 3.0]
     assert wave({"base": 150}, 0) == 100.0 and wave({}, 3) == 0.0
+
+
+def _ticking(name: str, n: int, period: float = 2.0) -> list:
+    """n samples of a scenario whose clock advances `period` seconds a sample."""
+    clock = iter(1000.0 + period * k for k in range(n))
+    backend = SimulatedBackend(name, clock=lambda: next(clock))
+    return [backend.sample() for _ in range(n)]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_energy_counters_grow_with_simulated_power(name: str) -> None:
+    runs = _ticking(name, 30)
+    for i in range(len(runs[0])):
+        energy = [r[i].energy_mj for r in runs]
+        power = [r[i].power_w for r in runs]
+        assert all(e is not None for e in energy) and energy == sorted(energy)
+        expected = sum((a + b) / 2 * 2.0 for a, b in zip(power, power[1:]))  # joules, at 2 s a sample
+        assert (energy[-1] - energy[0]) / 1000 == pytest.approx(expected, abs=0.05)
+        assert energy[0] > 1e9  # since the driver loaded, not since the watch started
+    mig = [s for s in runs[-1] if s.mig]
+    assert all(s.energy_note == "whole GPU: NVML has no energy per MIG instance" for s in mig)
+    assert all(s.energy_note == "" for s in runs[-1] if not s.mig)
+
+
+def test_gpm_only_where_the_scenario_has_it_and_never_on_the_first_sample() -> None:
+    first, second = _ticking("h100x8-llm", 2)
+    assert all(s.sm_active_pct is None and "next refresh" in s.activity_note for s in first)
+    assert all(s.sm_active_pct is not None and s.tensor_active_pct is not None and s.dram_bw_pct is not None for s in second)
+    busy_but_idle_sms = second[6]
+    assert busy_but_idle_sms.util_gpu >= 95 and busy_but_idle_sms.sm_active_pct < 20  # the demo's verdict
+    assert all(s.sm_active_pct > 80 for s in second[:6]) and second[7].sm_active_pct == 0.0
+    a100 = _ticking("a100x8-training", 2)[1]  # before Hopper: none, and why (never 0)
+    assert all(s.sm_active_pct is None and s.dram_bw_pct is None and "no GPM" in s.activity_note for s in a100)
+    mig = _ticking("h100x4-mig", 2)[1]
+    assert mig[0].util_gpu is None and mig[0].sm_active_pct is not None and "all its MIG instances" in mig[0].activity_note
+
+
+def test_a_gpu_without_an_energy_counter_says_why(tmp_path: Path) -> None:
+    custom = tmp_path / "old.json"
+    custom.write_text(json.dumps({"gpus": [{"name": "Tesla P100", "util": {"base": 50}, "energy_counter": False}]}))
+    (s,) = SimulatedBackend(str(custom)).sample()
+    assert s.energy_mj is None and "no energy counter" in s.energy_note and s.simulated

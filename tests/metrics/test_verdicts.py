@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuscope.metrics.job import verdicts
-from gpuscope.metrics.samples import AllocatedGpu, JobScope
+from gpuscope.metrics.samples import AllocatedGpu, JobScope, Verdict
 
 MB = 1024 * 1024
 
@@ -39,3 +39,18 @@ def test_judge_orders_problems_first() -> None:
                      gpus=(AllocatedGpu(0, None, "env"),))
     found = verdicts.judge(scope, 1.0, {0: 50.0}, {0})
     assert [v.severity for v in found] == ["problem", "warning", "ok"]
+
+
+def test_activity_busy_utilisation_with_idle_sms() -> None:
+    found = verdicts.activity(2, 100.0, 12.0)
+    assert found is not None and found.severity == "warning"
+    assert found.text == "GPU 2: utilization 100 %, SM active 12 %: most SMs idle (kernels too small to fill the GPU)"
+    assert verdicts.activity(2, 80.0, 49.9) is not None  # both thresholds: util >= 80 %, SM active < 50 %
+    assert verdicts.activity(2, 79.9, 10.0) is None  # not busy: "idle" verdicts are the GPU verdicts' business
+    assert verdicts.activity(2, 100.0, 50.0) is None  # half the SMs or more: no disagreement worth saying
+    assert verdicts.activity(2, 100.0, None) is None and verdicts.activity(2, None, 5.0) is None  # only when both exist
+
+
+def test_ranked_keeps_order_within_a_severity() -> None:
+    found = verdicts.ranked([Verdict("ok", "a"), Verdict("warning", "b"), Verdict("problem", "c"), Verdict("warning", "d")])
+    assert [v.text for v in found] == ["c", "b", "d", "a"]

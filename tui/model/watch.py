@@ -199,7 +199,8 @@ def tree_rows(rows: Sequence[ProcessRow], order: Callable[[Sequence[ProcessRow]]
 
 
 def record(history: History, snapshot: Snapshot) -> None:
-    """Append one snapshot's numbers: per-GPU use, host CPU and memory, scope totals."""
+    """Append one snapshot's numbers: per-GPU use and activity, host CPU and memory, scope
+    totals; and each GPU's energy and power to `history.energy`."""
     host = snapshot.host
     values: dict[str, float | None] = {}
     cores = host.cpu_percent
@@ -218,6 +219,11 @@ def record(history: History, snapshot: Snapshot) -> None:
         values[f"gpu{g.index}.util"] = g.util_gpu
         values[f"gpu{g.index}.mem"] = mem_pct
         values[f"gpu{g.index}.mem_bytes"] = None if g.memory_used is None else float(g.memory_used)
+        values[f"gpu{g.index}.sm_active"] = g.sm_active_pct
+        values[f"gpu{g.index}.tensor"] = g.tensor_active_pct
+        values[f"gpu{g.index}.dram"] = g.dram_bw_pct
+        if g.error is None:
+            history.energy.add(g.index, g.timestamp, g.energy_mj, g.power_w, g.energy_note)
     values["gpu.util_mean"] = sum(utils) / len(utils) if utils else None
     values["gpu.util_max"] = max(utils) if utils else None
     values["gpu.mem_mean"] = sum(mems) / len(mems) if mems else None
@@ -240,6 +246,25 @@ def window_verdicts(snapshot: Snapshot, history: History, seconds: float = VERDI
     utilisation = {g.index: history.window_mean(f"gpu{g.index}.util", seconds) for g in snapshot.gpus}
     rows = scope_processes(snapshot)
     return verdicts.judge(scope, history.window_mean("scope.cores", seconds), utilisation, gpus_used(snapshot, rows))
+
+
+def scope_gpus(snapshot: Snapshot) -> tuple[int, ...]:
+    """The GPUs a view is about: the scope's allocated ones, else those its processes use, or
+    every GPU for a whole node."""
+    given = sorted({g.index for g in snapshot.scope.gpus if g.index is not None})
+    if given:
+        return tuple(given)
+    if snapshot.scope.kind == "node":
+        return tuple(g.index for g in snapshot.gpus)
+    return tuple(sorted(gpus_used(snapshot, scope_processes(snapshot))))
+
+
+def activity_verdicts(snapshot: Snapshot, history: History, seconds: float = VERDICT_WINDOW) -> tuple[Verdict, ...]:
+    """`metrics.verdicts.activity` for each GPU of the view, on window means: a GPU whose
+    utilisation says busy while its SMs are mostly idle."""
+    found = (verdicts.activity(i, history.window_mean(f"gpu{i}.util", seconds), history.window_mean(f"gpu{i}.sm_active", seconds))
+             for i in scope_gpus(snapshot))
+    return tuple(v for v in found if v is not None)
 
 
 def my_user_name(rows: Sequence[ProcessRow], uid: int) -> str | None:

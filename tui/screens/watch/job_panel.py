@@ -1,5 +1,6 @@
 """Provides `JobPanel`: what the scope was given against what it uses (cores, memory, GPUs),
-with peaks, the verdicts in plain words, and the evidence for each allocation.
+with peaks, the GPUs' energy since the watch started, the verdicts in plain words, and the
+evidence for each allocation.
 
 Verdicts first (most serious first, the fine ones on one line), then allocation versus use:
 side by side when wide, verdicts on top when narrow, so a short terminal keeps them. Everything that came from
@@ -14,11 +15,14 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
+from gpuscope.metrics.energy import human_energy
 from gpuscope.metrics.history import History
+from gpuscope.metrics.job.verdicts import ranked
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot, Verdict
-from gpuscope.metrics.snapshot_tables import scope_memory_used
+from gpuscope.metrics.snapshot_tables import elapsed_text, scope_memory_used
 from gpuscope.metrics.units import human_bytes
+from gpuscope.tui.model.watch import activity_verdicts, scope_gpus
 from gpuscope.tui.render.bars import id_ranges
 from gpuscope.tui.widgets.quiet_update import set_border_title, set_text
 
@@ -55,6 +59,9 @@ def use_lines(snapshot: Snapshot, history: History) -> list[Text]:
         if limit and peak is not None:
             mem.append(f" ({peak / limit:.0%})")
         out = [cpu, mem, gpu_line(snapshot, history)]
+    energy = energy_line(snapshot, history)
+    if energy is not None:
+        out.append(energy)
     for problem in scope.problems:
         out.append(Text("✖ " + clean(problem), style="red"))
     if scope.evidence:
@@ -80,6 +87,52 @@ def gpu_line(snapshot: Snapshot, history: History) -> Text:
         top, index = max(peaks)
         line.append(f" · peak mem {human_bytes(top)} (GPU {index})")
     return line
+
+
+def energy_line(snapshot: Snapshot, history: History) -> Text | None:
+    """`Energy GPUs 0-3: 1.84 kWh so far, 612 W mean (energy counters over 12:03)`: the view's
+    GPUs since the watch started (their counters' deltas, else integrated power, said), the
+    mean their sum drew; None when the watch has no reading of them (a replay without energy)."""
+    figures = [(i, history.energy.figure(i)) for i in scope_gpus(snapshot)]
+    figures = [(i, f) for i, f in figures if f is not None]
+    if not figures:
+        return None
+    ids = id_ranges(tuple(i for i, _ in figures))
+    line = Text().append("Energy ", style="bold").append(f"GPU{'s' if len(figures) > 1 else ''} {ids}: ")
+    known = [(i, f) for i, f in figures if f.joules is not None]
+    if not known:
+        return line.append("n/a until the next refresh (two readings)", style="dim")
+    line.append(f"{human_energy(sum(f.joules for _, f in known))} so far")  # type: ignore[misc]
+    means = [f.mean_w for _, f in known if f.mean_w is not None]
+    if means:
+        line.append(f", {sum(means):.0f} W mean")
+    counted = [i for i, f in known if f.source == "energy counter"]
+    integrated = [i for i, f in known if f.source == "integrated power"]
+    span = elapsed_text(max((f.seconds or 0.0) for _, f in known))
+    how = f"energy counters over {span}" if counted else f"integrated power over {span}: no energy counter"
+    if counted and integrated:
+        how += f"; integrated power on GPU {id_ranges(tuple(integrated))}"
+    line.append(f" ({how})", style="dim")
+    missing = [i for i, f in figures if f.joules is None]
+    if missing:
+        line.append(f" · GPU {id_ranges(tuple(missing))} n/a", style="dim")
+    if any(f.disagree for _, f in known):
+        line.append(" · counter and integrated power differ > 5 %", style="yellow")
+    if any(n.startswith("energy counter: reset") for _, f in known for n in f.notes):
+        line.append(" · a counter reset: a lower bound", style="yellow")
+    return line
+
+
+def energy_notes(snapshot: Snapshot, history: History) -> str:
+    """Each GPU's energy since the watch started, and what its figure rests on (the tooltip)."""
+    out = []
+    for i in scope_gpus(snapshot):
+        figure = history.energy.figure(i)
+        if figure is not None:
+            mean = f", {figure.mean_w:.0f} W mean" if figure.mean_w is not None else ""
+            out.append(f"GPU {i}: {human_energy(figure.joules)}{mean}" + (f" ({figure.source})" if figure.source else ""))
+            out += [f"  {clean(note)}" for note in figure.notes]
+    return "\n".join(out)
 
 
 def verdict_lines(found: tuple[Verdict, ...]) -> list[Text]:
@@ -125,8 +178,14 @@ class JobPanel(Horizontal):
         if snapshot.scope.cgroup:
             title.append(f" · {clean(snapshot.scope.cgroup)}", style="dim")
         set_border_title(self, title)
-        set_text(self.query_one("#job-use", Static), Text("\n").join(use_lines(snapshot, history)))
+        use = self.query_one("#job-use", Static)
+        set_text(use, Text("\n").join(use_lines(snapshot, history)))
+        tooltip = energy_notes(snapshot, history) or None
+        if tooltip != use.tooltip:
+            use.tooltip = tooltip
+        # judged here, on the watch's own history: the source's verdicts know no GPM
+        activity = activity_verdicts(snapshot, history)
         verdicts = self.query_one("#job-verdicts", Static)
-        verdicts.display = snapshot.scope.kind != "node"
-        set_text(verdicts, Text("\n").join(verdict_lines(found)))
+        verdicts.display = snapshot.scope.kind != "node" or bool(activity)
+        set_text(verdicts, Text("\n").join(verdict_lines(ranked((*found, *activity)))))
 
