@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 import pytest
 
+from fake_demo import DemoSource
 from fake_watch import FakeSource
 from gpuscope.tui.app import GpuscopeApp
 from gpuscope.tui.screens.watch.screen import WatchScreen
@@ -20,8 +21,9 @@ from gpuscope.tui.screens.watch.process_table import ProcessTable
 POLLS = 6
 
 
-def _app(**source: Any) -> GpuscopeApp:
-    return GpuscopeApp(first_screen=lambda: WatchScreen(FakeSource(**source), interval=None))
+def _app(demo: str | None = None, **source: Any) -> GpuscopeApp:
+    """The watch of a `FakeSource`, or with `demo`, of that scenario's GPUs on the fake node."""
+    return GpuscopeApp(first_screen=lambda: WatchScreen(DemoSource(demo, **source) if demo else FakeSource(**source), interval=None))
 
 
 def _after(keys: Sequence[str] = (), pid: int | None = None) -> Callable[[Any], Any]:
@@ -46,6 +48,8 @@ CASES = {
     "plots_and_tree_120x40": ((120, 40), {}, ("p", "a", "t"), None),
     "no_gpu_node_80x24": ((80, 24), {"backend": "none", "scope": "node", "processes": 60}, (), None),
     "signal_dialog_80x24": ((80, 24), {}, ("k",), 1000),
+    "demo_activity_energy_120x40": ((120, 40), {"demo": "h100x8-llm", "scope": "node"}, (), None),
+    "demo_activity_detail_80x40": ((80, 40), {"demo": "h100x8-llm"}, (), None),
 }
 """name: (terminal size, FakeSource arguments, keys pressed after the polls, pid under the cursor)."""
 

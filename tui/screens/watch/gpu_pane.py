@@ -95,8 +95,8 @@ def gpu_line(g: GpuSample, width: int, history: Sequence[float], allocated: bool
              model: bool = True, activity: bool = False, energy: str | None = None) -> Text:
     """One GPU in `width` cells: index (or `label`, e.g. `cn01:3` across nodes), name,
     utilisation, memory, temperature and power always (abbreviated when narrow); then, as room
-    allows, the GPM block (`activity`), the `energy` since the watch started, the bars, the full
-    name and the sparkline. `model`: the short model name on narrow rows (left out when the
+    allows, the GPM block (`activity`), the bars, the full name, the `energy` since the watch
+    started and the sparkline (the energy takes the sparkline's cells, never the bars'). `model`: the short model name on narrow rows (left out when the
     title names the only model and the GPM block needs its cells)."""
     line = Text().append("●" if allocated else " ", style="bold magenta")
     line.append(f"{g.index:>2} " if label is None else f" {label} ", style="bold")
@@ -113,12 +113,12 @@ def gpu_line(g: GpuSample, width: int, history: Sequence[float], allocated: bool
         rest -= ACTIVITY_W
     else:
         activity = False
-    if energy is not None and rest >= ENERGY_W:
-        rest -= ENERGY_W
-    else:
-        energy = None
     bar_w = min(14, (rest - 2) // 3) if rest >= 8 else 0
     spark_w = rest - 2 * bar_w - (2 if bar_w else 0)  # the gaps before each bar
+    if energy is not None and spark_w >= ENERGY_W:  # in the sparkline's place, never the bars'
+        spark_w -= ENERGY_W
+    else:
+        energy = None
     mem_pct = 100.0 * g.memory_used / g.memory_total if g.memory_used is not None and g.memory_total else None
     if bar_w:
         line.append_text(bar(g.util_gpu, bar_w))
