@@ -196,13 +196,14 @@ class LogLines(ScrollView, can_focus=True):
         self.scroll_to(y=max(0, index - self._view.height // 2), animate=False, immediate=True)
         self.refresh()
 
-    def _line_strip(self, index: int, document: LogDocument) -> tuple[Strip, Style]:
-        """Line `index` whole (its class tint, the cursor, the search's matches), and the
-        line's style, which runs on to the right edge."""
+    def _line_segments(self, index: int, document: LogDocument) -> tuple[list[Segment], Style, int]:
+        """Line `index` whole (its class tint, the cursor, the search's matches), the line's
+        style, which runs on to the right edge, and its width in cells."""
         base = self._style()
         text = document.line(index)
-        if cell_len(text) > self._widest and not self.wrap:  # a line wider than any seen: widen the scroll range
-            self._widest = cell_len(text)
+        length = cell_len(text)
+        if length > self._widest and not self.wrap:  # a line wider than any seen: widen the scroll range
+            self._widest = length
             self.call_after_refresh(self._resize)
         kind = document.classes.get(index)
         style = base + self._style(f"log-lines--{kind}") if kind else base
@@ -210,14 +211,14 @@ class LogLines(ScrollView, can_focus=True):
             style += self._style("log-lines--cursor")
         spans = self.search.spans(text) if self.search is not None else []
         if not spans:
-            return Strip([Segment(text, style)]), style
+            return [Segment(text, style)], style, length
         match = style + self._style("log-lines--match")
         segments, at = [], 0
         for start, end in spans:
             segments += [Segment(text[at:start], style), Segment(text[start:end], match)]
             at = end
         segments.append(Segment(text[at:], style))
-        return Strip([s for s in segments if s.text]), style
+        return [s for s in segments if s.text], style, length
 
     def _gutter(self, index: int | None) -> list[Segment]:
         width = self._gutter_width()
@@ -236,8 +237,9 @@ class LogLines(ScrollView, can_focus=True):
             return self._rows[1]
 
         def pieces(index: int) -> list[tuple[int, Strip, Style]]:
-            strip, style = self._line_strip(index, document)
-            cuts = [*range(width, strip.cell_length, width), strip.cell_length]  # divide drops what follows the last cut
+            segments, style, length = self._line_segments(index, document)
+            strip = Strip(segments, length)
+            cuts = [*range(width, length, width), length]  # divide drops what follows the last cut
             return [(index, piece, style) for piece in strip.divide(cuts)]
 
         rows: list[tuple[int, Strip, Style]] = []
@@ -271,14 +273,16 @@ class LogLines(ScrollView, can_focus=True):
         index = self._top() + y
         if index >= document.line_count:
             return Strip.blank(width, base)
+        # One Strip per row, from segments cut here (a Strip per step cost more than the line).
         gutter = self._gutter(index)
         room = width - self._gutter_width()
-        line, style = self._line_strip(index, document)
+        segments, style, length = self._line_segments(index, document)
         x = int(self.scroll_offset.x)
-        if line.cell_length > x + room and room > 1:
-            cut = style + self._style("log-lines--cut")
-            shown = list(line.crop(x, x + room - 1)) + [Segment(CUT, cut)]
-        else:
-            shown = list(line.crop(x, x + room))
-        strip = Strip(gutter + shown)
-        return strip.extend_cell_length(width, style).crop(0, width)
+        cut = length > x + room and room > 1
+        end = min(length, x + room - 1 if cut else x + room)
+        shown = list(Segment.divide(segments, [x, end]))[1] if x < end else []
+        row = gutter + shown + ([Segment(CUT, style + self._style("log-lines--cut"))] if cut else [])
+        used = width - room + max(0, end - x) + (1 if cut else 0)
+        if used > width:  # narrower than the gutter
+            return Strip(row, used).crop(0, width)
+        return Strip([*row, Segment(" " * (width - used), style)] if used < width else row, width)
