@@ -15,7 +15,8 @@ per job, divided by the work the job's log says it did, and read beside Slurm's 
 A sum is n/a when one of its parts is (a partial sum is never shown as the total). RAPL is
 the node's CPU energy: every process on the node counts, so it is never called the job's.
 Advice from activity needs `MIN_BUSY_SAMPLES` samples with utilisation at or above
-`BUSY_UTIL_PCT` that also have the activity reading; each line gives the numbers it rests on.
+`verdicts.UTIL_BUSY` that also have the activity reading; each line gives the numbers it rests
+on. Few SMs active is judged against `verdicts.SM_ACTIVE_LOW`, as the watch's verdict is.
 """
 
 from __future__ import annotations
@@ -28,21 +29,16 @@ from typing import Any
 import numpy as np
 
 from gpuscope.metrics.energy import EnergyFigure, NodeCpuEnergy, SlurmEnergy, gpu_energy, human_energy
+from gpuscope.metrics.job.verdicts import SM_ACTIVE_LOW, UTIL_BUSY
 from gpuscope.metrics.table import Column, ResultTable
 
 J_PER_KWH = 3.6e6
 GIB = 1024**3
-BUSY_UTIL_PCT = 90.0
-"""A sample with `util_gpu` at or above this is one where "utilization is 100 %": a kernel ran
-nearly all the time. The activity advice judges these samples only."""
 MIN_BUSY_SAMPLES = 10
 """Fewer busy samples with an activity reading than this is no evidence either way."""
 TENSOR_IDLE_PCT = 1.0
 """Tensor cores active under this share of the time, while busy: no tensor-core work at all.
 Mixed precision (bf16/fp16) or TF32 matmuls keep them active for a few percent at the least."""
-SM_ACTIVE_LOW_PCT = 25.0
-"""SMs busy under this share while a kernel ran nearly all the time: the kernels use few SMs
-(small grids, one stream of short kernels) or wait."""
 DRAM_BOUND_PCT = 80.0
 """DRAM bandwidth used at or above this share of its peak, while busy: kernels are limited by
 memory bandwidth (sustained bandwidth tops out near 90 % of the peak)."""
@@ -193,7 +189,7 @@ SLURM_COLUMNS = (
 
 def _activity_row(gpu: GpuReadings, advice: list[str]) -> dict:
     util = column(gpu.frame, "util_gpu")
-    busy = util >= BUSY_UTIL_PCT  # NaN compares False: a sample without a reading is not busy
+    busy = util >= UTIL_BUSY  # NaN compares False: a sample without a reading is not busy
     means = {name: _mean(column(gpu.frame, name)) for name in (*ACTIVITY, *LINKS)}
     note = "" if any(means[n] is not None for n in ACTIVITY) else (gpu.activity_note or NO_ACTIVITY)
     row = {"node": gpu.node, "gpu": gpu.index, "util_mean": _mean(util), "busy_samples": int(busy.sum()),
@@ -209,7 +205,7 @@ def activity_advice(who: str, util: np.ndarray, activity: Mapping[str, np.ndarra
     """Advice from what a busy GPU's SMs, tensor cores and DRAM did, each line with its numbers;
     none without MIN_BUSY_SAMPLES busy samples that have the reading."""
     out = []
-    busy = util >= BUSY_UTIL_PCT
+    busy = util >= UTIL_BUSY
 
     def judged(name: str) -> tuple[float, float, int] | None:
         values = activity.get(name)
@@ -219,15 +215,15 @@ def activity_advice(who: str, util: np.ndarray, activity: Mapping[str, np.ndarra
         n = int(both.sum())
         return (float(util[both].mean()), float(values[both].mean()), n) if n >= MIN_BUSY_SAMPLES else None
 
-    where = f"samples with utilization >= {BUSY_UTIL_PCT:g} %"
+    where = f"samples with utilization >= {UTIL_BUSY:g} %"
     if (found := judged("tensor_active_pct")) is not None and found[1] < TENSOR_IDLE_PCT:
         u, t, n = found
         out.append(f"{who}: tensor cores idle at {u:.0f} % utilization (tensor active {t:.1f} % over {n} {where}): is mixed precision "
                    "(bf16/fp16 autocast) or TF32 on?")
-    if (found := judged("sm_active_pct")) is not None and found[1] < SM_ACTIVE_LOW_PCT:
+    if (found := judged("sm_active_pct")) is not None and found[1] < SM_ACTIVE_LOW:
         u, s, n = found
-        out.append(f"{who}: utilization {u:.0f} % but SM active {s:.0f} % (over {n} {where}): the kernels keep few SMs busy "
-                   "(small kernels or batches, launch-bound, or waiting on memory)")
+        out.append(f"{who}: utilization {u:.0f} % but SM active {s:.0f} % (over {n} {where}): most SMs idle, the kernels are too small "
+                   "to fill the GPU (a small batch, a launch-bound loop of short kernels)")
     if (found := judged("dram_bw_pct")) is not None and found[1] >= DRAM_BOUND_PCT:
         u, d, n = found
         out.append(f"{who}: DRAM bandwidth at {d:.0f} % of its peak (over {n} {where}, utilization {u:.0f} %): memory-bound; "
@@ -324,7 +320,7 @@ def energy_section(gpus: Sequence[GpuReadings], *, cpu: Mapping[str, NodeCpuEner
         activity = [_activity_row(g, section.advice) for g in gpus]
         section.tables.append(_table("GPU activity", ACTIVITY_COLUMNS, activity, (
             "activity (NVML GPM, Hopper and later): SM active, occupancy, tensor active and DRAM bandwidth, means over the samples with a reading; "
-            f"busy samples: utilization >= {BUSY_UTIL_PCT:g} %, what the advice judges",
+            f"busy samples: utilization >= {UTIL_BUSY:g} %, what the advice judges",
             *((f"{NO_ACTIVITY}: written before gpuscope read GPM, or the GPU has none",) if any(r["note"] == NO_ACTIVITY for r in activity) else ()))))
         section.tables.append(_table("Energy per unit of work", WORK_COLUMNS, _work_rows(work, job, why_no_work), (
             "the job's GPU energy over the recording divided by the epochs and samples its log gives (CPU energy left out)",)))

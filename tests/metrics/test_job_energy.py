@@ -12,8 +12,9 @@ import pytest
 
 from gpuscope.metrics.energy import RaplSample, RaplZone, SlurmEnergy, rapl_energy
 from gpuscope.metrics.job import energy as je
-from gpuscope.metrics.job.energy import (BUSY_UTIL_PCT, DRAM_BOUND_PCT, MIN_BUSY_SAMPLES, SM_ACTIVE_LOW_PCT, TENSOR_IDLE_PCT, WORK_COVERED,
-                                         GpuReadings, Work, activity_advice, energy_section, work_from_runs)
+from gpuscope.metrics.job.energy import (DRAM_BOUND_PCT, MIN_BUSY_SAMPLES, TENSOR_IDLE_PCT, WORK_COVERED, GpuReadings, Work, activity_advice,
+                                         energy_section, work_from_runs)
+from gpuscope.metrics.job.verdicts import SM_ACTIVE_LOW, UTIL_BUSY
 from gpuscope.parsers.runlogs.read import read_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,9 +104,9 @@ def advice_for(**activity: float) -> list[str]:
 def test_tensor_cores_idle_at_full_utilization_asks_about_mixed_precision() -> None:
     said = advice_for(tensor_active_pct=TENSOR_IDLE_PCT - 0.5)
     assert len(said) == 1 and "tensor cores idle at 98 % utilization" in said[0] and "mixed precision" in said[0]
-    assert f"over {MIN_BUSY_SAMPLES} samples with utilization >= {BUSY_UTIL_PCT:g} %" in said[0]
+    assert f"over {MIN_BUSY_SAMPLES} samples with utilization >= {UTIL_BUSY:g} %" in said[0]
     assert advice_for(tensor_active_pct=TENSOR_IDLE_PCT + 0.5) == []
-    assert advice_for(tensor_active_pct=0.0, util=BUSY_UTIL_PCT - 1) == []  # not busy: no evidence either way
+    assert advice_for(tensor_active_pct=0.0, util=UTIL_BUSY - 1) == []  # not busy: no evidence either way
 
 
 def test_dram_bandwidth_near_its_peak_is_memory_bound() -> None:
@@ -115,9 +116,9 @@ def test_dram_bandwidth_near_its_peak_is_memory_bound() -> None:
 
 
 def test_few_sms_active_while_utilization_is_full() -> None:
-    said = advice_for(sm_active_pct=SM_ACTIVE_LOW_PCT - 13)
-    assert len(said) == 1 and "utilization 98 % but SM active 12 %" in said[0]
-    assert advice_for(sm_active_pct=SM_ACTIVE_LOW_PCT + 1) == []
+    said = advice_for(sm_active_pct=SM_ACTIVE_LOW - 1)
+    assert len(said) == 1 and f"utilization 98 % but SM active {SM_ACTIVE_LOW - 1:.0f} %" in said[0] and "most SMs idle" in said[0]
+    assert advice_for(sm_active_pct=SM_ACTIVE_LOW) == []  # the watch's verdict: the same threshold
 
 
 def test_no_advice_without_enough_busy_samples_with_the_reading() -> None:
