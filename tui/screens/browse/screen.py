@@ -11,6 +11,7 @@ pushed on this screen, so Escape (the app's `back`) returns to the tree as it wa
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -90,10 +91,13 @@ class BrowseScreen(Screen[None]):
             self.folder = folder
             self.results = results
 
-    def __init__(self, root: str | Path = ".", *, select: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path = ".", *, select: str | Path | None = None, freeze_gc: bool = False) -> None:
         """`root`: the folder shown (its label as given); `select`: a file below it to put
-        the cursor on (a job's output file)."""
+        the cursor on (a job's output file); `freeze_gc`: once the files are recognised and
+        the views imported, exempt the objects alive then from garbage collection (as the
+        watch's `freeze_gc`): `gpuscope browse` sets it, tests leave the collector alone."""
         super().__init__()
+        self.freeze_gc = freeze_gc
         self.root = Path(root)
         self.base = self.root.resolve()
         self.select = Path(select).resolve() if select is not None else None
@@ -177,6 +181,21 @@ class BrowseScreen(Screen[None]):
         from gpuscope.tui.screens.views.pick import import_views
 
         import_views()
+        if self.freeze_gc:
+            self.app.call_from_thread(self._freeze_startup_objects)
+
+    @staticmethod
+    def _freeze_startup_objects() -> None:
+        """Collect once, then exempt what is alive now (Textual's DOM and styles, the modules
+        of every view, the recognitions: about 135,000 objects) from later collections. Without
+        this, a full collection walked them all, about 0.1 s of CPU, and one fell in most
+        openings of a view (bench/open_bench.py)."""
+        gc.collect()
+        gc.freeze()
+
+    def on_unmount(self) -> None:
+        if self.freeze_gc:
+            gc.unfreeze()  # what this screen held can be collected again
 
     @work(thread=True, exclusive=True, group="expected", exit_on_error=False)
     def check_expected(self, folders: list[Path]) -> None:
