@@ -4,7 +4,9 @@ to open a 24-hour recording.
     python bench/record_bench.py [--gpus 8] [--processes 200] [--samples 600] [--hours 24] [--check]
 
 1. takes `--samples` snapshots of a fake node (tests/fake_watch.FakeSource: 8 simulated GPUs,
-   200 processes, changing every sample) and writes them, side by side in one run,
+   200 processes, changing every sample; every GPU with its energy counter, clock maxima and
+   GPM activity and the node with its RAPL counters, as tests/energy_readings.py fills them)
+   and writes them, side by side in one run,
    (a) as JSON lines (`watch --once --format json`'s dict per line: the baseline) and
    (b) with gpuscope's Recorder (Arrow IPC stream, zstd, 60-sample batches);
    it reports CPU time per sample (process time, the samples' creation not counted) and bytes
@@ -39,6 +41,7 @@ import pyarrow.compute as pc
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # FakeSource lives with the tests
 
+from energy_readings import with_energy  # noqa: E402
 from fake_watch import FakeSource  # noqa: E402
 
 from gpuscope.collectors.recorder import Recorder  # noqa: E402
@@ -132,11 +135,11 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     source = FakeSource(gpus=args.gpus, processes=args.processes)
-    snapshots = [source.poll() for _ in range(args.samples)]
+    snapshots = with_energy([source.poll() for _ in range(args.samples)])
     gc.collect()
     gc.freeze()  # the inputs are the bench's, not the recorder's: a recording process holds one batch, not 600 samples
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-    print(f"{args.samples} samples of {args.gpus} simulated GPUs and {len(snapshots[0].processes)} processes")
+    print(f"{args.samples} samples of {args.gpus} simulated GPUs (energy, activity and RAPL filled) and {len(snapshots[0].processes)} processes")
     cpu_json, cpu_rec, size_json, size_rec = [], [], 0, 0
     with tempfile.TemporaryDirectory(prefix="record-bench-") as tmp:
         for i in range(args.repeat):
