@@ -7,8 +7,10 @@ to open a 24-hour recording.
    200 processes, changing every sample; every GPU with its energy counter, clock maxima and
    GPM activity and the node with its RAPL counters, as tests/energy_readings.py fills them)
    and writes them, side by side in one run,
-   (a) as JSON lines (`watch --once --format json`'s dict per line: the baseline) and
-   (b) with gpuscope's Recorder (Arrow IPC stream, zstd, 60-sample batches);
+   (a) as JSON lines (`watch --once --format json`'s dict per line: the baseline),
+   (b) with gpuscope's Recorder (Arrow IPC stream, zstd, 60-sample batches), and
+   (c) with the Recorder, the same samples without the energy, activity and RAPL fields (what
+   they cost);
    it reports CPU time per sample (process time, the samples' creation not counted) and bytes
    per sample and per GPU;
 2. writes a `--hours` recording at 1 Hz (the 60-sample batch written again with its times
@@ -135,24 +137,27 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     source = FakeSource(gpus=args.gpus, processes=args.processes)
-    snapshots = with_energy([source.poll() for _ in range(args.samples)])
+    bare = [source.poll() for _ in range(args.samples)]
+    snapshots = with_energy(bare)
     gc.collect()
     gc.freeze()  # the inputs are the bench's, not the recorder's: a recording process holds one batch, not 600 samples
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     print(f"{args.samples} samples of {args.gpus} simulated GPUs (energy, activity and RAPL filled) and {len(snapshots[0].processes)} processes")
-    cpu_json, cpu_rec, size_json, size_rec = [], [], 0, 0
+    cpu_json, cpu_rec, cpu_bare, size_json, size_rec, size_bare = [], [], [], 0, 0, 0
     with tempfile.TemporaryDirectory(prefix="record-bench-") as tmp:
         for i in range(args.repeat):
-            js, rc = Path(tmp) / f"s{i}.jsonl", Path(tmp) / f"s{i}.gsrec"
-            order = [(write_json_lines, js, cpu_json), (write_recording, rc, cpu_rec)]
-            for fn, path, out in order if i % 2 == 0 else order[::-1]:
-                out.append(fn(path, snapshots))
-            size_json, size_rec = js.stat().st_size, rc.stat().st_size
+            js, rc, rb = Path(tmp) / f"s{i}.jsonl", Path(tmp) / f"s{i}.gsrec", Path(tmp) / f"b{i}.gsrec"
+            order = [(write_json_lines, js, snapshots, cpu_json), (write_recording, rc, snapshots, cpu_rec), (write_recording, rb, bare, cpu_bare)]
+            for fn, path, samples, out in order if i % 2 == 0 else order[::-1]:
+                out.append(fn(path, samples))
+            size_json, size_rec, size_bare = js.stat().st_size, rc.stat().st_size, rb.stat().st_size
         per = lambda xs: statistics.median(xs) / args.samples * 1000  # noqa: E731
         bytes_gpu = size_rec / args.samples / max(1, args.gpus)
         print(f"JSON lines (baseline)   {per(cpu_json):.3f} ms CPU per sample   {size_json / args.samples:,.0f} B per sample")
         print(f"gpuscope recording      {per(cpu_rec):.3f} ms CPU per sample   {size_rec / args.samples:,.0f} B per sample "
               f"({bytes_gpu:,.0f} B per GPU; {size_json / size_rec:.0f}x smaller, {per(cpu_json) / per(cpu_rec):.1f}x less CPU than JSON lines)")
+        print(f"  without energy, activity and RAPL: {per(cpu_bare):.3f} ms CPU per sample, {size_bare / args.samples / max(1, args.gpus):,.0f} B per GPU "
+              f"(the fields: {per(cpu_rec) / per(cpu_bare):.2f}x the CPU, {size_rec / size_bare:.2f}x the bytes; medians of {args.repeat})")
         day = Path(tmp) / "day.gsrec"
         n = write_day(day, snapshots, args.hours)
         opens = [open_as_replay(day)[0] for _ in range(args.repeat)]
