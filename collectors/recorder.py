@@ -6,6 +6,10 @@ the open batch, and what was written stays readable (an IPC stream is a sequence
 self-contained messages; parsers/recording/read.py keeps every whole batch of a cut file). `close()`
 writes the open batch and the end-of-stream marker.
 
+Each sample is written whole, as parsers/recording/schema.py lays it out: its GPUs with their
+energy counters and activity (n/a stays null), and the node's RAPL counters where the snapshot
+carries them (`Snapshot.rapl`; null where they were not read).
+
 The file is created new (an existing file is never overwritten: nothing lost), with the user's
 umask and never writable by others. Write errors (disk full, a vanished folder) raise
 `RecordingError` with a plain message; the batches written before stay readable.
