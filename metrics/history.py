@@ -11,6 +11,7 @@ watch, in constant memory.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Mapping
 
 import numpy as np
@@ -250,7 +251,7 @@ class _GpuTally:
             self.last_power = last
             return
         self.steps = [*self.steps[-(recent - 1):], dt]
-        step = integrate_power((last[0], t), (last[1], w), max_gap_s=GAP_FACTOR * float(np.median(self.steps)))
+        step = integrate_power((last[0], t), (last[1], w), max_gap_s=GAP_FACTOR * statistics.median(self.steps))
         self.joules += step.joules or 0.0
         self.covered_s += step.covered_s or 0.0
         self.gaps += step.gaps
