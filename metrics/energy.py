@@ -209,8 +209,14 @@ def gpu_energy(times: Sequence[float], energy_mj: Sequence[float | None], power_
     and a note gives both. `note` is the samples' `energy_note` (why the counter is n/a, or
     'whole GPU' under MIG), kept first in the notes.
     """
-    counter = counter_delta(times, energy_mj, joules_per_count=1e-3)
-    power = integrate_power(times, power_w, max_gap_s=max_gap_s)
+    return energy_figure(counter_delta(times, energy_mj, joules_per_count=1e-3), integrate_power(times, power_w, max_gap_s=max_gap_s), note)
+
+
+def energy_figure(counter: CounterDelta, power: IntegratedPower, note: str = "") -> EnergyFigure:
+    """The figure of a counter delta and an integrated power (`gpu_energy`'s, or ones summed step
+    by step as the watch does): the counter's when it has two readings, else integrated power
+    (said); both noted where their mean powers differ by more than TOLERANCE. `note` (the
+    samples' `energy_note`) first."""
     notes = [note] if note else []
     if counter.joules is not None:
         joules, source, seconds = counter.joules, "energy counter", counter.seconds

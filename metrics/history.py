@@ -17,7 +17,7 @@ from typing import Mapping
 import numpy as np
 
 from gpuscope.metrics.energy import (
-    GAP_FACTOR, TOLERANCE, CounterDelta, EnergyFigure, IntegratedPower, counter_delta, human_energy, integrate_power,
+    GAP_FACTOR, EnergyFigure, IntegratedPower, counter_delta, energy_figure, integrate_power,
 )
 
 HOUR_AT_1HZ = 3600
@@ -272,26 +272,3 @@ class _GpuTally:
         return energy_figure(counter, power, self.note)
 
 
-def energy_figure(counter: CounterDelta, power: IntegratedPower, note: str = "") -> EnergyFigure:
-    """The figure `metrics.energy.gpu_energy` makes of its counter delta and integrated power,
-    from ones summed step by step: the counter's when it has two readings, else integrated
-    power (said); both noted where their mean powers differ by more than TOLERANCE. `note`
-    (the samples' `energy_note`) first."""
-    notes = [note] if note else []
-    if counter.joules is not None:
-        joules, source, seconds = counter.joules, "energy counter", counter.seconds
-    elif power.joules is not None:
-        joules, source, seconds = power.joules, "integrated power", power.covered_s
-        notes.append("no energy counter readings: the figure is integrated power")
-    else:
-        joules, source, seconds = None, "", None
-    notes += [*(counter.notes if counter.joules is not None or not note else ()), *power.notes]
-    disagree = False
-    if counter.joules is not None and power.joules is not None and counter.seconds and power.covered_s:
-        by_counter, by_power = counter.joules / counter.seconds, power.joules / power.covered_s
-        if max(by_counter, by_power) > 0 and abs(by_counter - by_power) / max(by_counter, by_power) > TOLERANCE:
-            disagree = True
-            notes.append(f"energy counter {human_energy(counter.joules)} ({by_counter:.0f} W mean) and integrated power "
-                         f"{human_energy(power.joules)} ({by_power:.0f} W mean) differ by more than {TOLERANCE:.0%}: both shown")
-    mean_w = joules / seconds if joules is not None and seconds else None
-    return EnergyFigure(joules, source, mean_w, seconds, counter.joules, power.joules, disagree, tuple(notes))

@@ -37,7 +37,7 @@ def add_scope_options(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--user", metavar="NAME", help="every process of a user")
     scope.add_argument("--pid", type=int, metavar="PID", help="a process and its descendants")
     parser.add_argument("--demo", nargs="?", const="", metavar="SCENARIO",
-                        help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, one-gpu-idle, or a scenario .json file")
+                        help="simulated GPUs (labelled as such): a100x8-training (default), h100x4-mig, h100x8-llm, one-gpu-idle, or a scenario .json file")
 
 
 def add_parsers(sub: Any) -> None:
