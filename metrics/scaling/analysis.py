@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,8 @@ from gpuscope.metrics.scaling.fit import AmdahlFit, amdahl_fit, gustafson_serial
 
 __all__ = [
     "AmdahlFit",
+    "Grouped",
+    "group_runs",
     "amdahl_fit",
     "karp_flatt_trend",
     "leave_out_reasons",
@@ -61,8 +64,9 @@ QUALITY_COLUMNS = [
     "epochs_p_value", "epochs_verdict",
 ]  # fmt: skip
 DIFF_COLUMNS = ["series", "resource_kind", "setting", "resources", "value"]
-QUALITY_INPUTS = ("resources", "status", "quality", "epochs", "converged", "quality_name", "quality_higher_is_better", "quality_target")
-"""The runs' columns `quality_check` reads."""
+ANALYSED = ("resources", "nodes", "time_s", "samples", "benchmark", "source", "status", "quality", "epochs", "converged",
+            "quality_name", "quality_higher_is_better", "quality_target")
+"""The runs' columns the analysis reads, besides the settings (`set_*`)."""
 
 
 def unit(kind: object, count: float | None = None) -> str:
@@ -111,16 +115,28 @@ def leave_out_reasons(runs: pd.DataFrame) -> pd.Series:
     return pd.Series(reason, index=runs.index, dtype=object)
 
 
-def _groups(runs: pd.DataFrame, columns: Sequence[str], reasons: pd.Series | None = None, settings: bool = False):
-    """The runs by (series, resource_kind), with only `columns` (those present; with
-    `settings`, every `set_` column too) and, given `reasons`, `_reason`: each group is a copy
-    made column by column, and a runs table has some forty."""
-    wanted = [*columns, *(_settings(runs) if settings else ())]
-    kept = [c for c in dict.fromkeys(wanted) if c in runs and c not in KEYS]
-    frame = runs[kept].assign(series=_column(runs, "series", "").fillna("").astype(str), resource_kind=_column(runs, "resource_kind", "?").fillna("?").astype(str))
-    if reasons is not None:
-        frame["_reason"] = reasons
-    return frame.groupby(KEYS, sort=True)
+@dataclass(frozen=True)
+class Grouped:
+    """The runs by (series, resource_kind), in key order, each group with `_reason` (why a run
+    is left out, "" when it counts) and only the columns the analysis reads. Made once by
+    `group_runs` and handed to every analysis of the same runs; without it each groups them."""
+
+    groups: dict[tuple[str, str], pd.DataFrame]
+
+
+def group_runs(runs: pd.DataFrame) -> Grouped:
+    """`runs` split for the analysis (see `Grouped`)."""
+    if runs is None or runs.empty:
+        return Grouped({})
+    wanted = [*ANALYSED, *_settings(runs)]
+    kept = [c for c in dict.fromkeys(wanted) if c in runs and c not in KEYS]  # a group is a copy, column by column
+    frame = runs[kept].assign(series=_column(runs, "series", "").fillna("").astype(str), resource_kind=_column(runs, "resource_kind", "?").fillna("?").astype(str),
+                              _reason=leave_out_reasons(runs))
+    return Grouped(dict(iter(frame.groupby(KEYS, sort=True))))
+
+
+def _grouped(runs: pd.DataFrame, grouped: Grouped | None) -> dict[tuple[str, str], pd.DataFrame]:
+    return (grouped if grouped is not None else group_runs(runs)).groups
 
 
 def _work_kind(used: pd.DataFrame, base: int) -> tuple[str, str]:
@@ -152,7 +168,7 @@ def _work_kind(used: pd.DataFrame, base: int) -> tuple[str, str]:
     return "unknown", "no samples or batch size in the logs"
 
 
-def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
+def summarize(runs: pd.DataFrame, baseline: int | None = None, *, grouped: Grouped | None = None) -> pd.DataFrame:
     """One row per (series, resource_kind, resources): runs used and left out, time median
     and spread, speedup and efficiency relative to the baseline (the smallest configuration
     with a usable run, or `baseline` when given), Karp-Flatt (strong), scaled speedup and
@@ -163,9 +179,8 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
         out = pd.DataFrame(columns=SUMMARY_COLUMNS)
         out.attrs["baseline"] = baseline
         return out
-    reasons = leave_out_reasons(runs)
     records = []
-    for (series, kind), group in _groups(runs, ("resources", "nodes", "time_s", "samples", "benchmark"), reasons, settings=True):
+    for (series, kind), group in _grouped(runs, grouped).items():
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
@@ -235,14 +250,13 @@ def _first(values: pd.Series) -> object:
     return known.iloc[0] if len(known) else None
 
 
-def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None, seed: int = 0) -> pd.DataFrame:
+def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None, seed: int = 0, grouped: Grouped | None = None) -> pd.DataFrame:
     """Per series: the Amdahl fit (bootstrap over the used runs) and the Karp-Flatt trend."""
-    reasons = leave_out_reasons(runs) if len(runs) else pd.Series(dtype=object)
     records = []
-    grouped = dict(iter(_groups(runs, ("resources", "time_s"), reasons))) if len(runs) else {}
+    groups = _grouped(runs, grouped) if len(runs) else {}
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
         rows = _on_curve(rows)
-        group = grouped.get((series, kind))
+        group = groups.get((series, kind))
         times = None
         if group is not None:
             used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
@@ -337,10 +351,10 @@ def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str = "unkno
     return {r: "; ".join(v) for r, v in notes.items()}
 
 
-def _used_settings(runs: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame, dict[str, dict[int, list[str]]]]]:
+def _used_settings(runs: pd.DataFrame, grouped: Grouped | None) -> Iterator[tuple[str, str, pd.DataFrame, dict[str, dict[int, list[str]]]]]:
     """Per series: (series, resource_kind, its used runs with whole resource counts, the
     settings that differ between its configurations)."""
-    for (series, kind), group in _groups(runs, ("resources",), leave_out_reasons(runs), settings=True):
+    for (series, kind), group in _grouped(runs, grouped).items():
         used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
         if used.empty:
             continue
@@ -353,13 +367,13 @@ def _diff_rows(series: str, kind: str, differing: dict[str, dict[int, list[str]]
             for column, values in differing.items() for r, vs in values.items()]
 
 
-def config_diff(runs: pd.DataFrame) -> pd.DataFrame:
+def config_diff(runs: pd.DataFrame, *, grouped: Grouped | None = None) -> pd.DataFrame:
     """Long table of the settings that differ between the configurations of a series (the
     used runs): series, resource_kind, setting, resources, value ("n/a" when unknown there,
     `a | b` when the runs of one configuration disagree)."""
     if runs is None or runs.empty:
         return pd.DataFrame(columns=DIFF_COLUMNS)
-    records = [row for series, kind, _used, differing in _used_settings(runs) for row in _diff_rows(series, kind, differing)]
+    records = [row for series, kind, _used, differing in _used_settings(runs, grouped) for row in _diff_rows(series, kind, differing)]
     return pd.DataFrame.from_records(records, columns=DIFF_COLUMNS)
 
 
@@ -371,22 +385,22 @@ def config_diff_wide(diff: pd.DataFrame, series: str) -> pd.DataFrame:
     return rows.pivot(index="setting", columns="resources", values="value")
 
 
-def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> dict[str, str]:
+def diff_sentences(runs: pd.DataFrame, summary: pd.DataFrame | None = None, *, grouped: Grouped | None = None) -> dict[str, str]:
     """Per series, one sentence: which settings changed besides the resources, e.g.
     `global batch size 256 at 8 GPUs, 2048 at 64 GPUs: not a pure strong-scaling comparison`;
     `only the GPUs changed (compared: ...)`; or that the logs name no settings."""
-    return settings_changes(runs, summary)[0]
+    return settings_changes(runs, summary, grouped=grouped)[0]
 
 
-def settings_changes(runs: pd.DataFrame, summary: pd.DataFrame | None = None) -> tuple[dict[str, str], pd.DataFrame]:
+def settings_changes(runs: pd.DataFrame, summary: pd.DataFrame | None = None, *, grouped: Grouped | None = None) -> tuple[dict[str, str], pd.DataFrame]:
     """`diff_sentences` and `config_diff` together, each series' differing settings found once."""
-    summary = summarize(runs) if summary is None else summary
+    summary = summarize(runs, grouped=grouped) if summary is None else summary
     scaling = {(s, k): (v, f) for s, k, v, f in summary[["series", "resource_kind", "scaling", "scaling_from"]].drop_duplicates(KEYS).itertuples(index=False)}
     out: dict[str, str] = {}
     records: list[dict[str, object]] = []
     if runs is None or runs.empty:
         return out, pd.DataFrame(columns=DIFF_COLUMNS)
-    for series, kind, used, differing in _used_settings(runs):
+    for series, kind, used, differing in _used_settings(runs, grouped):
         records += _diff_rows(series, kind, differing)
         known = [c for c in _settings(used) if used[c].notna().any()]
         if not known:
@@ -411,7 +425,7 @@ def settings_changes(runs: pd.DataFrame, summary: pd.DataFrame | None = None) ->
 # --- did the result hold? -----------------------------------------------------------------
 
 
-def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFrame:
+def quality_check(runs: pd.DataFrame, baseline: int | None = None, *, grouped: Grouped | None = None) -> pd.DataFrame:
     """Per (series, resource_kind, resources): the final validation quality (median, min,
     max) and epochs (to converge) of the finished runs, and whether each differs from the
     baseline's by more than the run-to-run spread (Mann-Whitney, two-sided). The baseline is
@@ -421,7 +435,7 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None) -> pd.DataFra
     if runs is None or runs.empty:
         return pd.DataFrame(columns=QUALITY_COLUMNS)
     records = []
-    for (series, kind), group in _groups(runs, QUALITY_INPUTS):
+    for (series, kind), group in _grouped(runs, grouped).items():
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
@@ -567,7 +581,8 @@ def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]
     return out
 
 
-def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = None, sentences: dict[str, str] | None = None) -> list[Finding]:
+def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = None, sentences: dict[str, str] | None = None, *,
+             grouped: Grouped | None = None) -> list[Finding]:
     """What the reader of a scaling table must know: runs left out and why, a named baseline
     with no usable run, series with one configuration, configurations with one run,
     speedup that falls as resources grow, settings that changed besides the resources,
@@ -577,8 +592,7 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
     out: list[Finding] = []
     if runs is None or runs.empty:
         return out
-    reasons = leave_out_reasons(runs)
-    for (series, kind), group in _groups(runs, ("resources", "source"), reasons):
+    for (series, kind), group in _grouped(runs, grouped).items():
         left = group[(group["_reason"] != "") & group["resources"].notna()]
         for (why, r), rows in left.groupby(["_reason", "resources"], sort=True, dropna=False):
             n = len(rows)
@@ -587,7 +601,7 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
         if group["resources"].isna().any():
             rows = group[group["resources"].isna()]
             out.append(Finding("warning", "left-out", f"{series}: {len(rows)} run(s) with unknown resources left out", _sources(rows), count=len(rows)))
-    sentences = diff_sentences(runs, summary) if sentences is None else sentences
+    sentences = diff_sentences(runs, summary, grouped=grouped) if sentences is None else sentences
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
         rows = rows.sort_values("resources")
         out.extend(_point_findings(series, kind, rows))

@@ -206,10 +206,13 @@ def _resources_from(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def series_names(runs: pd.DataFrame, series_by: Sequence[str] | None = None) -> list[str]:
-    """The series the runs make when split by `series_by` (the readers' default keys)."""
+    """The series the runs of `read_runs` make when split by `series_by` (the readers' default
+    keys, by which those runs are split already)."""
     if runs.empty:
         return []
-    return list(dict.fromkeys(scaling_series.assign(runs, tuple(series_by or scaling_series.DEFAULT_KEYS))["series"].astype(str)))
+    keys = tuple(series_by or scaling_series.DEFAULT_KEYS)
+    named = runs if keys == scaling_series.DEFAULT_KEYS and "series" in runs else scaling_series.assign(runs, keys)
+    return list(dict.fromkeys(named["series"].astype(str)))
 
 
 def build_model(result: RunsResult, baseline: int | None = None, series: str | None = None, series_by: Sequence[str] | None = None) -> ScalingModel:
@@ -224,11 +227,12 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
     runs.insert(0, "run", np.arange(1, len(runs) + 1))
     runs["left_out"] = scaling.leave_out_reasons(runs) if len(runs) else pd.Series(dtype=object)
     runs["time_per_epoch_s"] = _time_per_epoch(runs) if len(runs) else pd.Series(dtype=float)
-    summary = scaling.summarize(runs, baseline)
+    grouped = scaling.group_runs(runs)  # by series once, for every table below
+    summary = scaling.summarize(runs, baseline, grouped=grouped)
     if len(summary):
         summary = summary.merge(_resources_from(runs), on=["series", "resources"], how="left")
-    fits = scaling.fits(runs, summary) if len(summary) else pd.DataFrame(columns=["series", "resource_kind"])
-    sentences, diff = scaling.settings_changes(runs, summary)
+    fits = scaling.fits(runs, summary, grouped=grouped) if len(summary) else pd.DataFrame(columns=["series", "resource_kind"])
+    sentences, diff = scaling.settings_changes(runs, summary, grouped=grouped)
     overview = scaling.series_overview(summary) if len(summary) else pd.DataFrame(columns=["series", "resource_kind"])
     if len(overview):
         overview = overview.merge(fits.drop(columns=["n_points", "r_squared", "max_speedup", "note"]), on=["series", "resource_kind"], how="left")
@@ -237,8 +241,8 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
         overview["benchmark"] = overview["benchmark"].astype(object).where(overview["benchmark"].notna(), "")  # text, not NaN
     # the readers' per-series findings name the default series; regrouped, the analysis's own say it
     reader = [f for f in result.findings if not f.message.startswith("series ") or (not regrouped and (series is None or series in f.message))]
-    findings = sort_findings(reader + scaling.findings(runs, summary, baseline, sentences))
-    return ScalingModel(result=result, baseline=baseline, runs=runs, summary=summary, fits=fits, quality=scaling.quality_check(runs, baseline),
+    findings = sort_findings(reader + scaling.findings(runs, summary, baseline, sentences, grouped=grouped))
+    return ScalingModel(result=result, baseline=baseline, runs=runs, summary=summary, fits=fits, quality=scaling.quality_check(runs, baseline, grouped=grouped),
                         diff=diff, sentences=sentences, overview=overview, findings=findings,
                         split=scaling_series.describe(runs, keys))
 
