@@ -3,19 +3,19 @@ tinted and counted in the status line; it follows the file as it grows, searches
 jumps to its problems.
 
 The loading worker does the file work in two steps, each shown as it is done: the tail (the
-first screen: at most `TAIL_BYTES` read), then one read of the file (`model.log.scan`) for the
-offset of every line (then the whole log scrolls, with line numbers) and the counts. The view
-stays on the lines it shows when the index arrives. A log over the size limit keeps its tail,
-and the counts say they cover its first part only. Lines are plain, cleaned text. Nothing here
-loads pandas: a log view is lines.
+first screen: at most `TAIL_BYTES` read), then, once that is drawn, one read of the file
+(`model.log.scan`) for the offset of every line (then the whole log scrolls, with line
+numbers) and the counts. The view stays on the lines it shows when the index arrives. A log
+over the size limit keeps its tail, and the counts say they cover its first part only. Lines
+are plain, cleaned text. Nothing here loads pandas: a log view is lines.
 
 Following (`F`, as `less +F` and toolong's tail): every `FOLLOW_S` a worker stats the file and
 reads only the bytes past the end known (`LogDocument.read_growth`); the lines are appended on
 the UI thread, and the view stays on the last line while it is there. A look that found lines
 is drawn as one frame (lines, scroll bar and status line together, no layout of the screen),
 and while the file keeps growing the next look waits `BUSY_S`: lines that come faster than
-anyone reads are drawn once a second (as `tail -f` looks), not at every look. Scrolling up (or any
-jump) pauses following; back at the end (`G`, End) it goes on. A file that shrank or was
+anyone reads are drawn once a second (as `tail -f` looks), not at every look. Scrolling up
+(or any jump) pauses following; back at the end (`G`, End) it goes on. A file that shrank or was
 replaced is said in the status line and read again from its tail. A file changed in the last
 `GROWING_S` is followed from the start (a running job's output), unless told otherwise.
 
@@ -28,6 +28,7 @@ are searched as they come.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,8 @@ FOLLOW_S = 0.5
 """How often a followed file is looked at while it is quiet."""
 BUSY_S = 1.0
 """How often while it grows (each look that finds lines draws a frame)."""
+FIRST_FRAME_S = 2.0
+"""The longest the read of the whole file waits for the first screen to be drawn."""
 GROWING_S = 60.0
 """A file changed this recently is taken for growing: followed unless told otherwise."""
 
@@ -140,6 +143,9 @@ class LogViewScreen(FileScreen):
         self.ready = False
         self._poll_timer: Timer | None = None
         self._status_shown: Text | None = None
+        self._drawn = threading.Event()
+        """Set once the tail is on screen: the read of the whole file waits for it (on two
+        cores it shared the interpreter with the first frame and delayed it by half)."""
         self._searching = False
         self._jump_to_match = False
 
@@ -159,6 +165,7 @@ class LogViewScreen(FileScreen):
         yield self.Tail(document, findings, _growing(self.path))
         if findings:
             return
+        self._drawn.wait(FIRST_FRAME_S)
         found = scan(self.path, min(document.size, MAX_BYTES))
         if found is not None:
             yield self.Scanned(document, found, document.size)
@@ -181,6 +188,7 @@ class LogViewScreen(FileScreen):
             self.show_empty(f"Cannot show {self.paths_text()}.", step.findings)
             return
         self.ready = True
+        self.call_after_refresh(self._drawn.set)
         self.refresh_bindings()
         self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher).current = "log-body"
         lines = self.query_one(LogLines)
