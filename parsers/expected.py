@@ -29,14 +29,16 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gpuscope.metrics.expected import Check
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import display_name, read_text
+
+if TYPE_CHECKING:
+    from gpuscope.metrics.expected import Check
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -105,6 +107,8 @@ def _where(value: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
 
 
 def _check(index: int, raw: Any, line: int | None) -> Check:
+    from gpuscope.metrics.expected import Check  # quantiphy, uncertainties: only to read an expected.toml
+
     if not isinstance(raw, dict):
         raise ValueError("is not a table")
     unknown = sorted(set(raw) - KEYS)

@@ -18,13 +18,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from gpuscope.collectors import nvml
 from gpuscope.metrics.kernels import efficiency as ke
 from gpuscope.metrics.kernels import table as kernel_metrics
 from gpuscope.metrics.kernels import runs as kernel_runs
 from gpuscope.metrics.kernels import timeline as kernel_timeline
 from gpuscope.metrics.kernels import transfers as kernel_transfers
-from gpuscope.metrics.magma import stats as magma_stats
 from gpuscope.metrics.kernels import profiler_metrics
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.kernels.peaks import find_peak
@@ -150,6 +148,8 @@ class KernelsModel:
         return kernel_runs.runs_table(self.runs, self.fields, compact)
 
     def findings_table(self, limit: int | None = 40) -> ResultTable:
+        from gpuscope.metrics.magma import stats as magma_stats  # the findings table's one home
+
         return magma_stats.findings_table(list(self.findings), limit=limit)
 
 
@@ -295,6 +295,8 @@ def local_gpu_meta() -> dict[str, str]:
     """This machine's GPU 0 as the peak's source, for a profile that does not name its GPU and
     no --gpu: NVML's name, looked up in the peak table. The source line says it is this
     machine's GPU, so a profile taken elsewhere is not measured against it unnoticed."""
+    from gpuscope.collectors import nvml  # pynvml: only when no --gpu and the profile names no GPU
+
     names = nvml.local_gpu_names()
     if not names:
         return {}

@@ -85,10 +85,10 @@ def tables_for(model: KernelsModel, view: KernelView, fmt: str) -> dict[str, Res
 
 def plots_text(model: KernelsModel, view: KernelView, width: int) -> list[str]:
     """The time-share bars and the roofline of the ranking shown, as plain text blocks."""
-    from gpuscope.tui.render.kernel_plots import roofline_text, share_bars
+    from gpuscope.tui.render.kernel_plots import roofline_text, share_bars_text
 
     rows = model.rows(KernelView(sort="time", group=view.group, filter=view.filter))
-    bars = share_bars(rows, width, label=view.group).plain
+    bars = share_bars_text(rows, width, label=view.group)
     return [f"Time share of the longest {view.group}s\n\n{bars}\n", roofline_text(rows, model.peak, width, 24)]
 
 
