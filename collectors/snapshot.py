@@ -20,6 +20,7 @@ from typing import Callable, Mapping
 from gpuscope.collectors.gpu import GpuBackend, NoGpuBackend, open_backend
 from gpuscope.collectors.host import HostCollector
 from gpuscope.collectors.processes import ProcessCollector
+from gpuscope.collectors.rapl import read_rapl
 from gpuscope.collectors.scope import refresh, resolve_scope
 from gpuscope.collectors.simulated import SimulatedBackend
 from gpuscope.metrics.job import verdicts
@@ -126,7 +127,7 @@ class SnapshotSource:
             processes = attach_gpu_use(processes, gpus)
             if pids is None:  # every process listed: absence from /proc is evidence
                 processes = add_unseen_gpu_processes(processes, gpus, status)
-        snapshot = Snapshot(host, processes, gpus, status, scope)
+        snapshot = Snapshot(host, processes, gpus, status, scope, rapl=read_rapl())
         own = scope_processes(snapshot)
         scope = self._with_rss_peak(scope, own, host.timestamp, gpus)
         return dataclasses.replace(snapshot, scope=scope, verdicts=self._judge(scope, own, gpus))

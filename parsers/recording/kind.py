@@ -9,6 +9,9 @@ from pathlib import Path
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import head_bytes
 
+MAGIC = b"\xff\xff\xff\xff"
+"""An Arrow IPC stream's first bytes (its continuation marker): every recording starts so."""
+
 KIND = "recording"
 TITLE = "gpuscope recording"
 VIEW = "replay"
@@ -17,9 +20,12 @@ BOUNDED = True
 
 
 def match(name: str, head: Head) -> str | None:
+    data = head_bytes(head)
+    if not data.startswith(MAGIC):  # not an Arrow IPC stream: no need to import the reader
+        return None
     from gpuscope.parsers.recording.read import looks_like_recording
 
-    if looks_like_recording(head_bytes(head)):
+    if looks_like_recording(data):
         return "Arrow IPC stream with gpuscope's schema version: a recording"
     return None
 

@@ -45,9 +45,8 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.metrics.units import human_bytes
 from gpuscope.parsers.files import MAX_DECODED, display_name, open_regular
+from gpuscope.parsers.recording.kind import MAGIC
 
-MAGIC = b"\xff\xff\xff\xff"
-"""An Arrow IPC stream starts with a continuation marker (then the schema message)."""
 BATCH_BYTES = MAX_DECODED
 """What one batch may take decoded: the one budget for columnar data (GPUSCOPE_MAX_DECODED_MB).
 The recorder's batches (60 samples of a node with a thousand processes) take a few MB; a

@@ -219,7 +219,7 @@ def _open_browse_screen(args: argparse.Namespace) -> int | None:
     folder = args.folder if os.path.isdir(args.folder) else os.path.dirname(args.folder) or "."
     select = None if os.path.isdir(args.folder) else args.folder  # a file: its folder, the file selected
     try:
-        return run_screen(lambda: BrowseScreen(folder, select=select), "use --format text (or -o FILE) to print the listing instead",
+        return run_screen(lambda: BrowseScreen(folder, select=select, freeze_gc=True), "use --format text (or -o FILE) to print the listing instead",
                            mode="browse", watch=watch_screen)
     finally:
         for source in sources:
