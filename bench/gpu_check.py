@@ -13,7 +13,12 @@ What it does, in order:
    scope with its GPU memory and the GPU's utilisation;
 4. times `sample()` (median of 50 calls);
 5. if Textual is importable, opens the watch screen headless over the real source and saves
-   an SVG screenshot.
+   an SVG screenshot;
+6. energy and activity: idle SM activity (< 5 %); an fp32 matmul without TF32 (SM active
+   > 80 %, tensor active 0); an fp16 matmul for `--energy-seconds` (tensor active > 0, and the
+   energy counter's delta within 2 % of the power integrated over the same samples), each
+   beside `nvidia-smi --query-gpu=power.draw,clocks.sm,clocks.max.sm` and `nvidia-smi dmon
+   --gpm-metrics` printed as it is (its metric numbers: see `nvidia-smi dmon -h`).
 
 It prints one line per comparison (`ok` / `DIFF`) and writes gpu_check.json (and the SVG) to
 --out (default $OUT, else the current folder). Exit 0 when every comparison is within its
@@ -119,6 +124,78 @@ def watch_once(pid: int, results: list[dict]) -> None:
     print("     verdicts:", [v.get("text") for v in data.get("verdicts", [])])
 
 
+MATMUL = """
+import sys, time, torch
+dtype = getattr(torch, sys.argv[2])
+torch.backends.cuda.matmul.allow_tf32 = False  # fp32 without TF32: no tensor-core work
+a = torch.randn(8192, 8192, device="cuda", dtype=dtype); b = torch.randn(8192, 8192, device="cuda", dtype=dtype)
+print("ready", flush=True)
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    for _ in range(10):
+        c = a @ b
+    torch.cuda.synchronize()
+"""
+
+
+def readings(backend: NvmlBackend, seconds: float) -> list:
+    """GPU 0's samples once a second for `seconds` (GPM needs > 0.1 s between samples)."""
+    out = []
+    end = time.time() + seconds
+    while time.time() < end:
+        out.append(backend.sample()[0])
+        time.sleep(1.0)
+    return out
+
+
+def activity(samples: list) -> dict:
+    def mean(field: str):
+        values = [getattr(s, field) for s in samples if getattr(s, field) is not None]
+        return statistics.fmean(values) if values else None
+    return {f: mean(f) for f in ("util_gpu", "sm_active_pct", "tensor_active_pct", "dram_bw_pct", "power_w")}
+
+
+def smi_reference(label: str) -> None:
+    print(f"     {label} nvidia-smi:", smi("power.draw,clocks.sm,clocks.max.sm"))
+    dmon = subprocess.run(["nvidia-smi", "dmon", "--gpm-metrics", "2,3,5,10", "-c", "2", "-i", "0"],
+                          capture_output=True, text=True, timeout=30, check=False)
+    print("     " + (dmon.stdout or dmon.stderr).strip().replace("\n", "\n     "))
+
+
+def check(results: list[dict], label: str, ok: bool, **figures) -> None:
+    results.append({"phase": "energy", "check": label, "ok": ok, **figures})
+    print(f"{'ok  ' if ok else 'DIFF'} {label}: {figures}")
+
+
+def energy_and_activity(backend: NvmlBackend, results: list[dict], seconds: float) -> None:
+    from gpuscope.metrics.energy import gpu_energy
+
+    idle = activity(readings(backend, 3))
+    check(results, "idle: SM active < 5 %", idle["sm_active_pct"] is not None and idle["sm_active_pct"] < 5, **idle)
+    smi_reference("idle")
+    for dtype, span in (("float32", 15.0), ("float16", seconds)):
+        child = subprocess.Popen([sys.executable, "-c", MATMUL, str(span + 5), dtype], stdout=subprocess.PIPE, text=True)
+        try:
+            print("matmul", dtype, child.stdout.readline().strip() or "did not start")
+            time.sleep(2)
+            samples = readings(backend, span)
+            smi_reference(dtype)
+        finally:
+            child.kill()
+            child.wait()
+        busy = activity(samples)
+        check(results, f"{dtype} matmul: SM active > 80 %", busy["sm_active_pct"] is not None and busy["sm_active_pct"] > 80, **busy)
+        if dtype == "float32":
+            check(results, "fp32 without TF32: tensor active 0", busy["tensor_active_pct"] is not None and busy["tensor_active_pct"] < 1, **busy)
+            continue
+        check(results, "fp16 matmul: tensor active > 0", busy["tensor_active_pct"] is not None and busy["tensor_active_pct"] > 0, **busy)
+        figure = gpu_energy([s.timestamp for s in samples], [s.energy_mj for s in samples], [s.power_w for s in samples])
+        counter, power = figure.counter_j, figure.integrated_j
+        close = counter is not None and power is not None and abs(counter - power) <= 0.02 * max(counter, power)
+        check(results, f"energy counter within 2 % of integrated power over {span:.0f} s", close,
+              counter_j=counter, integrated_j=power, notes=list(figure.notes))
+
+
 def sample_cost(backend: NvmlBackend) -> float:
     times = []
     for _ in range(50):
@@ -149,6 +226,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     parser.add_argument("--seconds", type=float, default=25.0, help="how long the CUDA workload runs")
+    parser.add_argument("--energy-seconds", type=float, default=60.0, help="how long the fp16 matmul of the energy check runs")
     args = parser.parse_args()
     results: list[dict] = []
     print(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=False).stdout)
@@ -175,6 +253,7 @@ def main() -> int:
     finally:
         child.kill()
         child.wait()
+    energy_and_activity(backend, results, args.energy_seconds)
     backend.close()
     with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
