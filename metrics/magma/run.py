@@ -12,6 +12,11 @@ PRECISION = {"s": "FP32", "c": "FP32", "d": "FP64", "z": "FP64", "h": "FP16 tens
 """A tester's first letter -> the precision its Gflop/s count (for the device peak)."""
 
 
+def precision_of(test: str) -> str:
+    """A tester's precision letter (`dgemm` -> `d`), "" for a name that has none."""
+    return test[0] if len(test) > 1 and test[0] in PRECISION else ""
+
+
 @dataclass
 class RunInfo:
     """What one file says about its run, beside its rows."""
@@ -40,9 +45,10 @@ class RunInfo:
     run_nodes: int | None = None
     """Nodes the run itself names (Flux jobspec and taskmap, SLURM_NNODES), when it does."""
     hosts: set[str] = field(default_factory=set)
-    last_banner_line: int = 0
-    overlapped: bool = False
-    """Processes ran at the same time: a process started before the others' tables were done."""
+    row_lines: int = 0
+    """Lines read as data rows under a header (those that fit it or not)."""
+    rows_before_last_banner: int = 0
+    """... of them above the last process's banner: few when processes ran one after another."""
     processes: dict[str, int] = field(default_factory=dict)
     """Processes (headers printed) per test label."""
     commands: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)
@@ -52,3 +58,22 @@ class RunInfo:
     warm: dict[str, Any] | None = None
     untrusted: list[str] = field(default_factory=list)
     untrusted_env: str = ""
+
+
+def test_labels(blocks: list[tuple[str, dict[str, str]]]) -> list[str]:
+    """Per (tester, options) block, the test as the tables name it: the tester, plus the options
+    whose values differ between that tester's blocks, or that some of them do not print
+    (`dpotrf uplo=Lower`): such runs must not be pooled."""
+    values: dict[str, dict[str, set[str]]] = {}
+    count: dict[str, int] = {}
+    having: dict[tuple[str, str], int] = {}
+    for test, options in blocks:
+        count[test] = count.get(test, 0) + 1
+        for name, value in options.items():
+            values.setdefault(test, {}).setdefault(name, set()).add(value)
+            having[test, name] = having.get((test, name), 0) + 1
+    labels = []
+    for test, options in blocks:
+        varying = sorted(name for name, seen in values.get(test, {}).items() if len(seen) > 1 or having[test, name] < count[test])
+        labels.append(" ".join([test] + [f"{name}={options.get(name, '?')}" for name in varying]))
+    return labels

@@ -34,6 +34,21 @@ FLAT_SHARE = 0.1
 FAILED_SHARE = 0.5
 """An environment where a tester failed MAGMA's own check on at least this share of its rows
 is untrusted for every tester."""
+SEQUENTIAL_SHARE = 0.99
+"""Processes ran one after another when this share of the rows the earlier ones print come
+before the last process's banner."""
+
+
+def judge(rows: pd.DataFrame, runs: list[RunInfo], peak_override: float | None) -> tuple[pd.DataFrame, pd.DataFrame, list[Finding]]:
+    """The rows flagged (`flag`), the runs table and the findings: what the reader hands over."""
+    rows = flag(rows, runs, peak_override)
+    stats = file_stats(rows, runs)
+    return rows, runs_table(rows, runs, stats), findings(rows, runs, stats)
+
+
+def overlapped(run: RunInfo) -> bool:
+    """Processes ran at the same time: a process started before the others' tables were done."""
+    return run.banners > 1 and run.rows_before_last_banner < SEQUENTIAL_SHARE * run.row_lines * (run.banners - 1) / run.banners
 
 
 def _codes(rows: pd.DataFrame, name: str) -> np.ndarray:
@@ -432,7 +447,7 @@ def _run_findings(run: RunInfo, c: dict[str, Any]) -> list[Finding]:
         out.append(Finding("info", "unrecognised", f"{len(run.unknown)} line(s) not recognised, ignored; first: {text[:80]!r}", label, line, len(run.unknown)))
     if run.last_line_cut:
         out.append(Finding("warning", "cut", "the last line is cut short (file ends mid-line)", label))
-    if run.visible_devices > 1 and run.banners > 1 and run.overlapped:
+    if run.visible_devices > 1 and overlapped(run):
         out.append(Finding("warning", "shared-device", f"{where}{run.banners} processes ran at the same time and each saw {run.visible_devices} GPUs; "
                            "MAGMA uses device 0 unless --dev is given: they may have shared GPU 0", label))
     nodes = run.context.get("nodes")

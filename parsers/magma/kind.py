@@ -16,11 +16,8 @@ TITLE = "MAGMA tester output"
 VIEW = "magma"
 BOUNDED = False
 
-_LINES = (
-    (re.compile(rb"^% MAGMA \d", re.MULTILINE), "banner"),
-    (re.compile(rb"^%.*G[Ff]lop/s", re.MULTILINE), "table header"),
-    (re.compile(rb"^Assert failed: ", re.MULTILINE), "assertion of a MAGMA tester"),
-)
+_LINES = ((re.compile(rb"^% MAGMA \d", re.M), "banner"), (re.compile(rb"^%.*G[Ff]lop/s", re.M), "table header"),
+          (re.compile(rb"^Assert failed: ", re.M), "assertion of a MAGMA tester"))
 _TESTER = re.compile(rb"testing_\w+")
 
 

@@ -1,56 +1,38 @@
-"""Provides the MAGMA format knowledge, in one place: what a column header line means, and
-which other lines of a tester's output say something about the run.
-
-A data row is read through the header line above it, never by fixed positions: the header
-maps every token of the row to a column (a size, one implementation's Gflop/s or time, an
-error, the status word). Adding a tester means, at most, a word in the tables below and a
-fixture test; shared/research/formats-scaling.md §1 has the testers' printf formats.
+"""Provides the MAGMA format knowledge: what a column header line means, and what the lines
+that name the tester, its options, banner and device say. A data row is read through the header
+above it, never by fixed positions; adding a tester means, at most, a word in the tables below
+and a fixture test (shared/research/formats-scaling.md §1 has the testers' printf formats).
 
     % BatchCount     M     N     K   MAGMA Gflop/s (ms)   CPU Gflop/s (ms)   MAGMA error
              300    64    64    63     94.60 (   0.26)     ---   (  ---  )     ---
-
     sizes: batch_count m n k;  pairs: magma (ms), cpu (ms);  errors: magma_error;  status word optional
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-
-from gpuscope.metrics.magma.run import PRECISION
 
 SIZE_WORDS = {"batchcount": "batch_count", "m": "m", "n": "n", "k": "k", "nrhs": "nrhs"}
 """Header words of the leading integer columns (the problem size is M x N x K; NRHS, the
 right-hand sides of testing_?gesv, is a column of its own)."""
-
-IMPLS = {
-    "magma": "magma", "gpu": "magma",  # LAPACK-style testers call MAGMA's own result "GPU"
-    "cublas": "cublas", "hipblas": "hipblas", "rocblas": "rocblas",
-    "cpu": "cpu", "lapack": "cpu",
-    "atomics": "atomics",
-}
-VENDOR_BLAS = ("cublas", "hipblas", "rocblas")
+IMPLS = {"magma": "magma", "gpu": "magma",  # LAPACK-style testers call MAGMA's own result "GPU"
+         "cublas": "cublas", "hipblas": "hipblas", "rocblas": "rocblas", "cpu": "cpu", "lapack": "cpu", "atomics": "atomics"}
 """The word before `Gflop/s` (lower case) -> implementation name in the tidy table's `impl`."""
-
+VENDOR_BLAS = ("cublas", "hipblas", "rocblas")
 GFLOPS = re.compile(r"(\S+)\s+G[Ff]lop/s(?:\s*\(\s*(ms|sec|s)\s*\))?")
 """One implementation's column(s): `MAGMA Gflop/s (ms)` (a pair), `CPU GFlop/s (sec)`, or a
 lone `Atomics Gflop/s` (testing_dsymv: Gflop/s only, no time)."""
-
 TIME = re.compile(r"(\S+)\s+[Tt]ime\s*\(\s*(ms|sec|s)\s*\)")
 """One implementation's time column of a time-only tester (eigen and singular value solvers
 print no Gflop/s): `CPU Time (sec)   GPU Time (sec)`."""
-
 STATUS_WORDS = ("ok", "failed")
 """The status word at the end of a row (MAGMA prints nothing else: `okay ? "ok" : "failed"`)."""
-STATUS_NAMES = ["ok", "failed", ""]
-"""The `status` column's categories: a status word, or none printed."""
-
 USAGE = re.compile(r"Usage:\s+(\S+)")
 COMMAND = re.compile(r"(?:^|[\s/])testing_(\w+)(?=\s|$)")
 """The tester's name: `% Usage: .../testing_dgemm_vbatched [options]`, or an echoed command
 line (`numactl ... ./testing_dgetrf_gpu -n 1024`, run_tests.py's lines)."""
-
 BANNER = re.compile(r"^%?\s*MAGMA (\d+\.\d+\.\d+)")
 """A process's first line: `% MAGMA 2.8.0 ...`; MAGMA 1.x prints `MAGMA 1.5.0 compiled for ...`."""
 DEVICE = re.compile(r"^%?\s*device (\d+): (.+?), ([\d.]+) MHz clock")
@@ -58,7 +40,6 @@ OPTION = re.compile(r"(\w+)\s*=\s*([^,=]+?)\s*(?:,|$)")
 """Options printed before the header: `% transA = No transpose, transB = Transpose`, `% uplo = Lower`."""
 OPTION_NUMBER = re.compile(r"\b(ngpu|version)\s+(\d+)")
 """`% ngpu 1, version 2` (testing_dgetrf), `% version 1`, MAGMA 1.x's `ngpu 1`."""
-IGNORED_OPTIONS = {"check"}
 
 
 @dataclass(frozen=True)
@@ -78,30 +59,33 @@ class Layout:
 
     @property
     def width(self) -> int:
-        """Tokens in a row without its status word (`(` and `)` are separators)."""
-        return len(self.sizes) + impl_tokens(self.impls, self.time_only) + len(self.errors)
+        """Fields in a row without its status word (`(` and `)` are separators)."""
+        return len(self.sizes) + (len(self.impls) if self.time_only else sum(2 if timed else 1 for _, timed, _ in self.impls)) + len(self.errors)
 
-
-def impl_tokens(impls: tuple[tuple[str, bool, float], ...], time_only: bool) -> int:
-    """Tokens the implementations' columns take in a row: a time only, or Gflop/s and a time."""
-    return len(impls) if time_only else sum(2 if timed else 1 for _, timed, _ in impls)
+    @property
+    def places(self) -> list[tuple[int | None, int | None]]:
+        """The field of each implementation's Gflop/s and time in a row (None: not printed)."""
+        out, at = [], len(self.sizes)
+        for _, timed, _ in self.impls:
+            out.append((None, at) if self.time_only else (at, at + 1 if timed else None))
+            at += 1 if self.time_only or not timed else 2
+        return out
 
 
 def fit_layout(layout: Layout, row: str) -> Layout:
-    """The layout as a tester's rows really print it, from its first row: some headers name
-    fewer columns than the rows hold (testing_dsymv's header says `Atomics Gflop/s` while each
-    row prints `Gflop/s (ms)` for it, and three errors under two names). Times are the
-    parenthesised numbers; errors are what is left before the status word, named as the header
-    names them, except where a tester's header is known to name them in another order than it
-    prints them (testing_?symv: `MAGMA error  Atomics  CUBLAS` over magma, cublas, atomics)."""
+    """The layout as a tester's rows really print it, from a typical row: some headers name
+    fewer columns than the rows hold (testing_dsymv's says `Atomics Gflop/s` over `Gflop/s (ms)`,
+    and three errors under two names). Times are the parenthesised numbers; errors are what is
+    left before the status word, named as the header names them, except where a header is known
+    to name them in another order (testing_?symv: `MAGMA error  Atomics  CUBLAS`)."""
     tokens = row.replace("(", " ").replace(")", " ").split()
     if not tokens:
         return layout
     impls = layout.impls
     if not layout.time_only and row.count("(") == len(impls) and not all(timed for _, timed, _ in impls):
         impls = tuple((impl, True, to_ms if timed else 1.0) for impl, timed, to_ms in impls)
-    status = tokens[-1] in STATUS_WORDS
-    n_errors = len(tokens) - status - len(layout.sizes) - impl_tokens(impls, layout.time_only)
+    fitted = replace(layout, impls=impls, errors=())
+    n_errors = len(tokens) - (tokens[-1] in STATUS_WORDS) - fitted.width
     errors = layout.errors
     names = [impl for impl, _, _ in impls]
     if "atomics" in names and n_errors == 3:  # testing_?symv / ?hemv print MAGMA's, the vendor BLAS's, then the atomics error
@@ -109,7 +93,7 @@ def fit_layout(layout: Layout, row: str) -> Layout:
         errors = ("magma_error", f"{vendor}_error", "atomics_error")
     elif n_errors >= 0 and n_errors != len(errors):
         errors = errors[:n_errors] + tuple(f"error_{i + 1}" for i in range(len(errors), n_errors))
-    return Layout(layout.header, layout.sizes, impls, errors, layout.time_only)
+    return replace(fitted, errors=errors)
 
 
 def _error_name(label: str) -> str:
@@ -123,40 +107,28 @@ def parse_header(line: str) -> Layout | None:
     """The layout of a column header line (with or without its `%`), or None if it is not one."""
     body = line.strip().lstrip("%#").strip()
     found = list(GFLOPS.finditer(body))
-    time_only = not found
-    if time_only:  # an eigen or singular value tester: times only
-        found = list(TIME.finditer(body))
-    if not found:
-        return None
-    words = body[: found[0].start()].split()
+    time_only = not found  # an eigen or singular value tester: times only
+    found = found or list(TIME.finditer(body))
+    words = body[: found[0].start()].split() if found else []
     if not words or any(w.lower() not in SIZE_WORDS for w in words):
         return None
-    impls = []
-    for match in found:
-        unit = match.group(2)
-        impls.append((IMPLS.get(match.group(1).lower(), match.group(1).lower()), time_only or unit is not None, 1.0 if unit == "ms" else 1000.0))
-    for previous, match in zip(found, found[1:]):  # nothing but spaces between two implementations
-        if body[previous.end() : match.start()].strip():
-            return None
-    tail = body[found[-1].end() :].strip()
-    # Error columns are separated by two or more spaces; a formula has single spaces inside.
-    labels = [part for part in re.split(r"\s{2,}", tail) if part] if tail else []
+    if any(body[a.end() : b.start()].strip() for a, b in zip(found, found[1:])):  # only spaces between two implementations
+        return None
+    impls = tuple((IMPLS.get(m.group(1).lower(), m.group(1).lower()), time_only or m.group(2) is not None, 1.0 if m.group(2) == "ms" else 1000.0)
+                  for m in found)
+    labels = [p for p in re.split(r"\s{2,}", body[found[-1].end() :].strip()) if p]  # two spaces part errors; a formula has single ones
     errors: list[str] = []
-    for label in labels:
-        name = _error_name(label)
-        if name in errors:
-            name = f"{name}_{len(errors)}"
-        errors.append(name)
-    return Layout(line.strip(), tuple(SIZE_WORDS[w.lower()] for w in words), tuple(impls), tuple(errors), time_only)
+    for name in map(_error_name, labels):
+        errors.append(f"{name}_{len(errors)}" if name in errors else name)
+    return Layout(line.strip(), tuple(SIZE_WORDS[w.lower()] for w in words), impls, tuple(errors), time_only)
 
 
 SIZE_OPTION = re.compile(r"(?:^|\s)(?:-N\s*|--range[\s=]+)(\S+)")
 
 
 def asked_sizes(line: str) -> tuple[int, ...]:
-    """The sizes a tester's command line asks for, in the order it runs them: the first number
-    of each `-N m[,n[,k]]` and every size of each `--range start:stop:step` (MAGMA runs them
-    in command-line order, repeats included). Empty when the line names none."""
+    """The sizes a tester's command line asks for, in the order MAGMA runs them (repeats included):
+    the first number of each `-N m[,n[,k]]`, every size of each `--range start:stop:step`."""
     sizes: list[int] = []
     for found in SIZE_OPTION.finditer(line):
         text = found.group(1)
@@ -187,8 +159,4 @@ def options_from(line: str) -> dict[str, str]:
     body = line.strip().lstrip("%").strip()
     body = body[len("using:"):] if body.startswith("using:") else body
     pairs = OPTION.findall(body) + OPTION_NUMBER.findall(body)
-    return {name: value.strip() for name, value in pairs if name not in IGNORED_OPTIONS}
-
-
-def precision_of(test: str) -> str:
-    return test[0] if len(test) > 1 and test[0] in PRECISION else ""
+    return {name: value.strip() for name, value in pairs if name != "check"}  # whether results were checked: not what ran
