@@ -7,6 +7,7 @@ by more than 5 % both are given, since either can be the wrong one (a driver rel
 readings, sparse power samples). Everything here is pure: arrays in, figures and notes out.
 
     gpu = gpu_energy(times, energy_mj, power_w)        # -> EnergyFigure (counter, else power)
+    joules, source = energy_so_far(times, energy_mj, power_w)   # the same, at every sample
     cpu = rapl_energy(rapl_samples)                   # -> NodeCpuEnergy (a node figure)
 
 Missing readings are None or NaN and are skipped. A value that cannot be computed is None,
@@ -130,12 +131,51 @@ class SlurmEnergy:
     scope: str = "node"
 
 
-def _valid(times: Sequence[float], values: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
+def _valid(times: Sequence[float | None], values: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
     """(times, values) as float arrays without the pairs where either is None or NaN."""
-    pairs = [(float(t), float(v)) for t, v in zip(times, values) if t is not None and v is not None]
-    arr = np.array(pairs, dtype=float).reshape(-1, 2)
-    keep = np.isfinite(arr).all(axis=1)
-    return arr[keep, 0], arr[keep, 1]
+    n = min(len(times), len(values))
+    t, v = np.asarray(times[:n], dtype=float), np.asarray(values[:n], dtype=float)  # None becomes NaN
+    keep = np.isfinite(t) & np.isfinite(v)
+    return t[keep], v[keep]
+
+
+def _counter_steps(counts: np.ndarray, wrap: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each interval's count, and where the counter went down: with `wrap`, a wrap (the range
+    added); without, a reset (the reading after it is the count since the reset, taken whole)."""
+    steps = np.diff(counts)
+    down = steps < 0
+    if wrap is not None:
+        steps[down] += wrap
+    else:
+        steps[down] = counts[1:][down]
+    return steps, down
+
+
+def _gap_limit(dt: np.ndarray) -> float:
+    return GAP_FACTOR * float(np.median(dt[dt > 0]))
+
+
+def gap_limit(times: Sequence[float | None], power_w: Sequence[float | None]) -> float | None:
+    """What `integrate_power` takes for a gap over these readings by default (GAP_FACTOR times
+    their median interval); None when their times never advance. Given to it for a part of
+    the readings, the part is counted as the whole was."""
+    t, _ = _valid(times, power_w)
+    dt = np.diff(t)
+    return _gap_limit(dt) if (dt > 0).any() else None
+
+
+def _trapezoids(t: np.ndarray, w: np.ndarray, max_gap_s: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """Each interval's joules (0 where it is not counted), the intervals used, the gaps (longer
+    than `max_gap_s`, by default GAP_FACTOR times the median interval) and that limit; None
+    when the times never advance. An interval going back in time is neither used nor a gap."""
+    dt = np.diff(t)
+    forward = dt > 0
+    if not forward.any():
+        return None
+    limit = max_gap_s if max_gap_s is not None else _gap_limit(dt)
+    gap = forward & (dt > limit)
+    used = forward & ~gap
+    return np.where(used, (w[1:] + w[:-1]) / 2.0 * dt, 0.0), used, gap, limit
 
 
 def counter_delta(times: Sequence[float], counts: Sequence[float | None], *, joules_per_count: float,
@@ -150,16 +190,13 @@ def counter_delta(times: Sequence[float], counts: Sequence[float | None], *, jou
     t, c = _valid(times, counts)
     if len(c) < 2:
         return CounterDelta(None, None, notes=(f"{label}: fewer than two readings",))
-    steps = np.diff(c)
-    down = steps < 0
+    steps, down = _counter_steps(c, wrap)
     events = int(down.sum())
     notes = []
     if wrap is not None:
-        steps[down] += wrap
         if events:
             notes.append(f"{label}: wrapped {events} time(s) at {wrap:g}; counted")
     elif events:
-        steps[down] = c[1:][down]
         at = int(np.argmax(down))
         notes.append(f"{label}: reset {events} time(s), the driver reloaded (first between +{t[at] - t[0]:.0f} s and +{t[at + 1] - t[0]:.0f} s); "
                      "the energy before and after each reset is summed, the time between the last reading and the reload is not "
@@ -182,14 +219,13 @@ def integrate_power(times: Sequence[float], watts: Sequence[float | None], *, ma
     t, w = _valid(times, watts)
     if len(w) < 2:
         return IntegratedPower(None, None, notes=("integrated power: fewer than two power readings",))
+    trapezoids = _trapezoids(t, w, max_gap_s)
+    if trapezoids is None:
+        return IntegratedPower(None, None, notes=("integrated power: the readings' times do not advance",))
+    steps, used, gap, limit = trapezoids
     dt = np.diff(t)
     forward = dt > 0
-    if not forward.any():
-        return IntegratedPower(None, None, notes=("integrated power: the readings' times do not advance",))
-    limit = max_gap_s if max_gap_s is not None else GAP_FACTOR * float(np.median(dt[forward]))
-    gap = forward & (dt > limit)
-    used = forward & ~gap
-    joules = float(np.sum((w[1:] + w[:-1])[used] / 2.0 * dt[used]))
+    joules = float(steps.sum())
     gaps, gap_s = int(gap.sum()), float(dt[gap].sum())
     notes = []
     if gaps:
@@ -210,6 +246,35 @@ def gpu_energy(times: Sequence[float], energy_mj: Sequence[float | None], power_
     'whole GPU' under MIG), kept first in the notes.
     """
     return energy_figure(counter_delta(times, energy_mj, joules_per_count=1e-3), integrate_power(times, power_w, max_gap_s=max_gap_s), note)
+
+
+def energy_so_far(times: Sequence[float | None], energy_mj: Sequence[float | None], power_w: Sequence[float | None], *,
+                  max_gap_s: float | None = None) -> tuple[np.ndarray, str]:
+    """`gpu_energy`'s joules from the first reading up to each of `times`, and what they come
+    from: the counter's ('energy counter') where it has two readings, else integrated power
+    (same resets, same gaps left out), as one array over the samples; the last value is
+    `gpu_energy`'s over all of them. NaN before the first reading (never 0); ('', all NaN)
+    when neither can be counted. A sample without a reading carries the one before it."""
+    t_all = np.asarray(times, dtype=float)
+    out = np.full(len(t_all), np.nan)
+    for values, source in ((energy_mj, "energy counter"), (power_w, "integrated power")):
+        v_all = np.asarray(values, dtype=float)
+        ok = np.flatnonzero(np.isfinite(t_all) & np.isfinite(v_all))
+        if ok.size < 2:
+            continue
+        if source == "energy counter":
+            steps = _counter_steps(v_all[ok], None)[0] * 1e-3
+        else:
+            trapezoids = _trapezoids(t_all[ok], v_all[ok], max_gap_s)
+            if trapezoids is None:
+                continue
+            steps = trapezoids[0]
+        last = np.full(len(t_all), -1)
+        last[ok] = np.arange(ok.size)
+        last = np.maximum.accumulate(last)  # each sample: its latest reading, by position among the readings
+        cumulative = np.concatenate([[0.0], np.cumsum(steps)])
+        return np.where(last >= 0, cumulative[np.maximum(last, 0)], np.nan), source
+    return out, ""
 
 
 def energy_figure(counter: CounterDelta, power: IntegratedPower, note: str = "") -> EnergyFigure:

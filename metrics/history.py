@@ -193,8 +193,16 @@ class EnergyTally:
         self._gpus: dict[int, _GpuTally] = {}
         self._figures: dict[int, EnergyFigure] = {}
 
+    @classmethod
+    def fixed(cls, figures: Mapping[int, EnergyFigure]) -> "EnergyTally":
+        """A tally that holds ready-made figures by GPU index (a replay's, counted up to its
+        cursor from the recording's columns) and answers `figure` with them."""
+        tally = cls()
+        tally._figures = dict(figures)
+        return tally
+
     def __contains__(self, index: int) -> bool:
-        return index in self._gpus
+        return index in self._gpus or index in self._figures
 
     def add(self, index: int, t: float, energy_mj: float | None, power_w: float | None, note: str = "") -> None:
         """One reading of GPU `index` at time `t` (its sample's timestamp)."""
@@ -208,10 +216,10 @@ class EnergyTally:
 
     def figure(self, index: int) -> EnergyFigure | None:
         """GPU `index`'s energy since its first reading; None when it was never read."""
-        gpu = self._gpus.get(index)
-        if gpu is None:
-            return None
         if index not in self._figures:
+            gpu = self._gpus.get(index)
+            if gpu is None:
+                return None
             self._figures[index] = gpu.figure()
         return self._figures[index]
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscope.metrics.energy import (RaplSample, RaplZone, counter_delta, gpu_energy, human_energy, integrate_power, rapl_energy)
+from gpuscope.metrics.energy import (RaplSample, RaplZone, counter_delta, energy_so_far, gap_limit, gpu_energy, human_energy, integrate_power,
+                                     rapl_energy)
 
 
 # -- counters ---------------------------------------------------------------------------------
@@ -138,6 +140,61 @@ def test_no_counter_gives_integrated_power_labelled_with_the_reason() -> None:
 def test_nothing_readable_is_none_not_zero() -> None:
     f = gpu_energy([0, 1], [None, None], [None, None], note="GPU is lost")
     assert f.joules is None and f.mean_w is None and f.source == "" and f.notes[0] == "GPU is lost"
+
+
+# -- the same figure at every sample ----------------------------------------------------------
+
+def test_energy_so_far_ends_where_gpu_energy_sums() -> None:
+    """Energy so far, sample by sample, ends on gpu_energy's figure for the same readings: the
+    counter's (a driver reload mid-way summed, readings missing skipped), else integrated power
+    (a gap not bridged); NaN before the first reading, never 0."""
+    times = np.arange(20, dtype=float)
+    power = np.full(20, 300.0)
+    counter = 5e6 + np.cumsum(power) * 1000.0
+    counter[12:] = np.cumsum(power[12:]) * 1000.0  # the driver reloaded: the counter starts again
+    counter[[0, 5]] = np.nan
+    so_far, source = energy_so_far(times, counter, power)
+    expected = gpu_energy(times, [None if np.isnan(c) else c for c in counter], power)
+    assert source == "energy counter" and np.isnan(so_far[0]) and so_far[1] == 0.0 and so_far[5] == so_far[4]
+    assert so_far[-1] == pytest.approx(expected.joules) == expected.counter_j and np.all(np.diff(so_far[1:]) >= 0)
+    gappy = np.concatenate([times[:10], times[10:] + 100.0])  # 100 s without a reading
+    so_far, source = energy_so_far(gappy, np.full(20, np.nan), power)
+    assert source == "integrated power" and so_far[-1] == pytest.approx(gpu_energy(gappy, [None] * 20, power).joules) == 18 * 300.0
+    so_far, source = energy_so_far(times, [None] * 20, [None] * 20)
+    assert source == "" and np.isnan(so_far).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 1.0, 1.0, 30.0]),  # back in time, repeated, a gap
+                          st.one_of(st.none(), st.floats(0, 1e6)), st.booleans(),  # a counter step, a driver reload
+                          st.one_of(st.none(), st.floats(0, 700))), max_size=40))
+def test_energy_so_far_at_each_sample_is_gpu_energy_up_to_it(steps: list[tuple[float, float | None, bool, float | None]]) -> None:
+    """At every sample whose readings so far give the same source, energy_so_far is gpu_energy
+    over the readings up to it (the whole readings' gap limit given to both); NaN before the
+    first reading; and its last value is gpu_energy's joules over them all."""
+    times, counts, watts, count = [], [], [], 1e9
+    for dt, step, reload, w in steps:
+        times.append((times[-1] if times else 0.0) + dt)
+        if step is not None:
+            count = step if reload else count + step
+        counts.append(None if step is None else count)
+        watts.append(w)
+    limit = gap_limit(times, watts)
+    so_far, source = energy_so_far(times, counts, watts, max_gap_s=limit)
+    assert len(so_far) == len(times)
+    whole = gpu_energy(times, counts, watts, max_gap_s=limit)
+    assert source == whole.source
+    if whole.joules is None:
+        assert np.isnan(so_far).all()
+        return
+    assert so_far[-1] == pytest.approx(whole.joules, rel=1e-9, abs=1e-6)
+    readings = [v is not None for v in (counts if source == "energy counter" else watts)]
+    first = readings.index(True)
+    assert np.isnan(so_far[:first]).all() and so_far[first] == 0.0
+    for i in range(first, len(times)):
+        part = gpu_energy(times[:i + 1], counts[:i + 1], watts[:i + 1], max_gap_s=limit)
+        if part.source == source:
+            assert so_far[i] == pytest.approx(part.joules, rel=1e-9, abs=1e-6)
 
 
 # -- the node's RAPL figure -------------------------------------------------------------------

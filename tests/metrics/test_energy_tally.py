@@ -83,6 +83,13 @@ def test_unseen_gpu_one_reading_and_the_cache() -> None:
     assert tally.figure(3).joules == pytest.approx(0.1)  # the cached figure is dropped by a new reading
 
 
+def test_a_fixed_tally_answers_with_its_figures() -> None:
+    """A replay's tally: figures counted elsewhere (up to its cursor), given back as they are."""
+    figure = gpu_energy([0, 1, 2], [0, 300_000, 600_000], [300.0] * 3)
+    tally = EnergyTally.fixed({2: figure})
+    assert 2 in tally and 0 not in tally and tally.figure(2) is figure and tally.figure(0) is None
+
+
 def test_history_carries_a_tally_per_history() -> None:
     assert isinstance(History().energy, EnergyTally) and History().energy is not History().energy
 

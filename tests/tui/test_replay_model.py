@@ -17,10 +17,9 @@ import hostile_recordings as hostile
 from energy_readings import NO_GPM
 from fake_watch import FakeSource
 from gpuscope.collectors.recorder import Recorder
-from gpuscope.metrics.energy import gpu_energy
 from gpuscope.metrics.history import History
 from gpuscope.tui.model import replay as replay_model
-from gpuscope.tui.model.replay_energy import activity_text, power_text, running_energy
+from gpuscope.tui.model.replay_energy import activity_text, power_text
 from gpuscope.tui.model.replay import IDLE_MIN_S, SPEEDS, ReplayCursor, open_replay, parse_goto
 from gpuscope.parsers.recording.schema import VERSION
 from gpuscope.tui.model.watch import record
@@ -314,25 +313,6 @@ def test_a_node_scope_has_no_scope_memory_peak(tmp_path: Path) -> None:
     """A node's memory is the host's: what the host pane shows, not an event of its own."""
     path = write(tmp_path / "n.gsrec", fake(5, gpus=0, processes=3))
     assert not [e for e in open_replay(path).events if e.kind == "memory-peak"]
-
-
-def test_running_energy_ends_where_gpu_energy_sums() -> None:
-    """Energy so far, sample by sample, ends on metrics.energy.gpu_energy's figure for the same
-    readings: the counter's (a driver reload mid-way summed, readings missing skipped), else
-    integrated power (a gap not bridged); NaN before the first reading, never 0."""
-    times = np.arange(20, dtype=float)
-    power = np.full(20, 300.0)
-    counter = 5e6 + np.cumsum(power) * 1000.0
-    counter[12:] = np.cumsum(power[12:]) * 1000.0  # the driver reloaded: the counter starts again
-    counter[[0, 5]] = np.nan
-    so_far, source = running_energy(times, counter, power)
-    expected = gpu_energy(times, [None if np.isnan(c) else c for c in counter], power)
-    assert source == "energy counter" and np.isnan(so_far[0]) and so_far[1] == 0.0
-    assert so_far[-1] == pytest.approx(expected.counter_j) and np.all(np.diff(so_far[1:]) >= 0)
-    gappy = np.concatenate([times[:10], times[10:] + 100.0])  # 100 s without a reading
-    so_far, source = running_energy(gappy, np.full(20, np.nan), power)
-    assert source == "integrated power" and so_far[-1] == pytest.approx(gpu_energy(gappy, [None] * 20, power).integrated_j) == 18 * 300.0
-    assert running_energy(times, np.full(20, np.nan), np.full(20, np.nan))[1] == ""
 
 
 def test_energy_and_activity_series_of_the_kept_recordings() -> None:

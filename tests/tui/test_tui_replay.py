@@ -8,8 +8,9 @@ import dataclasses
 import time
 from pathlib import Path
 
+import pytest
 from rich.text import Text
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from energy_readings import NO_GPM
 from fake_watch import FakeSource, status
@@ -180,3 +181,36 @@ async def test_an_older_recording_says_its_activity_is_not_there() -> None:
         activity = screen.query_one("#replay-activity-plot", GpuReplayPlot)
         assert "energy (integrated power)" in title(power) and power.points_drawn > 0
         assert activity.note.startswith("activity n/a: not in this recording (version 3") and activity.points_drawn == 0
+
+
+def job_use(screen) -> str:
+    """The job panel's use lines (with its energy line) as plain text."""
+    return str(screen.query_one("#job-use", Static).render())
+
+
+async def test_the_job_panel_says_the_energy_so_far_at_the_cursor() -> None:
+    """A version 4 recording: the job panel says its GPUs' energy from the first sample to the
+    cursor (their counters'), as the watch says it live, and it grows as the cursor moves on."""
+    path = DATA / "v4.gsrec"
+    async with open_screen(GpuscopeApp(first_screen=lambda: ReplayScreen(path)), ReplayScreen, (120, 50), ready=lambda app, pilot: opened(pilot)) as (app, pilot, screen):
+        await pilot.press("full_stop", "full_stop")
+        early = screen.history.energy.figure(0)
+        assert early is not None and early.source == "energy counter" and early.joules > 0
+        line = next(x for x in job_use(screen).splitlines() if x.startswith("Energy "))
+        assert line.startswith("Energy GPUs 0-1: ") and " so far, " in line and "W mean (energy counters over " in line
+        await pilot.press("end")
+        late = screen.history.energy.figure(0)
+        assert late.joules > early.joules and late.joules == pytest.approx(screen.replay.series["gpu0.energy_j"][-1])  # the plotted line's end
+        later = next(x for x in job_use(screen).splitlines() if x.startswith("Energy "))
+        assert later != line and " so far, " in later
+
+
+async def test_an_older_recording_says_its_energy_is_integrated_power() -> None:
+    """A version 3 recording had no energy counter: the job panel's energy is integrated power, said."""
+    path = DATA / "v3.gsrec"
+    async with open_screen(GpuscopeApp(first_screen=lambda: ReplayScreen(path)), ReplayScreen, (120, 50), ready=lambda app, pilot: opened(pilot)) as (app, pilot, screen):
+        await pilot.press("end")
+        line = next(x for x in job_use(screen).splitlines() if x.startswith("Energy "))
+        assert " so far, " in line and "integrated power over " in line and "no energy counter" in line
+        figure = screen.history.energy.figure(0)
+        assert figure.source == "integrated power" and "version 3" in figure.notes[0]

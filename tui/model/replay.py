@@ -29,13 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.metrics.history import History
+from gpuscope.metrics.history import EnergyTally, History
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.metrics.snapshot_tables import busy_cores, scope_memory_used, scope_processes
 from gpuscope.parsers.recording import read as recording
 from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.parsers.recording.columns import GpuColumns, changed, floats, gpu_columns, parents, starts
-from gpuscope.tui.model.replay_energy import GpuEnergyView, energy_series
+from gpuscope.tui.model.replay_energy import GpuEnergyView, energy_at, energy_series
 
 IDLE_PCT = 5.0
 """A GPU under this utilisation (%) is idle..."""
@@ -267,7 +267,8 @@ class Replay:
         would have held at that moment (the panes' means, sparklines and peaks). With the
         sample's `snapshot` (its processes decoded), its scope's busy cores and memory are
         filled in for that sample, as `watch_model.record` does live; the samples before
-        stay n/a (their process lists are not decompressed)."""
+        stay n/a (their process lists are not decompressed). Its `energy` holds each GPU's
+        energy from the first sample to `i` (the job panel's line)."""
         start = int(np.searchsorted(self.clock, self.clock[i] - PANE_SECONDS, side="left"))
         if not self._running_peaks:
             self._running_peaks = {name: np.fmax.accumulate(values) for name, values in self.series.items()}
@@ -283,7 +284,10 @@ class Replay:
                 if value is not None and np.isnan(series[name][-1]):
                     series[name] = series[name].copy()
                     series[name][-1] = value  # the peak stays what the recording's columns say (n/a: unknown)
-        return History.from_arrays(self.times[start:i + 1], series, peaks)
+        history = History.from_arrays(self.times[start:i + 1], series, peaks)
+        # the energy since the first sample, as a live watch's tally holds it, for the job panel
+        history.energy = EnergyTally.fixed({g: energy_at(view, self.times, i) for g, view in self.gpu_energy.items()})
+        return history
 
     def snapshot(self, i: int) -> Snapshot:
         """Sample `i` with its processes (decoded from its batch only); without them when its

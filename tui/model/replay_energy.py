@@ -5,17 +5,18 @@ draw (tui/screens/replay_plots.py) and what they say beside their lines at the c
     text = power_text(views[0], series, i)   # PlotText("GPU 0 power", ("612 W of 700 W limit", "energy 1.21 kWh of 1.84 kWh"))
 
 A GPU's energy so far is its energy counter's (recording version 4 and later), else its power
-integrated, as metrics.energy.gpu_energy counts them; what a recording has not got is NaN (a
-gap in the plot) and the legend says n/a and why, never 0.
+integrated, as metrics.energy.energy_so_far counts them; `energy_at` gives the figure at a
+sample that the job panel says. What a recording has not got is NaN (a gap in the plot) and
+the legend says n/a and why, never 0.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuscope.metrics.energy import GAP_FACTOR, human_energy
+from gpuscope.metrics.energy import EnergyFigure, energy_so_far, gap_limit, gpu_energy, human_energy
 from gpuscope.parsers.recording.columns import GpuColumns
 
 
@@ -29,41 +30,6 @@ def _top(values: np.ndarray) -> float | None:
     """The largest finite value above 0, else None."""
     finite = values[np.isfinite(values)]
     return float(finite.max()) if finite.size and finite.max() > 0 else None
-
-
-def running_energy(times: np.ndarray, energy_mj: np.ndarray, power_w: np.ndarray) -> tuple[np.ndarray, str]:
-    """A GPU's energy so far (J) at each sample, from its first reading, and what it comes
-    from: the energy counter where it has two readings (a decrease is a driver reload: the
-    reading after it is the energy since the reload), else power integrated (trapezoids; a gap
-    over GAP_FACTOR median intervals is not bridged); NaN before the first reading, and ('', all
-    NaN) with neither. The same figures as metrics.energy.gpu_energy gives for the whole span,
-    sample by sample (a test holds the last one equal)."""
-    n = len(times)
-    out = np.full(n, np.nan)
-    for values, source in ((energy_mj, "energy counter"), (power_w, "integrated power")):
-        ok = np.flatnonzero(np.isfinite(times) & np.isfinite(values))
-        if ok.size < 2:
-            continue
-        t, v = times[ok], values[ok]
-        if source == "energy counter":
-            steps = np.diff(v)
-            reset = steps < 0
-            steps[reset] = v[1:][reset]
-            steps *= 1e-3
-        else:
-            dt = np.diff(t)
-            forward = dt > 0
-            if not forward.any():
-                continue
-            used = forward & (dt <= GAP_FACTOR * float(np.median(dt[forward])))
-            steps = np.where(used, (v[1:] + v[:-1]) / 2.0 * np.where(used, dt, 0.0), 0.0)
-        at = np.full(n, -1)
-        at[ok] = np.arange(ok.size)
-        at = np.maximum.accumulate(at)  # each sample: the last reading at or before it
-        cumulative = np.concatenate([[0.0], np.cumsum(steps)])
-        out = np.where(at >= 0, cumulative[np.maximum(at, 0)], np.nan)
-        return out, source
-    return out, ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +48,17 @@ class GpuEnergyView:
     energy_note: str
     activity_note: str
     """Why the activity is n/a ('' when it was read)."""
+    energy_mj: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
+    power_w: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
+    """The readings the energy is counted from, a value per sample (NaN: none)..."""
+    max_gap_s: float | None = None
+    """...and the gap limit of the whole recording's power readings, so a part counts as the whole does."""
+
+
+def energy_at(view: GpuEnergyView, times: np.ndarray, i: int) -> EnergyFigure:
+    """The GPU's energy from its first reading to sample `i`, as the watch's job panel says it
+    live (metrics.energy.gpu_energy over the readings up to `i`; the plotted line's value there)."""
+    return gpu_energy(times[:i + 1], view.energy_mj[:i + 1], view.power_w[:i + 1], max_gap_s=view.max_gap_s, note=view.energy_note)
 
 
 ACTIVITY = (("sm_active_pct", "sm_active", "SM active"), ("tensor_active_pct", "tensor_active", "tensor"), ("dram_bw_pct", "dram_bw", "DRAM"))
@@ -102,7 +79,9 @@ def energy_series(times: np.ndarray, gpus: dict[int, GpuColumns], version: int |
         top_w, top_is = _top(limit), "limit"
         if top_w is None:
             top_w, top_is = _top(power), "highest seen"
-        energy, source = running_energy(times, c.readings.get("energy_mj", np.full(len(times), np.nan)), power)
+        counter = c.readings.get("energy_mj", np.full(len(times), np.nan))
+        limit = gap_limit(times, power)
+        energy, source = energy_so_far(times, counter, power, max_gap_s=limit)
         finite = energy[np.isfinite(energy)]
         total = float(finite[-1]) if finite.size else None
         out[f"gpu{g}.power_w"] = power
@@ -123,7 +102,7 @@ def energy_series(times: np.ndarray, gpus: dict[int, GpuColumns], version: int |
         energy_note = c.notes.get("energy_note", "")
         if old:
             energy_note = f"no energy counter in this recording (version {version}: written before gpuscope read it)"
-        views[g] = GpuEnergyView(g, top_w, top_is, total, source, energy_note, why)
+        views[g] = GpuEnergyView(g, top_w, top_is, total, source, energy_note, why, counter, power, limit)
     return out, views
 
 
