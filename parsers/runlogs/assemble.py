@@ -216,10 +216,11 @@ def _runs_table(table: list[tuple[Run, dict[str, tuple[int, str] | None], str, s
                  "quality_target", "samples", "label", "epoch_time_s"):
         columns[name] = [getattr(run, name) for run in runs]
     columns["epochs"] = [run.epochs if run.epochs is not None else pd.NA for run in runs]
-    ordered = {name: columns[name] for name in RUN_COLUMNS}
-    for key in sorted({key for run in runs for key in run.settings}):
-        ordered[f"set_{key}"] = [run.settings.get(key, math.nan) for run in runs]  # NaN where a run has no such setting
-    return scaling_series.assign(_typed(pd.DataFrame(ordered)))
+    frame = _typed(pd.DataFrame({name: columns[name] for name in RUN_COLUMNS}))
+    settings = pd.DataFrame([run.settings for run in runs])  # NaN where a run has no such setting
+    if len(settings.columns):
+        frame = pd.concat([frame, settings[sorted(settings.columns)].add_prefix("set_")], axis=1)
+    return scaling_series.assign(frame)
 
 
 def _curves_table(table: list[tuple[Run, dict[str, tuple[int, str] | None], str, str | None]], runs: pd.DataFrame) -> pd.DataFrame:

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.files import walk
 from gpuscope.parsers.runlogs import formats as fmt
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     path: Path
     label: str
     parts: tuple[str, ...]

@@ -36,6 +36,11 @@ def unit_seconds(unit: str | None) -> float | None:
 
 def to_float(text: object) -> float:
     """float, or NaN for anything that is not a number (never raises)."""
+    if type(text) is str:  # most calls, from a log's text: no str() and strip() copies unless needed
+        try:
+            return float(text)
+        except ValueError:
+            pass  # float() strips less white space than str.strip() (not \x1c-\x1f): tried below
     if isinstance(text, bool):
         return math.nan
     if isinstance(text, (int, float)):

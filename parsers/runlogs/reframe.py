@@ -30,6 +30,8 @@ def match(name: str, head: Head) -> str | None:
     text = head_text(head)
     if "job_completion_time" in first_line(text):
         return "`job_completion_time` header: ReFrame perflog"
+    if "|reframe " not in text:  # one search of the head first: most files tried here are other logs
+        return None
     at = next((i for i, ln in enumerate(text.split("\n", 20)[:20]) if "|reframe " in ln), None)
     return None if at is None else f"`|reframe ` field on line {at + 1}: ReFrame perflog"
 

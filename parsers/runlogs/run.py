@@ -84,7 +84,7 @@ def put(counts: Counts, kind: str, value: object, where: str) -> None:
 def time_value(match: re.Match[str], label: str, line_no: int, findings: list[Finding]) -> float:
     """Seconds of a `value` / `unit` match; a missing unit is seconds (said), an unknown one NaN (said)."""
     value = fmt.to_float(match.group("value"))
-    unit = match.groupdict().get("unit")
+    unit = match.group("unit") if "unit" in match.re.groupindex else None
     if unit is None:
         findings.append(Finding("info", "unit-assumed", f"line {line_no} gives a time without a unit: taken as seconds", label, line_no))
         return value
