@@ -9,8 +9,9 @@ from pathlib import Path
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import head_bytes
 
-MAGIC = b"\xff\xff\xff\xff"
-"""An Arrow IPC stream's first bytes (its continuation marker): every recording starts so."""
+ARROW_STREAM = b"\xff\xff\xff\xff"
+"""An Arrow IPC stream's first bytes (`read.MAGIC`, repeated here so that recognising a file
+that is not one never imports the reader and pyarrow)."""
 
 KIND = "recording"
 TITLE = "gpuscope recording"
@@ -21,7 +22,7 @@ BOUNDED = True
 
 def match(name: str, head: Head) -> str | None:
     data = head_bytes(head)
-    if not data.startswith(MAGIC):  # not an Arrow IPC stream: no need to import the reader
+    if not data.startswith(ARROW_STREAM):
         return None
     from gpuscope.parsers.recording.read import looks_like_recording
 

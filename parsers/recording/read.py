@@ -45,7 +45,6 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 from gpuscope.metrics.units import human_bytes
 from gpuscope.parsers.files import MAX_DECODED, display_name, open_regular
-from gpuscope.parsers.recording.kind import MAGIC
 
 BATCH_BYTES = MAX_DECODED
 """What one batch may take decoded: the one budget for columnar data (GPUSCOPE_MAX_DECODED_MB).
@@ -99,6 +98,10 @@ class Recording:
         if self.table is None or not 0 <= i < self.samples:
             raise IndexError(i)
         return recording_schema.snapshot_at(self.table, i)
+
+
+MAGIC = b"\xff\xff\xff\xff"
+"""An Arrow IPC stream starts with a continuation marker (then the schema message)."""
 
 
 def looks_like_recording(head: bytes) -> bool:

@@ -337,3 +337,10 @@ def test_a_version_2_file_has_no_time_limit_or_error_file() -> None:
     """Fields a later version added are n/a in an older file, never made up."""
     scope = recording.read(DATA / "v2.gsrec").snapshot(0).scope
     assert scope.job_id == "4242" and scope.time_limit_s is None and scope.stderr is None
+
+
+def test_the_kind_checks_the_readers_magic() -> None:
+    """The kind refuses non-Arrow files before importing the reader: both name the same bytes."""
+    from gpuscope.parsers.recording import kind, read
+
+    assert kind.ARROW_STREAM == read.MAGIC

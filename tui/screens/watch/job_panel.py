@@ -101,7 +101,7 @@ def energy_line(snapshot: Snapshot, history: History) -> Text | None:
     line = Text().append("Energy ", style="bold").append(f"GPU{'s' if len(figures) > 1 else ''} {ids}: ")
     known = [(i, f) for i, f in figures if f.joules is not None]
     if not known:
-        return line.append("n/a until the next refresh (two readings)", style="dim")
+        return line.append("n/a until a second reading", style="dim")
     line.append(f"{human_energy(sum(f.joules for _, f in known))} so far")  # type: ignore[misc]
     means = [f.mean_w for _, f in known if f.mean_w is not None]
     if means:
