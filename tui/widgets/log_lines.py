@@ -76,10 +76,7 @@ class LogLines(ScrollView, can_focus=True):
         """Draw `document` (again, after its index arrived): at the line holding byte
         `keep_offset` if given, else at the end (a log is read from its end)."""
         self.document = document
-        last = range(max(0, document.line_count - 200), document.line_count)
-        document.read_lines(last.start, last.stop)
-        self._widest = max(self._widest, max((cell_len(document.line(i)) for i in last), default=0))
-        self._resize()
+        self._measure(200)
         if keep_offset is not None:
             self.cursor = document.index_of_offset(keep_offset) if self.cursor is not None else None
             self.scroll_to(y=max(0, document.index_of_offset(keep_offset)), animate=False, immediate=True)
@@ -91,10 +88,20 @@ class LogLines(ScrollView, can_focus=True):
     def grew(self) -> None:
         """The document has more lines: a longer scroll range, the view still on the last
         line when it was there (`stick`)."""
-        self._resize()
+        self._measure(self._view.height if self.stick else 0)
         if self.stick:
             self.scroll_end(animate=False, immediate=True)
         self.refresh()
+
+    def _measure(self, last: int) -> None:
+        """Widen the scroll range to the widest of the `last` lines before they are drawn (a
+        line found wider while drawing costs a frame more), and set it."""
+        document = self.document
+        if document is not None and last:
+            lines = range(max(0, document.line_count - last), document.line_count)
+            document.read_lines(lines.start, lines.stop)
+            self._widest = max(self._widest, max((cell_len(document.line(i)) for i in lines), default=0))
+        self._resize()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
