@@ -68,7 +68,7 @@ SAMPLE = 1000
 def _rows(texts: list[Text], runs: list[RunInfo]) -> pd.DataFrame:
     """The tidy table of every data row of the files (`texts[i]` is `runs[i]`'s)."""
     ends = np.cumsum([len(t.data) for t in texts], dtype=np.int64)  # each file's last newline in `big`
-    big = b"\n" + b"".join(t.data for t in texts)
+    big = b"".join([b"\n", *(t.data for t in texts)])
     blocks, found = scan(big, ends.tolist(), runs)
     at = np.array(found, np.int64).reshape(-1, 6)  # per run of rows: file, start, end, first line, lines, block
     file_of, first, block_of = at[:, 0], at[:, 3], at[:, 5]
@@ -102,7 +102,7 @@ def _read_group(big: bytes, layout: fmt.Layout, at: np.ndarray, base: np.ndarray
     times = {t for _, t in places if t is not None}
     # Fields are parted by blanks (a run of them is one: `skipinitialspace`), after a first row
     # that has every field. NA is `---` in the row's columns, no field after them.
-    data = b" 0" * (width + 2) + b"\n" + b"\n".join(big[a:b] for a, b in spans).translate(BLANKS)
+    data = b"\n".join([b" 0" * (width + 2), *(memoryview(big)[a:b] for a, b in spans)]).translate(BLANKS)  # one copy, one pass
     na = [DASHES] * width + [MISSING, MISSING]
     frame = pd.read_csv(io.BytesIO(data), sep=" ", skipinitialspace=True, header=None, names=range(width + 2), usecols=range(width + 2),
                         keep_default_na=False, na_values={j: "---" if kind == DASHES else "" for j, kind in enumerate(na)},
