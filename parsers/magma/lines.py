@@ -1,4 +1,4 @@
-"""Provides `scan()`: one regular expression pass over a MAGMA output file that finds its runs of
+"""Provides `scan()`: one regular expression pass over each MAGMA output file that finds its runs of
 data rows and reads the few other lines that say something, in file order.
 
 A data row starts with a whole number followed by a number or `---`; consecutive rows are one

@@ -107,32 +107,32 @@ def _read_group(big: bytes, layout: fmt.Layout, at: np.ndarray, base: np.ndarray
     frame = pd.read_csv(io.BytesIO(data), sep=" ", skipinitialspace=True, header=None, names=range(width + 2), usecols=range(width + 2),
                         keep_default_na=False, na_values={j: "---" if kind == DASHES else "" for j, kind in enumerate(na)},
                         quoting=csv.QUOTE_NONE, dtype={t: str for t in times}, low_memory=False).iloc[1:]
-    fields = [_fields(frame[j], j in times, na[j]) for j in range(width + 2)]
-    values, kinds = np.stack([v for v, _, _ in fields], 1), np.stack([k for _, k, _ in fields], 1)
+    fields = [_fields(frame[j], j in times, na[j]) for j in range(width + 2)]  # column by column: no 2-D copies
+    kinds = [k for _, k, _ in fields]
     sizes = at[:, 4]
     run_of = np.repeat(np.arange(len(at)), sizes)
     offset = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # each row's place in its run
-    n = (kinds != MISSING).sum(axis=1)
+    n = sum(k != MISSING for k in kinds)
     with_status = n == width + 1
     # A tester run without its check (no --lapack) prints no error and no status: those errors
     # are NaN. But a file's cut last line is no such row: it lost its end.
     unchecked = (n == width - checks) & (checks > 0)
     unchecked[np.cumsum(sizes)[cut] - 1] = False
-    kinds[unchecked, width - checks : width] = DASHES
-    ok = ((n == width) | with_status | unchecked) & (kinds[:, :width] <= DASHES).all(axis=1)  # a word inside a row: no data row
-    whole = values[:, :n_sizes]  # sizes are whole numbers: a size of 12.5 is no problem size
-    ok &= (kinds[:, :n_sizes] == NUMBER).all(axis=1) & np.isfinite(whole).all(axis=1) & (whole == np.floor(whole)).all(axis=1)
-    status = np.where(with_status, kinds[:, width], MISSING).astype(np.int8)
+    kinds[width - checks : width] = [np.where(unchecked, DASHES, k) for k in kinds[width - checks : width]]
+    ok = ((n == width) | with_status | unchecked) & np.logical_and.reduce([k <= DASHES for k in kinds[:width]])  # a word inside a row: no data row
+    for (whole, _, _), k in zip(fields[:n_sizes], kinds):  # sizes are whole numbers: a size of 12.5 is no problem size
+        ok &= (k == NUMBER) & np.isfinite(whole) & (whole == np.floor(whole))
+    status = np.where(with_status, kinds[width], MISSING).astype(np.int8)
     ok &= (status == MISSING) | (status == OK) | (status == FAILED)
     for f, line in zip(at[run_of[~ok], 0].tolist(), (at[run_of[~ok], 3] + offset[~ok]).tolist()):
         runs[f].unparsed.append(line)
-    row, values, status = (base[run_of] + offset)[ok], values[ok], status[ok]
-    shared = {name: values[:, i] for i, name in enumerate(layout.sizes)}
-    shared.update({name: values[:, width - checks + i] for i, name in enumerate(layout.errors)}, status=status)
+    row, values, status = (base[run_of] + offset)[ok], [v[ok] for v, _, _ in fields], status[ok]
+    shared = {name: values[i] for i, name in enumerate(layout.sizes)}
+    shared.update({name: values[width - checks + i] for i, name in enumerate(layout.errors)}, status=status)
     pieces = []
     for (impl, _, to_ms), (g, t) in zip(layout.impls, places):
-        gflops = values[:, g] if g is not None else np.full(row.size, np.nan)
-        time = values[:, t] * to_ms if t is not None else np.full(row.size, np.nan)
+        gflops = values[g] if g is not None else np.full(row.size, np.nan)
+        time = values[t] * to_ms if t is not None else np.full(row.size, np.nan)
         ran = ~(np.isnan(gflops) & np.isnan(time))
         if not ran.any():
             continue
