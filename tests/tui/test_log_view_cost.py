@@ -101,6 +101,23 @@ async def test_a_look_that_finds_lines_is_one_frame_without_a_layout(tmp_path: P
         assert lines.at_end and "800" in str(screen.query_one("#view-status").render())
 
 
+async def test_a_log_over_the_size_limit_keeps_its_tail_and_counts_its_first_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuscope.tui.screens.views import log as log_view
+
+    monkeypatch.setattr(log_view, "MAX_BYTES", 4096)
+    path = tmp_path / "huge.log"
+    block = b"ERROR: first part\n" + b"step 1 loss 0.5\n" * 300
+    path.write_bytes(block + b"WARNING: later\n" * 10000)
+    async with open_screen(LogViewScreen(path, follow=False), LogViewScreen, (100, 24)) as (app, pilot, screen):
+        assert await until(pilot, lambda: screen.counts is not None)
+        expected = plain_log.read(path, limit=4096).meta
+        assert screen.counts == {"error": expected["errors"], "warning": expected["warnings"], "success": expected["successes"]}
+        assert not screen.document.indexed and screen.document.line(screen.document.line_count - 1) == "WARNING: later"
+        status = str(screen.query_one("#view-status").render())
+        assert "in the first 4.0 KB" in status and "the tail only" in status
+        assert "counted in the first 4.0 KB only" in str(screen.query_one("#log-notes").render())
+
+
 def reference_row(lines: LogLines, y: int) -> str:
     """The row as Textual's Strip.crop cuts the line (how the widget drew it before)."""
     document, width = lines.document, lines.scrollable_content_region.width

@@ -9,14 +9,15 @@ tail's lines only (and not their line numbers). `scan` uses the plain-log reader
 class words, not `plain_log.read`, whose table of flagged lines would load pandas into a view
 that only shows lines. Lines are read when drawn, a screen of them in one read
 (`read_lines`), and a few screens' worth are kept decoded. `bytes_read` counts what the
-document itself read, for tests that a first screen did not read the whole file. Text is decoded with replacement and cleaned of escape
-sequences (`metrics.safe_text`): a log line cannot retitle or clear the terminal.
+document itself read, for tests that a first screen did not read the whole file. Text is
+decoded with replacement and cleaned of escape sequences (`metrics.safe_text`): a log line
+cannot retitle or clear the terminal.
 
 Following a growing log (`less +F`, toolong) is `read_growth` (in a worker: one `stat`, then
-only the bytes past `end`) and `extend` (on the UI thread: the new offsets appended). The new lines' classes are found with
-`bytes.find` over what was read, not line by line. A file
-that shrank (truncated, `>` redirect) or whose inode changed (rotated, replaced) is not
-extended: `read_growth` says so and the viewer opens the file again.
+only the bytes past `end`) and `extend` (on the UI thread: the new offsets appended). The new
+lines' classes are found with `bytes.find` over what was read, not line by line. A file that
+shrank (truncated, `>` redirect) or whose inode changed (rotated, replaced) is not extended:
+`read_growth` says so and the viewer opens the file again.
 """
 
 from __future__ import annotations

@@ -205,13 +205,13 @@ class LogViewScreen(FileScreen):
         and the counts."""
         found, document, lines = step.scan, self.document, self.query_one(LogLines)
         notes = []
-        if step.size <= MAX_BYTES:
+        if step.size > MAX_BYTES:
+            self.counted_part = f"in the first {_human(MAX_BYTES)}"
+            notes.append(f"{_human(step.size)}: counted in the first {_human(MAX_BYTES)} only (GPUSCOPE_MAX_FILE_MB raises it); the tail is the file's end")
+        elif len(found.offsets):  # none: the file was emptied meanwhile (the next look reopens it)
             keep = None if lines.stick else lines.top_offset()
             document.set_offsets(found.offsets, found.end)
             lines.show(document, keep)
-        else:
-            self.counted_part = f"in the first {_human(found.end)}"
-            notes.append(f"{_human(step.size)}: counted in the first {_human(found.end)} only (GPUSCOPE_MAX_FILE_MB raises it); the tail is the file's end")
         self.counts = dict(found.counts)
         self.counted_lines = len(found.offsets)
         document.set_classes(found.lines_of, self.counted_lines)
