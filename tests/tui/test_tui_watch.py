@@ -289,12 +289,10 @@ async def test_gpuscope_watch_freezes_startup_objects_once_and_thaws_on_exit(mon
     and gives them back when the screen goes; other screens leave the collector alone."""
     import gc
 
-    from gpuscope.tui.screens.watch import screen as watch
-
     calls: list[str] = []
-    monkeypatch.setattr(watch.gc, "freeze", lambda: calls.append("freeze"))
-    monkeypatch.setattr(watch.gc, "unfreeze", lambda: calls.append("unfreeze"))
-    monkeypatch.setattr(watch.gc, "collect", lambda *a: calls.append("collect") or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
     async with open_screen(watch_app(freeze_gc=True), WatchScreen, (120, 40), ready=polled(3)) as (app, pilot, _):
         await pilot.pause()
         assert calls == ["collect", "freeze"]

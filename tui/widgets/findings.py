@@ -82,19 +82,28 @@ class FindingsPane(Vertical):
     }
     """
 
-    def __init__(self, *, table_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, findings: Sequence[Finding] | None = None, *, table_id: str | None = None, **kwargs: Any) -> None:
+        """`findings`: shown once mounted (a pane made when there is something to show)."""
         super().__init__(**kwargs)
         self._table_id = table_id
+        self._findings = findings
 
     def compose(self) -> ComposeResult:
         yield FindingsTable(id=self._table_id)
         yield Static(classes="finding-detail", markup=False)
+
+    def on_mount(self) -> None:
+        if self._findings is not None:
+            self.show(self._findings)
 
     @property
     def table(self) -> FindingsTable:
         return self.query_one(FindingsTable)
 
     def show(self, findings: Sequence[Finding]) -> None:
+        self._findings = findings
+        if not self.children:  # not composed yet (just mounted): `on_mount` shows them
+            return
         self.table.show(findings)
         self.query_one(".finding-detail", Static).display = bool(findings)
         self._detail(0)

@@ -11,7 +11,6 @@ pushed on this screen, so Escape (the app's `back`) returns to the tree as it wa
 
 from __future__ import annotations
 
-import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers import registry
 from gpuscope.parsers.files import display_name, walk
 from gpuscope.tui.model.folder import FolderCounts, is_below, studies
+from gpuscope.tui.screens.base import FreezesStartup
 from gpuscope.tui.screens.browse.open import study_screen, titles, view_screen
 from gpuscope.tui.screens.browse.preview import PreviewPane
 from gpuscope.tui.screens.browse.tree import BrowseTree
@@ -43,7 +43,7 @@ files took 4 s instead of 2.4; at 4 a second keys waited 71 ms at the 95th perce
 second 54 ms (bench/browse_bench.py, one run each)."""
 
 
-class BrowseScreen(Screen[None]):
+class BrowseScreen(FreezesStartup, Screen[None]):
     """Folder tree with kinds and summaries on the left, the selection described on the right."""
 
     HELP_TITLE = "Keys: browse"
@@ -95,7 +95,7 @@ class BrowseScreen(Screen[None]):
         """`root`: the folder shown (its label as given); `select`: a file below it to put
         the cursor on (a job's output file); `freeze_gc`: once the files are recognised and
         the views imported, exempt the objects alive then from garbage collection (as the
-        watch's `freeze_gc`): `gpuscope browse` sets it, tests leave the collector alone."""
+        watch's, `FreezesStartup`): `gpuscope browse` sets it, tests leave the collector alone."""
         super().__init__()
         self.freeze_gc = freeze_gc
         self.root = Path(root)
@@ -182,20 +182,10 @@ class BrowseScreen(Screen[None]):
 
         import_views()
         if self.freeze_gc:
-            self.app.call_from_thread(self._freeze_startup_objects)
-
-    @staticmethod
-    def _freeze_startup_objects() -> None:
-        """Collect once, then exempt what is alive now (Textual's DOM and styles, the modules
-        of every view, the recognitions: about 135,000 objects) from later collections. Without
-        this, a full collection walked them all, about 0.1 s of CPU, and one fell in most
-        openings of a view (bench/open_bench.py)."""
-        gc.collect()
-        gc.freeze()
+            self.app.call_from_thread(self.freeze_startup_objects)
 
     def on_unmount(self) -> None:
-        if self.freeze_gc:
-            gc.unfreeze()  # what this screen held can be collected again
+        self.thaw_startup_objects()
 
     @work(thread=True, exclusive=True, group="expected", exit_on_error=False)
     def check_expected(self, folders: list[Path]) -> None:

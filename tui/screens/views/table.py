@@ -12,6 +12,8 @@ shown as `Text`, never markup. Cells an expected range failed on (`marks`) are h
 What the user sets (the sort, the filter kept with Enter, the plot's x and y) is remembered per
 file for the app's session (`remembered`), so the file opened again shows it as it was left.
 Escape clears a filter before it closes the view: a filter is never left on by accident.
+The filter box is made the first time it is needed: most views are never filtered, and a
+hidden box still cost its styling each time a view opened.
 The first plot asks for its x and y (`PlotPickModal`) rather than guessing them.
 """
 
@@ -41,6 +43,7 @@ from gpuscope.tui.model.table_read import read_all, read_head
 from gpuscope.tui.render.xy_plot import draw_xy
 from gpuscope.tui.screens.views.base import FileScreen
 from gpuscope.tui.screens.views.plot_pick import PlotPickModal
+from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 DISPLAY_ROWS = 2000
 """Rows put in the grid; a filter or a sort brings the others into it."""
@@ -117,12 +120,16 @@ class TableViewScreen(FileScreen):
             yield Static(id="table-stats", markup=False)
             yield Static(id="table-notes", markup=False)
 
-    def compose_below(self) -> ComposeResult:
-        yield Input(id="table-filter", placeholder="filter: text, or  column > 3  (Enter keeps it, Escape clears)", compact=True)
-
     def on_mount(self) -> None:
-        self.query_one("#table-filter", Input).display = False
         self.query_one("#table-plot", XYPlot).display = False
+
+    def filter_box(self) -> Input:
+        """The filter box, made above the footer the first time it is asked for."""
+        box = next(self.query("#table-filter").results(Input), None)
+        if box is None:
+            box = Input(id="table-filter", placeholder="filter: text, or  column > 3  (Enter keeps it, Escape clears)", compact=True)
+            self.mount(box, before=self.query_one(KeysFooter))
+        return box
 
     def read_steps(self) -> Iterator[TableModel]:
         """The head, then (when there is more) every row: two models, each shown."""
@@ -171,7 +178,7 @@ class TableViewScreen(FileScreen):
                 pass  # a column it named is gone: the file changed
             else:
                 self.filter_text = state.filter_text
-                box = self.query_one("#table-filter", Input)
+                box = self.filter_box()
                 with box.prevent(Input.Changed):
                     box.value = state.filter_text
                 box.display = True
@@ -297,7 +304,7 @@ class TableViewScreen(FileScreen):
             self.sort_by(column)
 
     def action_filter(self) -> None:
-        box = self.query_one("#table-filter", Input)
+        box = self.filter_box()
         box.display = True
         box.focus()
 
@@ -333,8 +340,8 @@ class TableViewScreen(FileScreen):
         """Escape in the filter box clears the filter (and it is forgotten); with a plot shown it
         hides the plot; otherwise it closes the view, and a filter kept with Enter is what
         reopening the file shows (`/` then Escape clears it)."""
-        box = self.query_one("#table-filter", Input)
-        if box.has_focus:
+        box = self.focused
+        if isinstance(box, Input):  # the filter box, this screen's one input
             with box.prevent(Input.Changed):
                 box.value = ""
             box.display = False

@@ -16,7 +16,6 @@ selected. `R` records what the watch polls (`collectors.recorder.RecordingSource
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import socket
 import time
@@ -43,7 +42,7 @@ from gpuscope.tui.model.watch import (
     window_verdicts,
 )
 from gpuscope.tui.model.nodes import ALL, NodesView
-from gpuscope.tui.screens.base import ExportingScreen
+from gpuscope.tui.screens.base import ExportingScreen, FreezesStartup
 from gpuscope.tui.screens.watch.cpu_pane import CpuPane
 from gpuscope.tui.screens.watch.gpu_pane import GpuPane
 from gpuscope.tui.widgets.history_plot import WINDOWS, HistoryPlot
@@ -84,7 +83,7 @@ class SnapshotSource(Protocol):
     def poll(self) -> Snapshot: ...
 
 
-class WatchScreen(ProcessKeys, ExportingScreen):
+class WatchScreen(ProcessKeys, FreezesStartup, ExportingScreen):
     """Job panel, the job's output, GPU rows, CPU/memory meters, history plots and the process table."""
 
     READS_OUTPUT = True
@@ -143,8 +142,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
                  freeze_gc: bool = False) -> None:
         super().__init__()
         self.freeze_gc = freeze_gc
-        """After the first frame, exempt the objects alive then from garbage collection (see
-        `_freeze_startup_objects`); `gpuscope watch` sets it, tests leave the collector alone."""
+        """After the first frame, exempt the objects alive then from garbage collection
+        (`FreezesStartup`); `gpuscope watch` sets it, tests leave the collector alone."""
         self.source = source
         self.auto = interval is not None
         """False (interval=None): polls only when `poll_now()` is called, for tests."""
@@ -281,8 +280,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self.verdicts = snapshot.verdicts or window_verdicts(snapshot, self.history)
         first = len(self.history) == 1
         self.redraw()
-        if first and self.freeze_gc:
-            self.call_after_refresh(self._freeze_startup_objects)
+        if first:
+            self.call_after_refresh(self.freeze_startup_objects)
 
     def apply_nodes(self, reading: NodesReading) -> None:
         """A multi-node poll: every node's latest reading into its history and the aggregate's,
@@ -296,8 +295,8 @@ class WatchScreen(ProcessKeys, ExportingScreen):
             self._show_node(force_plots=False)
         else:  # nothing new to draw; the switcher may still have news (no node answered)
             self.query_one(NodeSwitcher).show(self.nodes)
-        if first and self.nodes.total is not None and self.freeze_gc:
-            self.call_after_refresh(self._freeze_startup_objects)
+        if first and self.nodes.total is not None:
+            self.call_after_refresh(self.freeze_startup_objects)
 
     def _show_node(self, force_plots: bool = True) -> None:
         """Point the panes at the selected entry's snapshot and history, and draw them."""
@@ -310,21 +309,12 @@ class WatchScreen(ProcessKeys, ExportingScreen):
         self.redraw(force_plots=force_plots)
         self._status()
 
-    @staticmethod
-    def _freeze_startup_objects() -> None:
-        """Collect once, then exempt what is alive now (Textual's DOM, styles, modules: about
-        70,000 objects) from later collections. Without this, each full collection walked them
-        all, about 40 ms every 40 s: a tenth of the watch screen's CPU at a 1 s refresh."""
-        gc.collect()
-        gc.freeze()
-
     def on_unmount(self) -> None:
         self._disarm()  # not one of Textual's timers, which stop with the screen
         self._poller.close()
         if self._recording is not None:
             self._recording.stop()  # its open batch written (the source stays the caller's to close)
-        if self.freeze_gc:
-            gc.unfreeze()  # what this screen held can be collected again
+        self.thaw_startup_objects()
 
     # --- drawing -------------------------------------------------------------------------
 
