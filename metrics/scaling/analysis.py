@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
 from gpuscope.metrics.scaling import checks
+from gpuscope.metrics.scaling.runs import KEYS, Grouped, column_of, false_mask, group_runs, groups_of, leave_out_reasons, numbers, settings_columns, true_mask
 from gpuscope.metrics.scaling.spread import compare
 from gpuscope.metrics.findings import Finding, sort_findings
 from gpuscope.metrics.scaling.fit import AmdahlFit, amdahl_fit, gustafson_serial, karp_flatt, karp_flatt_trend, speedup
@@ -49,7 +49,6 @@ EFFICIENCY_THRESHOLD = 0.75
 WORK_TOLERANCE = 0.1
 """Work per configuration within 10 % of constant is strong scaling; work per worker within
 10 % of constant is weak scaling; anything else is "unknown"."""
-KEYS = ["series", "resource_kind"]
 UNIT = {"gpus": "GPUs", "nodes": "nodes", "threads": "threads", "processes": "processes"}
 SUMMARY_COLUMNS = [
     "series", "benchmark", "resource_kind", "resources", "runs", "runs_left_out", "left_out",
@@ -64,79 +63,12 @@ QUALITY_COLUMNS = [
     "epochs_p_value", "epochs_verdict",
 ]  # fmt: skip
 DIFF_COLUMNS = ["series", "resource_kind", "setting", "resources", "value"]
-ANALYSED = ("resources", "nodes", "time_s", "samples", "benchmark", "source", "status", "quality", "epochs", "converged",
-            "quality_name", "quality_higher_is_better", "quality_target")
-"""The runs' columns the analysis reads, besides the settings (`set_*`)."""
 
 
 def unit(kind: object, count: float | None = None) -> str:
     """`GPUs`, `nodes`, ... for a resource kind (`GPU` for one)."""
     word = UNIT.get(str(kind), str(kind))
     return word[:-1] if count == 1 and word.endswith("s") else word
-
-
-def _column(runs: pd.DataFrame, name: str, default: object = np.nan) -> pd.Series:
-    return runs[name] if name in runs else pd.Series(default, index=runs.index, dtype=object if default is None else None)
-
-
-def _numbers(values: pd.Series) -> np.ndarray:
-    return pd.to_numeric(values, errors="coerce").to_numpy(float, na_value=np.nan)
-
-
-def _is_false(value: object) -> bool:
-    """True only for a known False (not for NA / None / NaN)."""
-    return isinstance(value, (bool, np.bool_)) and not value
-
-
-def _true_mask(values: pd.Series) -> pd.Series:
-    """A known True (a bool, not NA / None / NaN) of every value, as booleans."""
-    if isinstance(values.dtype, pd.BooleanDtype):
-        return values.eq(True).fillna(False).astype(bool)
-    return values.map(lambda v: isinstance(v, (bool, np.bool_)) and bool(v)).astype(bool)
-
-
-def _false_mask(values: pd.Series) -> pd.Series:
-    """`_is_false` of every value, as booleans (for the readers' nullable boolean column in one
-    array operation)."""
-    if isinstance(values.dtype, pd.BooleanDtype):
-        return values.eq(False).fillna(False).astype(bool)
-    return values.map(_is_false).astype(bool)
-
-
-def leave_out_reasons(runs: pd.DataFrame) -> pd.Series:
-    """Why each run is left out of the timing statistics: "" when it counts, else its status
-    (`aborted`, `failed`, `cancelled`, `timeout`), `not converged` or `no timing`."""
-    status = _column(runs, "status", "ok").fillna("ok").astype(str).tolist()
-    not_converged = _false_mask(_column(runs, "converged", pd.NA)).tolist()
-    time = _numbers(_column(runs, "time_s"))
-    timed = (np.isfinite(time) & (time > 0)).tolist()
-    reason = [s.replace("no-timing", "no timing") if s != "ok" else "not converged" if nc else "" if ok else "no timing"
-              for s, nc, ok in zip(status, not_converged, timed)]
-    return pd.Series(reason, index=runs.index, dtype=object)
-
-
-@dataclass(frozen=True)
-class Grouped:
-    """The runs by (series, resource_kind), in key order, each group with `_reason` (why a run
-    is left out, "" when it counts) and only the columns the analysis reads. Made once by
-    `group_runs` and handed to every analysis of the same runs; without it each groups them."""
-
-    groups: dict[tuple[str, str], pd.DataFrame]
-
-
-def group_runs(runs: pd.DataFrame) -> Grouped:
-    """`runs` split for the analysis (see `Grouped`)."""
-    if runs is None or runs.empty:
-        return Grouped({})
-    wanted = [*ANALYSED, *_settings(runs)]
-    kept = [c for c in dict.fromkeys(wanted) if c in runs and c not in KEYS]  # a group is a copy, column by column
-    frame = runs[kept].assign(series=_column(runs, "series", "").fillna("").astype(str), resource_kind=_column(runs, "resource_kind", "?").fillna("?").astype(str),
-                              _reason=leave_out_reasons(runs))
-    return Grouped(dict(iter(frame.groupby(KEYS, sort=True))))
-
-
-def _grouped(runs: pd.DataFrame, grouped: Grouped | None) -> dict[tuple[str, str], pd.DataFrame]:
-    return (grouped if grouped is not None else group_runs(runs)).groups
 
 
 def _work_kind(used: pd.DataFrame, base: int) -> tuple[str, str]:
@@ -148,7 +80,7 @@ def _work_kind(used: pd.DataFrame, base: int) -> tuple[str, str]:
     for column, label, per_worker in (("samples", "samples", False), ("set_global_batch_size", "global batch size", False), ("set_local_batch_size", "local batch size", True)):
         if column not in used:
             continue
-        values = pd.Series(_numbers(used[column]), index=used.index).groupby(used["resources"]).median()
+        values = pd.Series(numbers(used[column]), index=used.index).groupby(used["resources"]).median()
         work = np.array([values.get(r, np.nan) for r in configs])
         if not np.all(np.isfinite(work) & (work > 0)):
             continue
@@ -180,7 +112,7 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None, *, grouped: Group
         out.attrs["baseline"] = baseline
         return out
     records = []
-    for (series, kind), group in _grouped(runs, grouped).items():
+    for (series, kind), group in groups_of(runs, grouped).items():
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
@@ -191,10 +123,10 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None, *, grouped: Group
         usable = sorted(int(r) for r in used["resources"].unique())
         base = (baseline if baseline in usable else None) if baseline is not None else (usable[0] if usable else None)
         scaling, scaling_from = _work_kind(used, base) if base is not None else ("unknown", "no baseline")
-        times = {(int(r), str(topo)): _numbers(g) for (r, topo), g in used.groupby(["resources", "_topology"])["time_s"]}
+        times = {(int(r), str(topo)): numbers(g) for (r, topo), g in used.groupby(["resources", "_topology"])["time_s"]}
         base_key = min((k for k in times if k[0] == base), key=lambda k: checks.topology_nodes(k[1])) if base is not None else None
         t0 = float(np.median(times[base_key])) if base_key is not None else math.nan
-        benchmark = _first(_column(group, "benchmark", None))
+        benchmark = _first(column_of(group, "benchmark", None))
         diffs = _differences(used, base, kind, scaling) if base is not None else {}
         on_curve = {}  # per resource count, the topology its curve point has: the fewest nodes
         for r, topo in sorted({(int(r), str(t)) for r, t in zip(group["resources"], group["_topology"])}, key=lambda k: (k[0], checks.topology_nodes(k[1]))):
@@ -213,8 +145,8 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None, *, grouped: Group
                 pair = _differing(used[used["resources"].isin([base, r])])
                 note = checks.implausible_note(measured, pair, setting_label, base, int(r), lambda n, k=kind: unit(k, n))
                 s = math.nan
-            samples = _numbers(_column(g[g["_reason"] == ""], "samples"))
-            rate = samples / _numbers(g[g["_reason"] == ""]["time_s"]) if samples.size else samples
+            samples = numbers(column_of(g[g["_reason"] == ""], "samples"))
+            rate = samples / numbers(g[g["_reason"] == ""]["time_s"]) if samples.size else samples
             rate = rate[np.isfinite(rate)]
             records.append({
                 "series": series, "benchmark": benchmark, "resource_kind": kind, "resources": int(r),
@@ -253,14 +185,14 @@ def _first(values: pd.Series) -> object:
 def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None, seed: int = 0, grouped: Grouped | None = None) -> pd.DataFrame:
     """Per series: the Amdahl fit (bootstrap over the used runs) and the Karp-Flatt trend."""
     records = []
-    groups = _grouped(runs, grouped) if len(runs) else {}
+    groups = groups_of(runs, grouped) if len(runs) else {}
     for (series, kind), rows in summary.groupby(KEYS, sort=True):
         rows = _on_curve(rows)
         group = groups.get((series, kind))
         times = None
         if group is not None:
             used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
-            times = {int(r): _numbers(g["time_s"]).tolist() for r, g in used.groupby("resources")}
+            times = {int(r): numbers(g["time_s"]).tolist() for r, g in used.groupby("resources")}
         kwargs = {"n_boot": n_boot} if n_boot is not None else {}
         fit = amdahl_fit(rows, times, seed=seed, **kwargs)
         records.append({
@@ -272,10 +204,6 @@ def fits(runs: pd.DataFrame, summary: pd.DataFrame, *, n_boot: int | None = None
 
 
 # --- did only the resources change? -------------------------------------------------------
-
-
-def _settings(runs: pd.DataFrame) -> list[str]:
-    return [c for c in runs.columns if str(c).startswith("set_")]
 
 
 def setting_label(column: str) -> str:
@@ -297,7 +225,7 @@ def _differing(runs: pd.DataFrame) -> dict[str, dict[int, list[str]]]:
     """The settings whose known values are not one and the same across all the configurations:
     per setting, the distinct known values of each configuration, as text. The distinct rows of
     (resources, settings) are found by pandas first: thousands of runs share a handful."""
-    columns = _settings(runs)
+    columns = settings_columns(runs)
     if not columns:
         return {}
     try:
@@ -330,7 +258,7 @@ def _follows(used: pd.DataFrame, column: str, scaling: str) -> bool:
     power = FOLLOWERS.get(scaling, {}).get(column)
     if power is None:
         return False
-    values = pd.Series(_numbers(used[column]), index=used.index).groupby(used["resources"]).median()
+    values = pd.Series(numbers(used[column]), index=used.index).groupby(used["resources"]).median()
     if not np.all(np.isfinite(values.to_numpy()) & (values.to_numpy() > 0)):
         return False
     scaled = values.to_numpy() / values.index.to_numpy(float) ** power
@@ -351,10 +279,10 @@ def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str = "unkno
     return {r: "; ".join(v) for r, v in notes.items()}
 
 
-def _used_settings(runs: pd.DataFrame, grouped: Grouped | None) -> Iterator[tuple[str, str, pd.DataFrame, dict[str, dict[int, list[str]]]]]:
+def _usedsettings_columns(runs: pd.DataFrame, grouped: Grouped | None) -> Iterator[tuple[str, str, pd.DataFrame, dict[str, dict[int, list[str]]]]]:
     """Per series: (series, resource_kind, its used runs with whole resource counts, the
     settings that differ between its configurations)."""
-    for (series, kind), group in _grouped(runs, grouped).items():
+    for (series, kind), group in groups_of(runs, grouped).items():
         used = group[(group["_reason"] == "") & pd.notna(group["resources"])]
         if used.empty:
             continue
@@ -373,7 +301,7 @@ def config_diff(runs: pd.DataFrame, *, grouped: Grouped | None = None) -> pd.Dat
     `a | b` when the runs of one configuration disagree)."""
     if runs is None or runs.empty:
         return pd.DataFrame(columns=DIFF_COLUMNS)
-    records = [row for series, kind, _used, differing in _used_settings(runs, grouped) for row in _diff_rows(series, kind, differing)]
+    records = [row for series, kind, _used, differing in _usedsettings_columns(runs, grouped) for row in _diff_rows(series, kind, differing)]
     return pd.DataFrame.from_records(records, columns=DIFF_COLUMNS)
 
 
@@ -400,9 +328,9 @@ def settings_changes(runs: pd.DataFrame, summary: pd.DataFrame | None = None, *,
     records: list[dict[str, object]] = []
     if runs is None or runs.empty:
         return out, pd.DataFrame(columns=DIFF_COLUMNS)
-    for series, kind, used, differing in _used_settings(runs, grouped):
+    for series, kind, used, differing in _usedsettings_columns(runs, grouped):
         records += _diff_rows(series, kind, differing)
-        known = [c for c in _settings(used) if used[c].notna().any()]
+        known = [c for c in settings_columns(used) if used[c].notna().any()]
         if not known:
             out[series] = f"no settings in the logs: cannot tell whether only the {unit(kind)} changed"
             continue
@@ -435,22 +363,22 @@ def quality_check(runs: pd.DataFrame, baseline: int | None = None, *, grouped: G
     if runs is None or runs.empty:
         return pd.DataFrame(columns=QUALITY_COLUMNS)
     records = []
-    for (series, kind), group in _grouped(runs, grouped).items():
+    for (series, kind), group in groups_of(runs, grouped).items():
         group = group[pd.notna(group["resources"])]
         if group.empty:
             continue
         # one array per column, the configurations picked by masks: a pandas selection per
         # configuration costs more than the arithmetic
         resources = group["resources"].astype(int).to_numpy()
-        finished = (_column(group, "status", "ok").fillna("ok").astype(str) == "ok").to_numpy()
-        quality, epochs = _numbers(_column(group, "quality")), _numbers(_column(group, "epochs"))
-        converged = _column(group, "converged", pd.NA)
-        false, true = _false_mask(converged).to_numpy(), _true_mask(converged).to_numpy()
+        finished = (column_of(group, "status", "ok").fillna("ok").astype(str) == "ok").to_numpy()
+        quality, epochs = numbers(column_of(group, "quality")), numbers(column_of(group, "epochs"))
+        converged = column_of(group, "converged", pd.NA)
+        false, true = false_mask(converged).to_numpy(), true_mask(converged).to_numpy()
         configs = sorted({int(r) for r in resources})
         with_quality = sorted({int(r) for r in resources[finished & ~np.isnan(quality)]})
         base = (baseline if baseline in with_quality else None) if baseline is not None else (with_quality[0] if with_quality else None)
-        name = _first(_column(group, "quality_name", None)[finished])
-        higher = _first(_column(group, "quality_higher_is_better", pd.NA)[finished])
+        name = _first(column_of(group, "quality_name", None)[finished])
+        higher = _first(column_of(group, "quality_higher_is_better", pd.NA)[finished])
         at = {r: resources == r for r in configs}
         q_of = {r: quality[finished & at[r] & ~np.isnan(quality)] for r in configs}
         # epochs to converge: of the finished runs that did not fail to converge
@@ -493,10 +421,10 @@ def _convergence(runs: int, converged: int, failed: pd.DataFrame) -> str:
     if converged == 0 and failed.empty:
         return "convergence not logged"
     parts = [f"{converged} converged"] if converged else []
-    quality = _numbers(_column(failed, "quality"))
-    targets = _numbers(_column(failed, "quality_target"))
-    higher = _column(failed, "quality_higher_is_better", pd.NA)
-    status = _column(failed, "status", "ok").fillna("ok").astype(str)
+    quality = numbers(column_of(failed, "quality"))
+    targets = numbers(column_of(failed, "quality_target"))
+    higher = column_of(failed, "quality_higher_is_better", pd.NA)
+    status = column_of(failed, "status", "ok").fillna("ok").astype(str)
     stops = [_stop(q, t, h) for q, t, h in zip(quality, targets, higher)]
     for why in sorted(set(status)):
         mine = [stop for stop, st in zip(stops, status) if st == why]
@@ -559,7 +487,7 @@ def plot_series(summary: pd.DataFrame, y: str = "speedup") -> list[tuple[str, li
 
 
 def _sources(rows: pd.DataFrame) -> str:
-    names = sorted({str(s) for s in _column(rows, "source", None).dropna()})
+    names = sorted({str(s) for s in column_of(rows, "source", None).dropna()})
     return names[0] if len(names) == 1 else ""
 
 
@@ -567,7 +495,7 @@ def _point_findings(series: str, kind: str, rows: pd.DataFrame) -> list[Finding]
     """Per point: efficiency above 100 % (said), above 150 % (a grouping error, with what
     differs), and a resource count measured on several topologies."""
     out = []
-    for r, e, note in zip(rows["resources"], rows["efficiency"].to_numpy(float), _column(rows, "speedup_note", "").fillna("")):
+    for r, e, note in zip(rows["resources"], rows["efficiency"].to_numpy(float), column_of(rows, "speedup_note", "").fillna("")):
         at = f"{int(r)} {unit(kind, r)}"
         if note:
             out.append(Finding("error", "grouping", f"{series}: at {at}: {note}"))  # the note names the keys that split it
@@ -592,7 +520,7 @@ def findings(runs: pd.DataFrame, summary: pd.DataFrame, baseline: int | None = N
     out: list[Finding] = []
     if runs is None or runs.empty:
         return out
-    for (series, kind), group in _grouped(runs, grouped).items():
+    for (series, kind), group in groups_of(runs, grouped).items():
         left = group[(group["_reason"] != "") & group["resources"].notna()]
         for (why, r), rows in left.groupby(["_reason", "resources"], sort=True, dropna=False):
             n = len(rows)
