@@ -161,28 +161,30 @@ def read_raw(path: str | os.PathLike[str], label: str, max_bytes: int = MAX_BYTE
     handle, size, findings = open_regular(path, label)
     if handle is None:
         return None, findings
-    limit = f"{_human(max_bytes)} limit for a result file (GPUSCOPE_MAX_FILE_MB raises it)"
+
+    def limit() -> str:
+        return f"{_human(max_bytes)} limit for a result file (GPUSCOPE_MAX_FILE_MB raises it)"
+
     if size > max_bytes:
         handle.close()
-        return None, [Finding("error", "huge", f"file is {_human(size)}, over the {limit}", label)]
+        return None, [Finding("error", "huge", f"file is {_human(size)}, over the {limit()}", label)]
     try:
         with handle:
-            magic = handle.read(2)
-            handle.seek(0)
-            if magic == GZIP_MAGIC:
+            # Ask for the size stat gave, plus one: one read into one buffer. A file that grew since is read on, bounded.
+            data = handle.read(size + 1)
+            if data[:2] == GZIP_MAGIC:
+                handle.seek(0)
                 try:
                     data = _read_bounded(gzip.GzipFile(fileobj=handle), max_bytes)
                 except (OSError, EOFError, zlib.error) as exc:
                     return None, [Finding("error", "corrupt", f"gzip file is corrupt or truncated ({exc})", label)]
                 if data is None:
-                    return None, [Finding("error", "huge", f"decompresses to over the {limit}", label)]
+                    return None, [Finding("error", "huge", f"decompresses to over the {limit()}", label)]
                 return data, []
-            # Ask for the size stat gave: one exact buffer. A file that grew since is read on, bounded.
-            data = handle.read(size + 1)
             if len(data) > size:
                 rest = _read_bounded(handle, max_bytes - len(data))
                 if rest is None:
-                    return None, [Finding("error", "huge", f"grew while read to over the {limit}", label)]
+                    return None, [Finding("error", "huge", f"grew while read to over the {limit()}", label)]
                 data += rest
             return data, []
     except OSError as exc:
