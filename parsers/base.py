@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.files import Head

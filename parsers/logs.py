@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import numpy as np
-import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
@@ -90,7 +89,7 @@ def classify(line: str | bytes) -> str | None:
     return next((name for name, words in LINE_CLASSES if any(_hits(data, w) for w in words)), None)
 
 
-def _line_rows(starts: np.ndarray, data: bytes, offset: int = 0) -> dict[str, np.ndarray]:
+def line_rows(starts: np.ndarray, data: bytes, offset: int = 0) -> dict[str, np.ndarray]:
     """For each class, the indexes (into `starts`) of its lines in `data`; a line has one class."""
     taken = np.zeros(len(starts), bool)
     out = {}
@@ -105,10 +104,10 @@ def _line_rows(starts: np.ndarray, data: bytes, offset: int = 0) -> dict[str, np
 
 def count_classes(data: bytes) -> dict[str, int]:
     """How many error, warning and success lines `data` (whole lines of text) holds."""
-    return {name: len(rows) for name, rows in _line_rows(_starts(0, data), data).items()}
+    return {name: len(rows) for name, rows in line_rows(line_starts(0, data), data).items()}
 
 
-def _chunks(handle: BinaryIO, limit: int, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
+def read_chunks(handle: BinaryIO, limit: int, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
     """(offset, bytes) pieces of the file, each ending at a line end (except the last), up to `limit` bytes."""
     offset, carry = 0, b""
     while offset + len(carry) < limit:
@@ -127,7 +126,7 @@ def _chunks(handle: BinaryIO, limit: int, chunk: int = CHUNK) -> Iterator[tuple[
         yield offset, carry
 
 
-def _starts(offset: int, data: bytes) -> np.ndarray:
+def line_starts(offset: int, data: bytes) -> np.ndarray:
     """Offsets of the lines that start in `data` (which starts a line)."""
     ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
     starts = np.concatenate(([0], ends + 1))
@@ -143,8 +142,8 @@ def line_index(path: str | Path, limit: int = MAX_BYTES, chunk: int = CHUNK) -> 
     if handle is None:
         return
     with handle:
-        for offset, data in _chunks(handle, limit, chunk):
-            yield _starts(offset, data)
+        for offset, data in read_chunks(handle, limit, chunk):
+            yield line_starts(offset, data)
 
 
 def _tail(handle: BinaryIO, size: int) -> list[str]:
@@ -171,13 +170,13 @@ def read(path: str | Path, limit: int = MAX_BYTES) -> FileRead:
     lines = 0
     with handle:
         try:
-            for offset, data in _chunks(handle, limit):
+            for offset, data in read_chunks(handle, limit):
                 if offset == 0 and b"\x00" in data[:8192]:
                     return FileRead(None, [Finding("error", "binary", "binary file, not a text log", label)], {"bytes": size})
-                starts = _starts(offset, data)
+                starts = line_starts(offset, data)
                 if lines + len(starts) <= MAX_LINES:
                     offsets.append(starts)
-                for name, rows in _line_rows(starts, data, offset).items():
+                for name, rows in line_rows(starts, data, offset).items():
                     counts[name] += len(rows)
                     kept = sum(len(a) for a in numbers[name])
                     if kept < MAX_NUMBERS:
@@ -196,6 +195,8 @@ def read(path: str | Path, limit: int = MAX_BYTES) -> FileRead:
     if lines > MAX_LINES:
         findings.append(Finding("info", "partial", f"line offsets kept for the first {MAX_LINES:,} lines", label))
     flagged.sort()
+    import pandas as pd  # the findings table only: following and viewing a log never load pandas
+
     table = pd.DataFrame({"line": pd.array([f[0] for f in flagged], dtype="Int64"),
                           "severity": pd.array([f[1] for f in flagged], dtype="string"),
                           "text": pd.array([f[2] for f in flagged], dtype="string")})

@@ -148,7 +148,6 @@ async def test_rows_are_cut_to_the_view_as_textual_crops_them(tmp_path: Path) ->
         assert cut[0] and not cut[200]  # no line is 200 cells wide
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/logs.py and parsers/base.py import pandas when imported; the view itself no longer needs it")
 def test_the_log_view_does_not_load_pandas(tmp_path: Path) -> None:
     path = tmp_path / "job.out"
     path.write_bytes(b"step 1\nERROR: x\n" * 50)

@@ -74,7 +74,7 @@ def _classes_of(data: bytes, base: int, starts: np.ndarray) -> dict[int, str]:
     if not len(starts):
         return {}
     first = int(starts[0]) - base  # what comes before is the end of a line known already
-    rows = plain_log._line_rows(starts - starts[0], data[first:])
+    rows = plain_log.line_rows(starts - starts[0], data[first:])
     return {int(starts[row]): name for name, found in rows.items() for row in found}
 
 
@@ -100,9 +100,9 @@ def scan(path: str | Path, limit: int) -> Scan | None:
     kept: dict[str, list[np.ndarray]] = {name: [] for name in plain_log.CLASSES}
     lines = end = 0
     with handle:
-        for offset, data in plain_log._chunks(handle, limit):
-            starts = plain_log._starts(offset, data)
-            for name, rows in plain_log._line_rows(starts, data, offset).items():
+        for offset, data in plain_log.read_chunks(handle, limit):
+            starts = plain_log.line_starts(offset, data)
+            for name, rows in plain_log.line_rows(starts, data, offset).items():
                 room = plain_log.MAX_NUMBERS - sum(len(a) for a in kept[name])
                 counts[name] += len(rows)
                 kept[name].append(rows[:max(0, room)] + lines)

@@ -42,6 +42,17 @@ from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 
+class Loading(LoadingIndicator):
+    """Textual's loading indicator, still while hidden: hidden behind a loaded screen's content,
+    the stock one goes on redrawing 16 times a second on every screen ever opened."""
+
+    def on_hide(self) -> None:
+        self.auto_refresh = None
+
+    def on_show(self) -> None:
+        self.auto_refresh = 1 / 16
+
+
 class FreezesStartup:
     """Mixed into the screens a command opens first (`gpuscope watch`, `gpuscope browse`):
     once started, the objects alive then are exempt from garbage collection, and handed back
@@ -161,7 +172,7 @@ class LoadingScreen(ExportingScreen):
         """The loading indicator and the empty state's box (`show_empty` fills it): the first
         children of the screen's ContentSwitcher, before its body."""
         prefix = self.STATE_PREFIX
-        yield LoadingIndicator(id=f"{prefix}loading")
+        yield Loading(id=f"{prefix}loading")
         yield Vertical(id=f"{prefix}empty")
 
     def text_fields(self) -> dict[str, str]:
