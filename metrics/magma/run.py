@@ -60,7 +60,7 @@ class RunInfo:
     untrusted_env: str = ""
 
 
-def test_labels(blocks: list[tuple[str, dict[str, str]]]) -> list[str]:
+def block_labels(blocks: list[tuple[str, dict[str, str]]]) -> list[str]:
     """Per (tester, options) block, the test as the tables name it: the tester, plus the options
     whose values differ between that tester's blocks, or that some of them do not print
     (`dpotrf uplo=Lower`): such runs must not be pooled."""

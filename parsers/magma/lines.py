@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuscope.metrics.magma.run import RunInfo, test_labels
+from gpuscope.metrics.magma.run import RunInfo, block_labels
 from gpuscope.parsers.joblog import JobLog
 from gpuscope.parsers.magma import layout as fmt
 
@@ -61,7 +61,7 @@ class Block:
     layout: fmt.Layout
     file: int
     label: str = ""
-    """The test as the tables name it (`run.test_labels`)."""
+    """The test as the tables name it (`run.block_labels`)."""
     processes: int = 0
     """Headers printed: one per process."""
 
@@ -130,7 +130,7 @@ def scan(big: bytes, ends: list[int], runs: list[RunInfo]) -> tuple[list[Block],
         run.row_lines = sum(r[4] for r in found[first:])
         run.rows_before_last_banner = sum(r[4] for r in found[first:] if r[1] < last_banner)  # a run of rows holds no banner
         run.start, run.end, run.exit_code, run.cancelled, run.run_nodes, run.hosts = job.start, job.end, job.exit_code, job.cancelled, job.nodes, job.hosts
-    for b, label in zip(blocks, test_labels([(b.test, b.options) for b in blocks])):
+    for b, label in zip(blocks, block_labels([(b.test, b.options) for b in blocks])):
         b.label = label
         runs[b.file].processes[label] = runs[b.file].processes.get(label, 0) + b.processes
     return blocks, found
