@@ -8,7 +8,6 @@ from pathlib import Path
 
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import head_bytes, line_at, line_of, quote
-from gpuscope.parsers.magma import read as magma
 from gpuscope.parsers.magma.lines import mentions_magma
 
 KIND = "magma"
@@ -40,5 +39,7 @@ def describe(head: Head, size: int) -> str:
 
 
 def read(path: Path) -> FileRead:
+    from gpuscope.parsers.magma import read as magma  # pandas: not needed to recognise a file
+
     rows, findings = magma.read(path, root=Path(path).parent)
     return FileRead(rows, list(findings), {"rows": len(rows)})
