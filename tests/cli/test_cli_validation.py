@@ -125,8 +125,9 @@ def test_a_width_below_one_is_a_usage_error(argv: list[str], width: str, capsys:
     assert ("must be 1 or more" if width != "wide" else "is not a whole number") in err
 
 
-def test_the_narrowest_width_still_prints(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["magma", MAGMA, "--format", "text", "--width", "1"]) == 0
+@pytest.mark.parametrize("width", ["1", "13", "14", "15", "30"])
+def test_the_narrowest_width_still_prints(width: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["magma", MAGMA, "--format", "text", "--width", width]) == 0
     assert "MAGMA summary" in capsys.readouterr().out
 
 

@@ -173,6 +173,7 @@ def _plot_text(labels: list[str], stats: list[list[float]], metric: str, title: 
 def boxplots_text(summary: pd.DataFrame, metric: str, width: int = 100) -> str:
     """Every (test, nodes selection, problem size) of `summary` as a plain-text box plot.
     The summary is read once into lists: a pandas selection per plot costs more than the plot."""
+    width = max(width, MIN_CANVAS + 4)  # a label column, the frame and the smallest canvas: a narrower --width still prints
     columns = _columns(summary, metric)
     groups: dict[tuple[Any, Any], list[int]] = {}
     for i, key in enumerate(zip(summary["test"].tolist(), summary["problem_size"].tolist())):
