@@ -1,0 +1,1 @@
+"""Comparing a baseline run with a candidate (gpuscope diff): matching, ratios, noise tests."""
