@@ -57,13 +57,22 @@ def add_parsers(sub: Any) -> None:
 
     collect = sub.add_parser(
         "collect",
-        help="print one JSON snapshot per line, for record/watch on every node of a job (run by srun)",
-        description="Print what `gpuscope watch --once --format json` prints, one compact line per sample, until "
+        help="sample this node: JSON lines for record/watch on every node of a job (run by srun), or Prometheus metrics",
+        description="--stream prints what `gpuscope watch --once --format json` prints, one compact line per sample, until "
         "stopped (SIGTERM, Ctrl+C, a closed pipe), --count samples, or the job's processes are gone on this node; "
         "then a last line {\"stream_end\": WHY, \"hostname\": NODE}. "
-        "`gpuscope record --job ID` starts it on every node of a job through `srun --overlap`.",
+        "`gpuscope record --job ID` starts it on every node of a job through `srun --overlap`. "
+        "--serve and --textfile export the latest sample in Prometheus' format: per GPU, per node and per Slurm job "
+        "(gpuscope_* series in base units; a value that cannot be read is left out, never 0).",
     )
-    collect.add_argument("--stream", action="store_true", required=True, help="JSON lines on standard output (the only mode)")
+    mode = collect.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--stream", action="store_true", help="JSON lines on standard output")
+    mode.add_argument("--serve", metavar="[ADDR:]PORT", help="serve /metrics for Prometheus on PORT (127.0.0.1 unless ADDR is given, "
+                      "e.g. 0.0.0.0:9400; port 0: any free port, said on stderr); a scrape shows the latest sample")
+    mode.add_argument("--textfile", metavar="DIR", help="write DIR/gpuscope.prom after each sample for node_exporter's textfile "
+                      "collector (replaced atomically: never a half file)")
+    collect.add_argument("--per-process", action="store_true", help="with --serve/--textfile: also a few series per process "
+                         "(CPU, memory, GPU memory; one series set per pid: mind Prometheus' cardinality)")
     add_scope_options(collect)
     collect.add_argument("--interval", type=finite_float, default=1.0, metavar="S", help="seconds between samples (0.5-60, default 1)")
     collect.add_argument("--count", type=positive_int, metavar="N", help="stop after N samples")
@@ -175,6 +184,13 @@ def run_collect(args: argparse.Namespace) -> int:
 
     if (problem := scope_problem(args)) is not None:
         say(problem)
+        return 2
+    if args.serve is not None or args.textfile is not None:
+        from gpuscope.tui.cli import serve
+
+        return serve.run(args, _samples, _Stop)
+    if args.per_process:
+        say("--per-process goes with --serve or --textfile")
         return 2
     from gpuscope.collectors.fanout import end_line
 
