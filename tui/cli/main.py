@@ -168,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_record.add_parsers(sub)
 
+    from gpuscope.tui.cli import diff as cli_diff
+
+    cli_diff.add_parser(sub)
+
     replay = sub.add_parser(
         "replay",
         help="replay a recording (gpuscope record, watch --record) in the watch screen, with a time cursor",
@@ -198,8 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 STUDIES = ("magma", "kernels", "scaling", "check", "browse")
-"""Commands whose `run_NAME` is in tui/cli/studies.py; the others' (watch, replay, record, report,
-collect) are in tui/cli/live.py. Only the command's module is imported."""
+"""Commands whose `run_NAME` is in tui/cli/studies.py; `diff`'s is in tui/cli/diff.py, the others'
+(watch, replay, record, report, collect) in tui/cli/live.py. Only the command's module is imported."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,7 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 PathPattern.compile(args.path_pattern)
             except ValueError as exc:
                 parser.error(str(exc))
-        if args.command in STUDIES:
+        if args.command == "diff":
+            from gpuscope.tui.cli import diff as commands
+        elif args.command in STUDIES:
             from gpuscope.tui.cli import studies as commands
         else:
             from gpuscope.tui.cli import live as commands
