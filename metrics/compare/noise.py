@@ -82,10 +82,10 @@ def beyond(verdict: str, slowdown: float, pct: float | None) -> bool:
     return pct is None or (math.isfinite(slowdown) and slowdown * 100 > pct)
 
 
-def test_note(items: str, tested: int) -> str:
-    """The note under a table that says how its verdicts were made."""
-    return (f"Noise test: two-sided Mann-Whitney U on one value per run, Holm-corrected over the {tested} {items} "
-            f"tested; 'beyond noise' when p < {ALPHA}. An item with one run on a side has no noise estimate.")
+def test_note(items: str, tested: int, unit: str = "run") -> str:
+    """The note under a table that says how its verdicts were made; `unit`: what one value is."""
+    return (f"Noise test: two-sided Mann-Whitney U on one value per {unit}, Holm-corrected over the {tested} {items} "
+            f"tested; 'beyond noise' when p < {ALPHA}. An item with one {unit} on a side has no noise estimate.")
 
 
 def percent(change: float) -> str:

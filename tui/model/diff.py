@@ -160,14 +160,16 @@ def verdict_line(noun: str, frame, label: str = "kernel") -> str:
     new, gone = int((verdicts == noise.NEW).sum()), int((verdicts == noise.GONE).sum())
     tail = [f"{new} new"] if new else []
     tail += [f"{gone} vanished"] if gone else []
+    untrusted = int(verdicts.str.startswith("no trusted").sum())
+    tail += [f"{untrusted} with no trusted rows on a side"] if untrusted else []
     tested = frame["p_value"].notna() if "p_value" in frame else frame["verdict"].isna()
     if len(slower):
         worst = slower.loc[slower["slowdown"].idxmax()]
-        head = f"{len(slower)} {noun} slower beyond noise (p < {noise.ALPHA}, Holm-corrected), largest {noise.percent(worst['slowdown'])} `{_short(worst[label])}`"
+        head = f"{_count(len(slower), noun)} slower beyond noise (p < {noise.ALPHA}, Holm-corrected), largest {noise.percent(worst['slowdown'])} `{_short(worst[label])}`"
         if faster:
             head += f"; {faster} faster"
     elif tested.any():
-        head = f"none of {int(tested.sum())} {noun} tested is slower beyond noise (p < {noise.ALPHA}, Holm-corrected)"
+        head = f"none of {_count(int(tested.sum()), noun)} tested is slower beyond noise (p < {noise.ALPHA}, Holm-corrected)"
         if faster:
             head += f"; {faster} faster beyond noise"
     else:
@@ -179,6 +181,11 @@ def verdict_line(noun: str, frame, label: str = "kernel") -> str:
             worst = both.loc[both["slowdown"].idxmax()]
             head += f"; largest change {noise.percent(worst['slowdown'])} `{_short(worst[label])}`"
     return "; ".join([head, *tail])
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 kernel`, `2 kernels`: `noun` is given in the plural."""
+    return f"{n} {noun[:-1] if n == 1 and noun.endswith('s') else noun}"
 
 
 def _short(name: object) -> str:

@@ -26,3 +26,41 @@ def kernels(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     frame = compare_kernels.compare_kernels(compare_kernels.per_run(sides[0]), compare_kernels.per_run(sides[1]))
     return DiffReport("kernels", verdict_line("kernels", frame), [compare_kernels.kernels_table(frame)], findings,
                       slower_beyond(frame, options.fail_if_slower, "kernel"))
+
+
+def magma(base: Path, new: Path, options: DiffOptions) -> DiffReport:
+    """Per tester, implementation, size: the median of the trusted rows, base against new."""
+    from gpuscope.metrics.compare import magma as compare_magma
+    from gpuscope.parsers.magma import read as magma_read
+
+    sides, findings = [], []
+    for path in (base, new):
+        result = magma_read.read_tree([path])
+        findings.extend(f for f in result.findings if f.severity != "info")
+        sides.append(result.rows)
+    empty = [name for name, side in zip(("base", "new"), sides) if side.empty]
+    if empty:
+        return DiffReport("magma", f"nothing compared: no MAGMA row read on the {' and '.join(empty)} side", findings=findings)
+    frame, pooled = compare_magma.compare_magma(*sides)
+    frame = frame.assign(label=[compare_magma.label(r) for _, r in frame.iterrows()])
+    return DiffReport("magma", verdict_line("sizes", frame, "label"), [compare_magma.magma_table(frame, pooled)], findings,
+                      slower_beyond(frame, options.fail_if_slower, "label"))
+
+
+def scaling(base: Path, new: Path, options: DiffOptions) -> DiffReport:
+    """Per configuration: time to solution, speedup and efficiency, base against new."""
+    from gpuscope.metrics.compare import scaling as compare_scaling
+    from gpuscope.tui.model.scaling import load
+
+    models, findings = [], []
+    for path in (base, new):
+        model = load([str(path)])
+        findings.extend(f for f in model.findings if f.severity != "info")
+        models.append(model)
+    empty = [name for name, model in zip(("base", "new"), models) if model.empty]
+    if empty:
+        return DiffReport("scaling", f"nothing compared: no run read on the {' and '.join(empty)} side", findings=findings)
+    frame = compare_scaling.compare_scaling(models[0].runs, models[0].summary, models[1].runs, models[1].summary)
+    frame = frame.assign(label=[compare_scaling.label(r) for _, r in frame.iterrows()])
+    return DiffReport("scaling", verdict_line("configurations", frame, "label"), [compare_scaling.scaling_table(frame)], findings,
+                      slower_beyond(frame, options.fail_if_slower, "label"))
