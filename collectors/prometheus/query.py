@@ -1,0 +1,246 @@
+"""Provides the reading side's HTTP client: Prometheus' `query_range` API, bounded in time and bytes.
+
+    client = Client("http://prom:9090", timeout=5.0)
+    series = client.query_range('DCGM_FI_DEV_GPU_UTIL{Hostname="n1"}', start, end, step)
+    series[0].labels, series[0].times, series[0].values      # numpy arrays, NaN where "NaN"
+
+Every request shares one deadline (`timeout` seconds from the client's creation), so a slow or
+silent Prometheus costs at most that long in all, however many families are asked for; the
+reply is read in chunks against the deadline and against `max_bytes`, so a server that trickles
+or sends gigabytes is cut off, never waited for or held. Anything that goes wrong is a
+`PrometheusError` whose message says what and where, in one line: `fatal` when asking again
+is pointless (down, refused, 401/403, the deadline passed), so the caller stops and shows what
+did load. No shell, no proxy, no redirects followed (a redirect is said).
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import math
+import os
+import re
+import socket
+import ssl
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpuscope.metrics.safe_text import clean
+
+MAX_POINTS = 11_000
+"""Prometheus refuses a range query whose series would exceed this many points."""
+MAX_BYTES = 256 * 1024**2
+"""The most bytes one reply may take (a 24 h, 16-node, 8-GPU family at 15 s is ~40 MB of JSON)."""
+TOKEN_ENV = "GPUSCOPE_PROMETHEUS_TOKEN"
+"""A bearer token for a Prometheus behind an authenticating proxy (or user:password@ in the URL)."""
+_CHUNK = 1 << 20
+
+
+class PrometheusError(Exception):
+    """What went wrong asking Prometheus, as one line. `fatal`: no further query can succeed."""
+
+    def __init__(self, message: str, fatal: bool = False) -> None:
+        super().__init__(clean(message))
+        self.fatal = fatal
+
+
+@dataclass
+class Series:
+    """One series of a reply: its labels, and its samples' times (s) and values (NaN: none)."""
+
+    labels: dict[str, str]
+    times: np.ndarray
+    values: np.ndarray
+
+
+def step_for(start: float, end: float, scrape_s: float | None = None) -> float:
+    """The step of a range query over [start, end]: at most MAX_POINTS points a series, never
+    finer than the scrape interval when it is known (finer would repeat samples), whole seconds."""
+    span = max(0.0, end - start)
+    step = max(1.0, math.ceil(span / (MAX_POINTS - 1))) if span else 1.0
+    if scrape_s is not None and scrape_s > step:
+        step = float(math.ceil(scrape_s))
+    return step
+
+
+def parse_reply(body: bytes) -> list[Series]:
+    """A `query_range` / `query` reply's series. PrometheusError (not fatal) for anything that is
+    not a successful reply of a matrix or vector: an error reply says Prometheus' own words."""
+    try:
+        reply = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        head = clean(body[:80].decode("utf-8", "replace"))
+        raise PrometheusError(f"the reply is not JSON ({type(exc).__name__}; it starts {head!r}): not a Prometheus API?") from None
+    if not isinstance(reply, dict):
+        raise PrometheusError(f"the reply is JSON {type(reply).__name__}, not a Prometheus API reply")
+    if reply.get("status") != "success":
+        kind, error = reply.get("errorType"), reply.get("error")
+        if isinstance(error, str):
+            raise PrometheusError(f"Prometheus said: {error[:300]}" + (f" ({kind})" if isinstance(kind, str) else ""))
+        raise PrometheusError("the reply is not a Prometheus API reply (no status 'success' nor an error)")
+    data = reply.get("data")
+    if not isinstance(data, dict) or data.get("resultType") not in ("matrix", "vector") or not isinstance(data.get("result"), list):
+        raise PrometheusError("the reply holds no series (its data is not a matrix or a vector)")
+    out = []
+    for item in data["result"]:
+        if not isinstance(item, dict) or not isinstance(item.get("metric", {}), dict):
+            raise PrometheusError("a series in the reply is not one (no labels)")
+        labels = {clean(k): clean(v) for k, v in item.get("metric", {}).items() if isinstance(k, str) and isinstance(v, str)}
+        points = item.get("values") if data["resultType"] == "matrix" else [item.get("value")]
+        out.append(Series(labels, *_points(points)))
+    return out
+
+
+def _points(points: Any) -> tuple[np.ndarray, np.ndarray]:
+    """[[time, "value"], ...] as two float arrays; a value that is no number is NaN."""
+    if not isinstance(points, list):
+        raise PrometheusError("a series in the reply has no samples list")
+    times = np.empty(len(points))
+    values = np.empty(len(points))
+    for k, point in enumerate(points):
+        if not isinstance(point, list) or len(point) != 2 or isinstance(point[0], bool) or not isinstance(point[0], (int, float)):
+            raise PrometheusError("a sample in the reply is not [time, value]")
+        times[k] = point[0]
+        try:
+            values[k] = float(point[1]) if isinstance(point[1], str) else math.nan
+        except ValueError:
+            values[k] = math.nan
+    if not np.isfinite(times).all():
+        raise PrometheusError("a sample in the reply has no finite time")
+    return times, values
+
+
+@dataclass
+class Client:
+    """Prometheus at `url` (http or https; user:password@ for basic auth). Every request shares
+    the deadline `timeout` seconds after the client is made."""
+
+    url: str
+    timeout: float = 5.0
+    max_bytes: int = MAX_BYTES
+    requests: int = 0
+    bytes_read: int = 0
+    _deadline: float = field(init=False)
+    _parts: urllib.parse.SplitResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._deadline = time.monotonic() + self.timeout
+        self._parts = urllib.parse.urlsplit(self.url if "://" in self.url else "http://" + self.url)
+        if self._parts.scheme not in ("http", "https") or not self._parts.hostname:
+            raise PrometheusError(f"--prometheus {self.url!r}: expected http://HOST:PORT or https://HOST[:PORT][/path]", fatal=True)
+
+    @property
+    def where(self) -> str:
+        """The URL without its credentials, for messages."""
+        port = f":{self._parts.port}" if self._parts.port else ""
+        return f"{self._parts.scheme}://{self._parts.hostname}{port}{self._parts.path.rstrip('/')}"
+
+    def left(self) -> float:
+        return self._deadline - time.monotonic()
+
+    def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
+        return parse_reply(self.get("/api/v1/query_range", {"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}))
+
+    def query(self, query: str, at: float) -> list[Series]:
+        return parse_reply(self.get("/api/v1/query", {"query": query, "time": f"{at:.3f}"}))
+
+    def scrape_interval(self) -> float | None:
+        """The shortest scrape interval of the active targets (s), None when not said."""
+        try:
+            reply = json.loads(self.get("/api/v1/targets", {"state": "active"}))
+            targets = reply["data"]["activeTargets"]
+            seconds = [_duration(t.get("scrapeInterval")) for t in targets if isinstance(t, dict)]
+        except (PrometheusError, ValueError, KeyError, TypeError, RecursionError):
+            return None
+        known = [s for s in seconds if s]
+        return min(known) if known else None
+
+    def get(self, path: str, params: dict[str, str]) -> bytes:
+        """The body of a GET of `path` (below the URL's own path), within the deadline and MAX_BYTES."""
+        left = self.left()
+        if left <= 0:
+            raise PrometheusError(f"{self.where}: no answer within --timeout {self.timeout:g} s", fatal=True)
+        parts = self._parts
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        extra = {"context": ssl.create_default_context()} if parts.scheme == "https" else {}
+        conn = kind(parts.hostname, parts.port, timeout=left, **extra)
+        headers = {"Accept": "application/json", "User-Agent": "gpuscope"}
+        if parts.username is not None:
+            pair = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        elif os.environ.get(TOKEN_ENV):
+            headers["Authorization"] = "Bearer " + os.environ[TOKEN_ENV].strip()
+        target = parts.path.rstrip("/") + path + "?" + urllib.parse.urlencode(params)
+        self.requests += 1
+        try:
+            conn.request("GET", target, headers=headers)
+            response = conn.getresponse()
+            body = self._read(conn, response)
+        except PrometheusError:
+            raise
+        except (socket.timeout, TimeoutError):
+            raise PrometheusError(f"{self.where}: no answer within --timeout {self.timeout:g} s (Prometheus slow or overloaded?)", fatal=True) from None
+        except ConnectionRefusedError:
+            raise PrometheusError(f"{self.where}: connection refused (Prometheus not running there?)", fatal=True) from None
+        except socket.gaierror as exc:
+            raise PrometheusError(f"{self.where}: host not found ({exc.strerror or exc})", fatal=True) from None
+        except ssl.SSLError as exc:
+            raise PrometheusError(f"{self.where}: TLS failed ({exc.reason or exc})", fatal=True) from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise PrometheusError(f"{self.where}: {type(exc).__name__} {exc}".rstrip(), fatal=True) from None
+        finally:
+            conn.close()
+        return self._checked(response, body)
+
+    def _read(self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse) -> bytes:
+        """The body in chunks, the socket's timeout set to what is left each time."""
+        length = response.getheader("Content-Length")
+        if length and length.isdigit() and int(length) > self.max_bytes:
+            raise PrometheusError(f"{self.where}: a reply of {int(length):,} bytes, over the {self.max_bytes:,} read: ask for a shorter span or fewer nodes")
+        parts, size = [], 0
+        while True:
+            left = self.left()
+            if left <= 0:
+                raise socket.timeout()
+            if conn.sock is not None:
+                conn.sock.settimeout(left)
+            chunk = response.read(_CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            self.bytes_read += len(chunk)
+            if size > self.max_bytes:
+                raise PrometheusError(f"{self.where}: the reply went past {self.max_bytes:,} bytes: cut off (ask for a shorter span or fewer nodes)")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def _checked(self, response: http.client.HTTPResponse, body: bytes) -> bytes:
+        status = response.status
+        if status in (401, 403):
+            how = "wrong credentials" if self._parts.username or os.environ.get(TOKEN_ENV) else f"give user:password@ in the URL or a token in ${TOKEN_ENV}"
+            raise PrometheusError(f"{self.where}: {status} {response.reason or ''} ({how})".replace("  ", " "), fatal=True)
+        if 300 <= status < 400:
+            raise PrometheusError(f"{self.where}: redirected ({status}) to {response.getheader('Location') or '?'}: give that URL", fatal=True)
+        if status == 404:
+            raise PrometheusError(f"{self.where}: 404 Not Found for the API (not a Prometheus, or its URL needs a path prefix?)", fatal=True)
+        if status in (400, 422) or status == 503 and body.startswith(b"{"):
+            return body  # Prometheus' own error reply (a bad query, a timeout on its side): parse_reply says its words
+        if status >= 400:
+            raise PrometheusError(f"{self.where}: HTTP {status} {response.reason or ''}".rstrip(), fatal=status >= 500)
+        return body
+
+
+def _duration(text: Any) -> float | None:
+    """Prometheus' duration text ('15s', '1m', '1m30s', '500ms') in seconds."""
+    if not isinstance(text, str) or not text:
+        return None
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    parts = re.findall(r"(\d+)(ms|[smhdwy])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(int(n) * units[u] for n, u in parts)
