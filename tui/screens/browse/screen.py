@@ -31,7 +31,7 @@ from gpuscope.tui.model.folder import FolderCounts, is_below, studies
 from gpuscope.tui.screens.base import FreezesStartup
 from gpuscope.tui.screens.browse.open import study_screen, titles, view_screen
 from gpuscope.tui.screens.browse.preview import PreviewPane
-from gpuscope.tui.screens.browse.tree import BrowseTree
+from gpuscope.tui.screens.browse.tree import MARK_TIP, BrowseTree
 from gpuscope.tui.widgets.keys_footer import KeysFooter
 
 BATCH_S = 0.5
@@ -51,6 +51,8 @@ class BrowseScreen(FreezesStartup, Screen[None]):
         Binding("enter", "open", "Open", show=False, tooltip="Open the file in the view for its kind (MAGMA, kernels, scaling, table, log, ...); on a folder, unfold or fold it"),
         Binding("a", "analyse", "Analyse", tooltip="Gather every file of one kind below the folder into one study (asks which when there are several)"),
         Binding("s", "summary", "Summary", tooltip="One page about the folder: files per kind, what could not be read, errors and warnings in logs"),
+        Binding("space", "toggle_mark", "Mark", tooltip=MARK_TIP),
+        Binding("d", "diff", "Diff", tooltip="Compare the two marked runs: the first marked is the base (gpuscope diff BASE NEW)"),
         Binding("w", "watch", "Watch", tooltip="Switch to the live watch (it keeps its state; b comes back here)"),
     ]
     """Browse keys. The tree answers Enter itself when it has the focus (its binding is the one
@@ -113,11 +115,14 @@ class BrowseScreen(FreezesStartup, Screen[None]):
         self.titles = titles()
         self.screens = {reader.KIND: reader.VIEW for reader in registry.READERS}
         """kind -> the screen that opens it."""
+        self.marked: list[Path] = []
+        """Files or folders marked for a diff (as recognition names them), oldest first: the
+        first is the base, the second the new run."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="browse-body"):
-            yield BrowseTree(self.root, self.recognitions, self.counts, self.checks, id="browse-tree")
+            yield BrowseTree(self.root, self.recognitions, self.counts, self.checks, self.marked, id="browse-tree")
             yield PreviewPane(id="browse-preview")
         yield KeysFooter()
 
@@ -338,6 +343,48 @@ class BrowseScreen(FreezesStartup, Screen[None]):
     async def show_path(self, path: Path) -> bool:
         """Put the cursor on `path` (opening folders on the way); False when it is not here."""
         return await self.query_one(BrowseTree).reveal(path.resolve()) is not None
+
+    # --- marks and the diff -----------------------------------------------------------------
+
+    @property
+    def marked_paths(self) -> list[Path]:
+        """The marked paths as the user typed the root (a study screen's diff tab offers them)."""
+        return [self.typed(path) for path in self.marked]
+
+    def action_toggle_mark(self) -> None:
+        """Space: mark or unmark the file or folder under the cursor, then go to the next line
+        (as file managers do). Two at most: a third mark replaces the oldest, and says so."""
+        tree = self.query_one(BrowseTree)
+        path = self._path(tree.cursor_node)
+        if path is None:
+            return
+        name = clean(display_name(self.typed(path)))
+        if path in self.marked:
+            self.marked.remove(path)
+        else:
+            self.marked.append(path)
+            if len(self.marked) > 2:
+                dropped = clean(display_name(self.typed(self.marked.pop(0))))
+                self.notify(f"Unmarked {dropped}: two marks at most, the oldest goes. d compares the two marked.",
+                            title="Mark replaced", markup=False)
+            elif len(self.marked) == 1:
+                self.notify(f"Marked {name} as the base. Mark the run to compare with it (space), then press d.", markup=False)
+            else:
+                self.notify(f"Marked {name} as the new run. d compares it with the base.", markup=False)
+        tree.show_recognitions()
+        tree.action_cursor_down()
+
+    def action_diff(self) -> None:
+        """`d`: the diff of the two marked runs (the first marked is the base)."""
+        if len(self.marked) < 2:
+            have = f" Marked now: {clean(display_name(self.typed(self.marked[0])))}." if self.marked else ""
+            self.notify(f"Mark two files or folders with space (the base first, then the new run), then press d.{have}",
+                        title="Nothing to compare", markup=False)
+            return
+        from gpuscope.tui.screens.diff import DiffScreen
+
+        base, new = self.marked_paths
+        self.app.push_screen(DiffScreen(base, new))
 
     def action_watch(self) -> None:
         """`w`: the watch mode (the app keeps both, each as it was left)."""

@@ -27,6 +27,9 @@ from gpuscope.tui.model.folder import FolderCounts
 
 PENDING = "…"
 """Shown after a file not recognised yet."""
+MARK_TIP = "Mark or unmark the file or folder for a diff (two at most: the first is the base, the second the new run)"
+MARK_LABELS = (" base ", " new ")
+"""Before a marked entry's name, in the order marked (the browser's `d` compares them)."""
 
 
 class BrowseTree(DirectoryTree):
@@ -42,10 +45,12 @@ class BrowseTree(DirectoryTree):
         Binding("enter", "select_cursor", "Open", tooltip="Open the file in the view for its kind; on a folder, unfold or fold it"),
         Binding("right", "unfold", "Unfold", show=False, tooltip="Unfold the folder under the cursor (ranger, yazi)"),
         Binding("left", "fold", "Fold", show=False, tooltip="Fold the folder under the cursor, or go to the folder above"),
+        Binding("space", "screen.toggle_mark", "Mark", tooltip=MARK_TIP),
     ]
-    """Enter, shown in the footer (the tree's own is hidden); right and left as file managers do."""
+    """Enter, shown in the footer (the tree's own is hidden); right and left as file managers do;
+    space marks for a diff (the browser's action) instead of folding, which Enter does."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"browse-tree--kind", "browse-tree--summary", "browse-tree--problem"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"browse-tree--kind", "browse-tree--summary", "browse-tree--problem", "browse-tree--mark"}
     DEFAULT_CSS = """
     BrowseTree > .browse-tree--kind {
         color: $text-accent;
@@ -57,15 +62,22 @@ class BrowseTree(DirectoryTree):
         color: $text-warning;
         text-style: italic;
     }
+    BrowseTree > .browse-tree--mark {
+        color: $text;
+        background: $accent;
+        text-style: bold;
+    }
     """
 
     def __init__(self, path: Path, recognitions: dict[Path, Any], counts: FolderCounts, checks: dict[Path, list[Any]] | None = None,
-                 **kwargs: Any) -> None:
+                 marked: list[Path] | None = None, **kwargs: Any) -> None:
         """`recognitions`: path -> `Recognition`, filled by the browser as batches arrive;
-        `counts`: kinds per folder, for folder labels; `checks`: path -> expected-range results."""
+        `counts`: kinds per folder, for folder labels; `checks`: path -> expected-range results;
+        `marked`: the paths marked for a diff, oldest first (the browser's list)."""
         self.recognitions = recognitions
         self.counts = counts
         self.checks = checks if checks is not None else {}
+        self.marked = marked if marked is not None else []
         self.base = Path(path).resolve()
         """The root as the listing names its entries (resolved); `path` may be relative, as
         typed, and is what the root's label shows."""
@@ -100,6 +112,9 @@ class BrowseTree(DirectoryTree):
         if node.data is None or not self.is_mounted:
             return text
         path = self.base if node.parent is None else node.data.path  # the root's own path is as typed
+        if path in self.marked:
+            mark = Text(MARK_LABELS[self.marked.index(path)], self.get_component_rich_style("browse-tree--mark", partial=True))
+            text = Text.assemble(mark, " ", text)
         rec = self.recognitions.get(path)
         if node.allow_expand:  # a folder is recognised only when it cannot be listed or is a link
             if rec is not None and rec.problem is not None and rec.problem.kind != "folder":

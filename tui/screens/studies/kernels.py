@@ -26,6 +26,7 @@ from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.screens.studies.kernel_bars import ShareBars
 from gpuscope.tui.screens.studies.kernel_cards import KernelCards
+from gpuscope.tui.screens.studies.diff_tab import KEY_TIP, TAB_ID, TAB_TITLE, DiffTab
 from gpuscope.tui.screens.studies.kernel_ranking import KernelDetail, KernelRanking
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.roofline import RooflinePane
@@ -76,6 +77,7 @@ class KernelsScreen(LoadingScreen):
         Binding("k", "show_tab('tab-kernels')", "Kernels", show=False, tooltip="Show the kernel ranking"),
         Binding("r", "show_tab('tab-runs')", "Runs", show=False, tooltip="One row per profile: config fields, efficiencies"),
         Binding("F", "show_tab('tab-findings')", "Findings", show=False, tooltip="What was skipped or doubted"),
+        Binding("d", f"show_tab('{TAB_ID}')", TAB_TITLE, tooltip=KEY_TIP),
     ]
     """Kernel keys; disabled until the profiles are loaded."""
     COMMAND_TITLES = {"export": "Export table"}
@@ -118,6 +120,8 @@ class KernelsScreen(LoadingScreen):
                     yield Static(id="kernels-runs-note", markup=False)
                 with TabPane("Findings", id="tab-findings"):
                     yield FindingsPane(id="kernels-findings", table_id="kernels-findings-table")
+                with TabPane(TAB_TITLE, id=TAB_ID):
+                    yield DiffTab(self.paths)
             with Horizontal(id="kernels-figures"):
                 yield ShareBars(id="kernel-bars")
                 yield RooflinePane(id="roofline")
@@ -294,11 +298,18 @@ class KernelsScreen(LoadingScreen):
     def action_export(self) -> None:
         if self.model is None or self.model.empty:
             return
-        default, what = EXPORT_NAMES.get(self.query_one("#kernels-tables", TabbedContent).active, EXPORT_NAMES["tab-kernels"])
+        tab = self.query_one("#kernels-tables", TabbedContent).active
+        if tab == TAB_ID:
+            self.query_one(DiffTab).ask_export()
+            return
+        default, what = EXPORT_NAMES.get(tab, EXPORT_NAMES["tab-kernels"])
         self.ask_export(default, what)
 
     def export_tables(self, fmt: str) -> tuple[list[ResultTable], list[str]] | None:
         """The tab shown."""
         if self.model is None:
             return None
-        return tab_tables(self.model, self.view, self.query_one("#kernels-tables", TabbedContent).active, fmt)
+        tab = self.query_one("#kernels-tables", TabbedContent).active
+        if tab == TAB_ID:
+            return self.query_one(DiffTab).export_tables(fmt)
+        return tab_tables(self.model, self.view, tab, fmt)

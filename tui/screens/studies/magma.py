@@ -25,6 +25,7 @@ from gpuscope.tui.render.boxplot import boxplots_text
 from gpuscope.tui.model.magma import METRIC_LABELS, MagmaModel, Selection, build_model, toggle_metric
 from gpuscope.tui.screens.base import LoadingScreen
 from gpuscope.tui.screens.studies.boxplots import BoxPlotStack
+from gpuscope.tui.screens.studies.diff_tab import KEY_TIP, TAB_ID, TAB_TITLE, DiffTab
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
 
@@ -70,6 +71,7 @@ class MagmaScreen(LoadingScreen):
         Binding("s", "show_tab('tab-summary')", "Summary", show=False, tooltip="Show the summary table"),
         Binding("c", "show_tab('tab-comparison')", "Comparison", show=False, tooltip="Environments ranked"),
         Binding("f", "show_tab('tab-findings')", "Findings", show=False, tooltip="What was excluded or doubted"),
+        Binding("d", f"show_tab('{TAB_ID}')", TAB_TITLE, tooltip=KEY_TIP),
     ]
     """MAGMA keys; they are disabled until results are loaded."""
 
@@ -124,6 +126,8 @@ class MagmaScreen(LoadingScreen):
                     yield Static(id="comparison-note", markup=False)
                 with TabPane("Findings", id="tab-findings"):
                     yield FindingsPane(id="findings-pane", table_id="findings")
+                with TabPane(TAB_TITLE, id=TAB_ID):
+                    yield DiffTab(self.paths)
 
     def read_model(self) -> MagmaModel:
         result = self._loader() if self._loader is not None else read_tree(
@@ -254,7 +258,11 @@ class MagmaScreen(LoadingScreen):
     def action_export(self) -> None:
         if self.model is None or self.selection is None:
             return
-        default, what = EXPORT_NAMES.get(self.query_one("#tables", TabbedContent).active, EXPORT_NAMES["tab-summary"])
+        tab = self.query_one("#tables", TabbedContent).active
+        if tab == TAB_ID:
+            self.query_one(DiffTab).ask_export()
+            return
+        default, what = EXPORT_NAMES.get(tab, EXPORT_NAMES["tab-summary"])
         self.ask_export(default, what)
 
     def export_tables(self, fmt: str) -> tuple[list[ResultTable], tuple[str, ...]] | None:
@@ -262,6 +270,8 @@ class MagmaScreen(LoadingScreen):
         if self.model is None or self.selection is None:
             return None
         tab = self.query_one("#tables", TabbedContent).active
+        if tab == TAB_ID:
+            return self.query_one(DiffTab).export_tables(fmt)
         if tab == "tab-comparison":
             return [self.model.comparison_table(self.selection)], ()
         if tab == "tab-findings":

@@ -26,6 +26,7 @@ from gpuscope.tui.model.scaling_compare import curve_metrics, curves_for, metric
 from gpuscope.tui.model.scaling import ALL, ScalingModel, load, series_names
 from gpuscope.tui.model.scaling_report import tab_tables
 from gpuscope.tui.screens.base import LoadingScreen
+from gpuscope.tui.screens.studies.diff_tab import KEY_TIP, TAB_ID, TAB_TITLE, DiffTab
 from gpuscope.tui.widgets.findings import FindingsPane
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.scaling_plots import CurvesPlot, EfficiencyPlot, SpeedupPlot
@@ -58,6 +59,7 @@ class ScalingScreen(LoadingScreen):
         Binding("e", "export", "Export", tooltip="Write the tab shown (format from the file extension)"),
         *(Binding(str(i + 1), f"show_tab('{tab}')", tab.removeprefix("tab-").title(), show=False, tooltip=f"Show the {tab.removeprefix('tab-')} tab")
           for i, tab in enumerate(TABS)),
+        Binding("d", f"show_tab('{TAB_ID}')", TAB_TITLE, tooltip=KEY_TIP),
     ]
     """Scaling keys; disabled until the logs are read."""
     COMMAND_TITLES = {"export": "Export tab"}
@@ -109,6 +111,8 @@ class ScalingScreen(LoadingScreen):
                     yield ResultTableView(id="compare-settings")
                 with TabPane("Findings", id="tab-findings"):
                     yield FindingsPane(id="scaling-findings", table_id="scaling-findings-table")
+                with TabPane(TAB_TITLE, id=TAB_ID):
+                    yield DiffTab(self.paths)
             yield Static(id="scaling-origin", markup=False)
 
     def read_model(self) -> ScalingModel:
@@ -267,6 +271,9 @@ class ScalingScreen(LoadingScreen):
 
     def action_export(self) -> None:
         tab = self.query_one("#scaling-tabs", TabbedContent).active
+        if tab == TAB_ID:
+            self.query_one(DiffTab).ask_export()
+            return
         self.ask_export(EXPORT_NAMES.get(tab, "scaling.csv"), f"{tab.removeprefix('tab-')} tab")
 
     def export_tables(self, fmt: str) -> tuple[list[ResultTable], list[str]] | None:
@@ -274,5 +281,7 @@ class ScalingScreen(LoadingScreen):
         if self.model is None:
             return None
         tab = self.query_one("#scaling-tabs", TabbedContent).active
+        if tab == TAB_ID:
+            return self.query_one(DiffTab).export_tables(fmt)
         return tab_tables(self.model, tab, fmt, self.series, self.marked, self.metric)
 
