@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import re
 from typing import Any, Callable
 
 from gpuscope.tui.cli.output import say
@@ -20,11 +21,12 @@ from gpuscope.tui.cli.output import say
 def parse_address(text: str) -> tuple[str, int] | str:
     """`PORT`, `:PORT`, `ADDR:PORT` or `[IPv6]:PORT` -> (host, port); 127.0.0.1 unless an
     address is given. A string is what is wrong with `text`."""
-    host, sep, port = text.strip().rpartition(":")
-    if sep and ":" in host and not host.startswith("["):
+    host, _, port = text.strip().rpartition(":")
+    if re.fullmatch(r"[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*", host):
         return f"--serve {text!r}: write an IPv6 address in brackets, e.g. [::1]:9400"
-    host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    bracketed = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]", host)
+    host = bracketed.group(1) if bracketed else host or "127.0.0.1"
+    if not port.isdigit() or not 0 <= int(port) <= 65535 or not (bracketed or re.fullmatch(r"[A-Za-z0-9.-]+", host)):
         return f"--serve {text!r}: expected [ADDR:]PORT with a port from 0 to 65535 (0: any free port), e.g. 9400 or 0.0.0.0:9400"
     return host, int(port)
 
