@@ -64,3 +64,66 @@ def scaling(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     frame = frame.assign(label=[compare_scaling.label(r) for _, r in frame.iterrows()])
     return DiffReport("scaling", verdict_line("configurations", frame, "label"), [compare_scaling.scaling_table(frame)], findings,
                       slower_beyond(frame, options.fail_if_slower, "label"))
+
+
+def recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
+    """Per measure (duration, CPU, memory, GPU activity, energy): each side's recordings."""
+    from gpuscope.metrics.compare import recording as compare_recording
+    from gpuscope.parsers.files import walk
+    from gpuscope.parsers.recording import read as recording_read
+    from gpuscope.parsers.recording.gpu_readings import GpuReadingsReduce
+    from gpuscope.parsers.recording.usage import usage_per_node
+
+    sides: list[list[dict[str, float]]] = []
+    findings: list[Finding] = []
+    for path in (base, new):
+        values = []
+        for file in walk(path):
+            if registry.recognise(file).kind != "recording":
+                continue
+            stream = recording_read.Stream(file)
+            reduce = GpuReadingsReduce()
+            usages = usage_per_node(reduce.tap(stream.batches()))
+            findings.extend(stream.findings)
+            if stream.samples:
+                gpus = reduce.gpus()
+                values.append(compare_recording.job_values(usages, gpus, reduce.cpu()))
+                if any(g.simulated for g in gpus):
+                    findings.append(Finding("warning", "simulated", "SIMULATED GPUs (--demo): its GPU numbers are not measurements", str(file)))
+        sides.append(values)
+    empty = [name for name, side in zip(("base", "new"), sides) if not side]
+    if empty:
+        return DiffReport("recording", f"nothing compared: no samples read on the {' and '.join(empty)} side", findings=findings)
+    frame = compare_recording.compare_recordings(*sides)
+    table = compare_recording.recording_table(frame, len(sides[0]), len(sides[1]))
+    return DiffReport("recording", verdict_line("measures", frame, "measure"), [table], findings,
+                      slower_beyond(frame, options.fail_if_slower, "measure"))
+
+
+def table(base: Path, new: Path, options: DiffOptions) -> DiffReport:
+    """Rows matched on key columns, numeric columns' deltas."""
+    from gpuscope.metrics.compare import noise
+    from gpuscope.metrics.compare import tables as compare_tables
+
+    frames, findings = [], []
+    for path in (base, new):
+        got = registry.read(path)
+        findings.extend(f for f in got.findings if f.severity != "info")
+        frames.append(got.table)
+    empty = [name for name, frame in zip(("base", "new"), frames) if frame is None or frame.empty]
+    if empty:
+        return DiffReport("table", f"nothing compared: no rows read from the {' and '.join(empty)} table", findings=findings)
+    keys = list(options.keys) or compare_tables.guess_keys(*frames)
+    try:
+        frame, values = compare_tables.compare_tables(*frames, keys)
+    except KeyError as exc:
+        return DiffReport("table", f"nothing compared: {exc.args[0]}", findings=findings, mismatch=True)
+    matches = frame["match"].value_counts()
+    parts = [f"{int(matches.get('same', 0))} rows matched on {', '.join(keys) or 'position'}"]
+    largest = compare_tables.largest_change(frame, values, keys)
+    said = f"; largest change {noise.percent(largest[0])} `{largest[1]}`" if largest and largest[0] else "; no value changed" if largest else ""
+    parts.append("one value per cell: no noise estimate" + said)
+    parts += [f"{int(matches[m])} {m}" for m in ("new", "vanished") if matches.get(m)]
+    if not values:
+        findings.append(Finding("warning", "no-numbers", "the two tables share no numeric column: rows are matched, nothing is compared"))
+    return DiffReport("table", "; ".join(parts), [compare_tables.table_table(frame, keys, values, not options.keys)], findings)
