@@ -150,12 +150,17 @@ class Client:
         return parse_reply(self.get("/api/v1/query", {"query": query, "time": f"{at:.3f}"}))
 
     def scrape_interval(self) -> float | None:
-        """The shortest scrape interval of the active targets (s), None when not said."""
+        """The shortest scrape interval of the active targets (s), None when not said (a proxy may
+        forbid this API while allowing queries); a Prometheus down or slow raises."""
         try:
             reply = json.loads(self.get("/api/v1/targets", {"state": "active"}))
             targets = reply["data"]["activeTargets"]
             seconds = [_duration(t.get("scrapeInterval")) for t in targets if isinstance(t, dict)]
-        except (PrometheusError, ValueError, KeyError, TypeError, RecursionError):
+        except PrometheusError as exc:
+            if exc.fatal and "401" not in str(exc) and "403" not in str(exc):  # down or slow: so will the queries be
+                raise
+            return None
+        except (ValueError, KeyError, TypeError, RecursionError):
             return None
         known = [s for s in seconds if s]
         return min(known) if known else None

@@ -32,6 +32,8 @@ from gpuscope.metrics.samples import AllocatedGpu, JobScope
 from gpuscope.parsers.recording import schema as recording_schema
 
 SECTIONS = ("gpu", "node", "job")
+UNKNOWN_SCRAPE_S = 15.0
+"""The step where Prometheus does not say its scrape interval: the usual one (finer would repeat samples)."""
 INT_TYPES = (pa.int16(), pa.int32(), pa.int64())
 
 
@@ -70,13 +72,14 @@ def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: 
     if not window.end > window.start:
         out.problem = "the job's end is not after its start: nothing to read"
         return out
-    scrape = client.scrape_interval() if step is None else None
-    out.step = step or step_for(window.start, window.end, scrape)
-    ask = _Asker(client, window, out.step, range_s=max(4 * out.step, 4 * (scrape or 0)))
-    how = f"the scrape interval is {scrape:g} s" if scrape else "the scrape interval is not known"
-    out.said.append(f"{client.where}: job {window.job or '(none)'} on {', '.join(window.nodes) or 'every node'}, every {out.step:g} s ({how})")
     sections: dict[str, _Section] = {}
     try:
+        scrape = client.scrape_interval() if step is None else None
+        out.step = step or step_for(window.start, window.end, scrape or UNKNOWN_SCRAPE_S)
+        ask = _Asker(client, window, out.step, range_s=max(4 * out.step, 4 * (scrape or 0)))
+        how = ("--step" if step else f"the scrape interval is {scrape:g} s" if scrape else
+               f"the scrape interval is not known: at least {UNKNOWN_SCRAPE_S:g} s, --step S for another")
+        out.said.append(f"{client.where}: job {window.job or '(none)'} on {', '.join(window.nodes) or 'every node'}, every {out.step:g} s ({how})")
         for name in SECTIONS:
             found = _section(ask, maps, name, out)
             if found is not None:

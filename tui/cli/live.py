@@ -93,6 +93,9 @@ def add_parsers(sub: Any) -> None:
     report.add_argument("--time-limit", type=finite_float, metavar="S", help="the job's time limit in seconds, for the share used")
     report.add_argument("--log", action="append", metavar="FILE", help="a log of the job saying the work done (epochs, samples: seed, MLPerf, "
                         "ReFrame logs), for the energy per unit of work; repeatable (default: the job's output files the recording names)")
+    from gpuscope.tui.cli.prometheus import add_prometheus_options
+
+    add_prometheus_options(report)
     add_output_options(report, tables=tuple(REPORT_TABLES))
 
 
@@ -324,8 +327,11 @@ def run_report(args: argparse.Namespace) -> int:
     from gpuscope.metrics.table import Column, ResultTable
 
     fmt = output_format(args)
-    if args.recording is None and args.job is None:
-        say("report needs --recording FILE, --job ID, or both")
+    if args.recording is None and args.job is None and args.prometheus is None:
+        say("report needs --recording FILE, --job ID, or both; or --prometheus URL with --job ID (or --start and --end)")
+        return 2
+    if args.recording is not None and args.prometheus is not None:
+        say("--recording and --prometheus are two sources of the same samples: give one")
         return 2
     if args.time_limit is not None and not args.time_limit > 0:
         say("--time-limit must be a positive number of seconds")
@@ -334,21 +340,29 @@ def run_report(args: argparse.Namespace) -> int:
         say(f"--log {missing[0]}: no such file")
         return 2
     usages, use, readings, cpu, work, why_no_work = [], None, [], None, None, "no recording given: the work is read with the samples"
-    if args.recording is not None:
+    if args.recording is not None or args.prometheus is not None:
         from gpuscope.parsers.recording import read as recording
         from gpuscope.parsers.recording.gpu_readings import GpuReadingsReduce
         from gpuscope.parsers.recording.usage import usage_per_node
         from gpuscope.tui.model.job_report import work_done
 
-        stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
         reduce = GpuReadingsReduce()
-        usages = usage_per_node(reduce.tap(stream.batches()))
-        for finding in stream.findings:
-            say(f"{args.recording}: {finding.message}")
-        if stream.samples == 0:
-            if not stream.findings:
-                say(f"{args.recording}: no samples")
-            return 1  # as replay: nothing to report from this file
+        if args.prometheus is not None:
+            from gpuscope.tui.cli import prometheus
+
+            rec, code = prometheus.load(args)  # says what it found and what it did not
+            if rec is None:
+                return code
+            usages = usage_per_node(reduce.tap(rec.table.to_batches()))
+        else:
+            stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
+            usages = usage_per_node(reduce.tap(stream.batches()))
+            for finding in stream.findings:
+                say(f"{args.recording}: {finding.message}")
+            if stream.samples == 0:
+                if not stream.findings:
+                    say(f"{args.recording}: no samples")
+                return 1  # as replay: nothing to report from this file
         readings, cpu = reduce.gpus(), reduce.cpu()
         work, why_no_work = work_done(reduce.scopes, args.log or ())
     if args.job is not None:
@@ -442,9 +456,17 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    """The replay screen over a recording. A missing path or a folder is a usage error (2); a file
-    with nothing to replay (damaged, crafted, foreign, empty) exits 1, as other commands do for a
-    file they cannot read."""
+    """The replay screen over a recording, or over a job read back from --prometheus. A missing
+    path or a folder is a usage error (2); a file with nothing to replay (damaged, crafted,
+    foreign, empty) exits 1, as other commands do for a file they cannot read."""
+    if args.prometheus is not None or args.file is None:
+        return _replay_prometheus(args)
+    if args.job is not None:
+        return fail("--job goes with --prometheus URL (a recording already holds its job)", 2)
+    from gpuscope.tui.cli.prometheus import prometheus_problem
+
+    if (problem := prometheus_problem(args)) is not None:
+        return fail(problem, 2)
     if not os.path.lexists(args.file):
         return fail(f"no such file: {args.file}", 2)
     if os.path.isdir(args.file):
@@ -464,3 +486,23 @@ def run_replay(args: argparse.Namespace) -> int:
     if code is None:
         return fail("replay is a screen and stdout is not a terminal; gpuscope report --recording FILE prints the job's report", 2)
     return code
+
+
+def _replay_prometheus(args: argparse.Namespace) -> int:
+    """`replay --prometheus URL --job ID`: the job read back into memory, then the same screen."""
+    if args.prometheus is None:
+        return fail("replay needs a recording FILE, or --prometheus URL with --job ID (or --start and --end)", 2)
+    if args.file is not None:
+        return fail(f"a recording FILE ({args.file}) and --prometheus are two sources of the same samples: give one", 2)
+    from gpuscope.tui.cli import prometheus
+
+    rec, code = prometheus.load(args)
+    if rec is None:
+        return code
+    from gpuscope.tui.model.replay import replay_of
+    from gpuscope.tui.screens.replay import ReplayScreen
+
+    replay = replay_of(rec)
+    report = "gpuscope report --prometheus URL --job ID prints the job's report"
+    code = run_screen(lambda: ReplayScreen(rec.path, replay), f"replay is a screen; {report}")
+    return fail(f"replay is a screen and stdout is not a terminal; {report}", 2) if code is None else code

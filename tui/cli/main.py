@@ -178,9 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Open the watch screen over a recording: the panes show the sample under a time cursor, the "
         "history plots the whole recording. Step (, and .), jump to a time (g), play at 1x to 600x (space, + and -), "
         "and jump from event to event (n, N): GPU memory peaks, GPUs going idle, throttling, processes starting "
-        "and ending. For the job's efficiency in text, use gpuscope report --recording FILE.",
+        "and ending. For the job's efficiency in text, use gpuscope report --recording FILE. With --prometheus URL --job ID, "
+        "a past job read back from a site's Prometheus (its nodes, start and end from sacct, or --nodes, --start, --end).",
     )
-    replay.add_argument("file", metavar="FILE", help="a recording")
+    replay.add_argument("file", nargs="?", metavar="FILE", help="a recording (or none, with --prometheus)")
+    from gpuscope.tui.cli.prometheus import add_prometheus_options
+
+    add_prometheus_options(replay, job=True)
 
     watch = sub.add_parser(
         "watch",

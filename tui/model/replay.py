@@ -230,6 +230,8 @@ class Replay:
     """The first row of each batch, and the end: for the batch that holds a row."""
     gpu_energy: dict[int, GpuEnergyView] = field(default_factory=dict)
     """Per GPU, what its power and activity plots say beside their lines."""
+    in_memory: bool = False
+    """Read whole into memory (`replay_of`), not from a file: another node comes from the same table."""
     _running_peaks: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
@@ -303,6 +305,10 @@ class Replay:
         """The last sample at or before time `t` (the first one before the start)."""
         return max(0, min(self.samples - 1, int(np.searchsorted(self.clock, t, side="right")) - 1))
 
+    def for_node(self, node: str | None) -> "Replay":
+        """The same recording opened at another node: from memory when it was read whole, else from its file."""
+        return replay_of(self.recording, node) if self.in_memory else open_replay(self.path, node)
+
     def close(self) -> None:
         if self.batches is not None:
             self.batches.close()
@@ -310,8 +316,17 @@ class Replay:
 
 def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay:
     """Read `path` for replay (the first node of a multi-node recording unless `node`)."""
-    rec = recording.read(path, processes=False)
-    replay = Replay(os.fspath(path), rec)
+    replay = replay_of(recording.read(path, processes=False), node)
+    replay.in_memory = False
+    if replay.samples:
+        replay.batches = recording.Batches(replay.path)
+    return replay
+
+
+def replay_of(rec: recording.Recording, node: str | None = None) -> Replay:
+    """A recording already in memory (its table whole, processes and all: e.g. a job read back
+    from Prometheus) for replay; a sample's snapshot then comes from that table."""
+    replay = Replay(rec.path, rec, in_memory=True)
     if rec.table is None or rec.samples == 0:
         return replay
     hosts = rec.table.column("hostname")
@@ -336,7 +351,6 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     replay.events = sorted(events, key=lambda e: (e.index, KINDS.index(e.kind)))
     lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
     replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
-    replay.batches = recording.Batches(replay.path)
     return replay
 
 
