@@ -3,9 +3,9 @@
 A kernel keeps its name from run to run, except where a template argument changed (a tile size,
 a vector width, a functor type after a library update): `gemm<128, 64>(…)` becomes
 `gemm<256, 64>(…)`. Names are matched exactly first; what is left is matched on the name with
-every template and argument list folded (`metrics.kernels.names.fold`: `gemm<…>(…)`), pairing
-the most alike names first where several share that form. A name with no bracket group to fold
-matches only itself, so two unrelated names never match.
+every template and argument list emptied (`gemm<>()`), pairing the most alike names first where
+several share that form. A name with no bracket group, or with brackets that do not pair up
+(`operator<`, `->`), matches only itself, so two unrelated names never match.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from typing import Iterable
-
-from gpuscope.metrics.kernels.names import fold
 
 SAME = "same"
 CHANGED = "template args changed"
@@ -33,10 +31,30 @@ class Match:
     """SAME, CHANGED, NEW (only in the candidate) or GONE (only in the baseline)."""
 
 
+OPEN = {"<": ">", "(": ")"}
+CLOSE = {">": "<", ")": "("}
+
+
 def skeleton(name: str) -> str | None:
-    """`name` with its template and argument lists folded; None when it has none to fold."""
-    folded = fold(name)
-    return folded if folded != name else None
+    """`name` with the contents of its template and argument lists left out (`f<>()`); None
+    when it has no such list or its brackets do not pair up."""
+    out: list[str] = []
+    stack: list[str] = []
+    for char in name:
+        if char in OPEN:
+            if not stack:
+                out.append(char)
+            stack.append(char)
+        elif char in CLOSE:
+            if not stack or stack.pop() != CLOSE[char]:
+                return None
+            if not stack:
+                out.append(char)
+        elif not stack:
+            out.append(char)
+    if stack or len(out) == len(name):
+        return None
+    return "".join(out)
 
 
 def match_names(base: Iterable[str], new: Iterable[str]) -> list[Match]:

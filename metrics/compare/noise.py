@@ -52,6 +52,10 @@ def verdicts(slowdown: np.ndarray, p_raw: np.ndarray, base_n: np.ndarray, new_n:
     candidate is (0.1: 10 % slower, negative: faster; NaN: not computable); `base_n`, `new_n`:
     values per side (0 on a side: the item is new or vanished)."""
     p = holm(np.asarray(p_raw, float))
+    tested = np.isfinite(np.asarray(p_raw, float))
+    # Holm multiplies the smallest p by the number of tests: no adjusted p falls below that
+    floors = [smallest_p(int(m), int(n)) for m, n, t in zip(base_n, new_n, tested) if t]
+    family_floor = min(floors) * len(floors) if floors else math.nan
     words = []
     for s, q, m, n in zip(slowdown, p, base_n, new_n):
         if m == 0 and n == 0:
@@ -69,8 +73,12 @@ def verdicts(slowdown: np.ndarray, p_raw: np.ndarray, base_n: np.ndarray, new_n:
         elif q < ALPHA and s != 0:
             words.append(SLOWER if s > 0 else FASTER)
         else:
-            floor = smallest_p(int(m), int(n))
-            reach = f"; {m} and {n} runs cannot reach p < {ALPHA}" if floor >= ALPHA else ""
+            if smallest_p(int(m), int(n)) >= ALPHA:
+                reach = f"; {m} and {n} values cannot reach p < {ALPHA}"
+            elif family_floor >= ALPHA:
+                reach = f"; over {len(floors)} tests, Holm's correction keeps every p at {family_floor:.2g} or more"
+            else:
+                reach = ""
             words.append(f"{WITHIN} (p = {q:.2g}{reach})")
     return p, words
 
