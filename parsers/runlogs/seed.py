@@ -34,15 +34,20 @@ _SEED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     *((p, "seed 004 training line") for p in fmt.SEED004_MARKERS),
     *((p, "resource line") for p, _kind in fmt.LOG_RESOURCE_LINES),
 )
-_HEAD_SCAN = re.compile("|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", p.pattern) + ")" for p, _ in _SEED_PATTERNS), re.MULTILINE)
-"""All of them in one regex (their group names dropped: names may not repeat), so a head is
-searched once, not line by line and pattern by pattern."""
+
+
+@functools.cache
+def _head_scan() -> re.Pattern[str]:
+    """All of them in one regex (their group names dropped: names may not repeat), so a head is
+    searched once, not line by line and pattern by pattern. Compiled when first needed: every
+    command imports this module through the registry; only recognising or reading a file needs it."""
+    return re.compile("|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", p.pattern) + ")" for p, _ in _SEED_PATTERNS), re.MULTILINE)
 
 
 def match(name: str, head: Head) -> str | None:
     """A training / Slurm job log of the seeds' shape (002, 004): one of their lines in the head."""
     text = head_text(head)
-    found = _HEAD_SCAN.search(text)
+    found = _head_scan().search(text)
     if found is None:
         return None
     at = found.start() + (len(found.group()) - len(found.group().lstrip()))  # `^\s*` may span blank lines
@@ -156,7 +161,7 @@ _SEED_BRANCHES = {tag: (pattern, what) for tag, pattern, what in _SEED_LINES}
 
 
 def _branch(tag: str, pattern: re.Pattern[str]) -> str:
-    """One alternative of `_SEED_LINE`: the pattern after its leading `^\\s*`, its own group names
+    """One alternative of `_seed_line_pattern`: the pattern after its leading `^\\s*`, its own group names
     dropped (names may not repeat in one regex), an empty group named `tag` at its end (the
     group that closes last names the branch, and a branch that starts with a literal is
     skipped at its first character)."""
@@ -164,9 +169,12 @@ def _branch(tag: str, pattern: re.Pattern[str]) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern.pattern[len("^\\s*"):]) + f"(?P<{tag}>)"
 
 
-_SEED_LINE = re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pattern, _what in _SEED_LINES) + ")")
-"""All of `_SEED_LINES` in one regex: one match per line says which one a line is (`lastgroup`),
-instead of trying the patterns one by one; the named pattern is then matched for its groups."""
+@functools.cache
+def _seed_line_pattern() -> re.Pattern[str]:
+    """All of `_SEED_LINES` in one regex: one match per line says which one a line is (`lastgroup`),
+    instead of trying the patterns one by one; the named pattern is then matched for its groups.
+    Compiled when first needed, as `_head_scan`."""
+    return re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pattern, _what in _SEED_LINES) + ")")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -174,7 +182,7 @@ def _seed_line(line: str) -> tuple[str, str, re.Match[str]] | None:
     """(tag, what it gives, the match of its own pattern) of a seed log line, or None: a pure
     function of the text, kept for the lines that repeat from log to log (`Max epochs: 50`,
     `  SLURM_NNODES: 1`, banners)."""
-    found = _SEED_LINE.match(line)
+    found = _seed_line_pattern().match(line)
     if found is None:
         return None
     tag = found.lastgroup or ""
@@ -191,8 +199,9 @@ same line does nothing, so it is skipped."""
 def _first_failure(lines: list[str]) -> tuple[str, int] | None:
     """(status, line number) of the first line that is none of `_SEED_LINES` but says the run
     ended early (`_FAILURE_LINES`, first pattern first); only asked when a log has no time."""
+    seed_line = _seed_line_pattern()
     for i, line in enumerate(lines):
-        if len(line) > 2000 or _SEED_LINE.match(line):
+        if len(line) > 2000 or seed_line.match(line):
             continue
         for pattern, status in _FAILURE_LINES:
             if pattern.search(line):
