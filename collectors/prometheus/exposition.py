@@ -42,7 +42,7 @@ class Reading:
     cpu_busy_seconds: float | None = None
     """Busy CPU time of the node since boot, summed over cores (/proc/stat); None when unreadable."""
     jobs: tuple[JobScope, ...] = ()
-    """The Slurm jobs on this node the exporter follows (the scope's job with --job)."""
+    """The Slurm jobs the exporter follows: the scope's with --job, else every job on the node (jobs.py)."""
     job_gpu_energy_j: dict[str, float] = dataclasses.field(default_factory=dict)
     """jobid -> joules its allocated GPUs used since the exporter first saw the job (energy
     counters' deltas; a counter that went back, a driver reload, counts from its new value).

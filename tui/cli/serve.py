@@ -39,6 +39,7 @@ def run(args: argparse.Namespace, samples: Callable[..., Any], stop_type: Callab
     """Serve and/or write the exposition until stopped; `samples` and `stop_type` are live.py's
     sampling loop and signal guard (passed in: live.py imports this module)."""
     from gpuscope.collectors.prometheus.exposition import SnapshotCollector, Tracker, registry_for, textfile_problem, write_textfile
+    from gpuscope.collectors.prometheus.jobs import NodeJobs
 
     address = parse_address(args.serve) if args.serve is not None else None
     if isinstance(address, str):
@@ -64,14 +65,16 @@ def run(args: argparse.Namespace, samples: Callable[..., Any], stop_type: Callab
         say(f"serving {_url(host, server.server_port)} every {args.interval:g} s" + (" (simulated GPUs)" if args.demo is not None else ""))
     if args.textfile is not None:
         say(f"writing {args.textfile.rstrip('/')}/gpuscope.prom every {args.interval:g} s")
-    tracker = Tracker()
+    tracker, node_jobs = Tracker(), NodeJobs()
     code = 0
     with stop_type() as stop:
         try:
             if args.textfile is not None:
                 from prometheus_client import generate_latest
             for snapshot in samples(args, stop, count=args.count):
-                collector.reading = tracker.update(snapshot)
+                # the whole node watched: every Slurm job on it gets its few series; else the --job's
+                jobs = node_jobs.update() if snapshot.scope.kind == "node" else None
+                collector.reading = tracker.update(snapshot, jobs)
                 if args.textfile is not None:
                     write_textfile(args.textfile, generate_latest(registry))
         except OSError as exc:  # the textfile folder went away or filled up
