@@ -1,5 +1,6 @@
 """A real Prometheus (Debian's package, tests/prometheus_server.py) scrapes `gpuscope collect
---serve --demo` at 1 s, and its HTTP API returns gpuscope's series with the values served."""
+--serve --demo` at 1 s, and its HTTP API returns gpuscope's series with the values served; with
+a real Slurm job (tests/slurm_cluster.py), the job's series carry its allocation."""
 
 from __future__ import annotations
 
@@ -12,20 +13,33 @@ from pathlib import Path
 import pytest
 
 from prometheus_server import prometheus  # noqa: F401 (the fixture)
+from slurm_cluster import SlurmCluster, slurm_cluster  # noqa: F401 (the fixture)
 
 GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
 
 
+def serve(*extra: str) -> tuple[subprocess.Popen[str], str]:
+    """`collect --serve 127.0.0.1:0 --interval 1 ...`: the process and the HOST:PORT it serves on."""
+    proc = subprocess.Popen([GPUSCOPE, "collect", "--serve", "127.0.0.1:0", "--interval", "1", *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"serving http://(127\.0\.0\.1:\d+)/metrics", line)
+    if not found:
+        proc.kill()
+        pytest.fail(f"no serving line: {line!r} {proc.communicate(timeout=10)}")
+    return proc, found.group(1)
+
+
+def scrape_config(target: str) -> list[dict[str, object]]:
+    return [{"job_name": "gpuscope", "static_configs": [{"targets": [target]}]}]
+
+
 @pytest.mark.xdist_group("prometheus")
 def test_prometheus_scrapes_collect_serve(prometheus) -> None:  # noqa: F811
-    proc = subprocess.Popen([GPUSCOPE, "collect", "--serve", "127.0.0.1:0", "--demo", "h100x8-llm", "--interval", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc, target = serve("--demo", "h100x8-llm")
     try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        found = re.search(r"serving http://(127\.0\.0\.1:\d+)/metrics", line)
-        assert found, line
-        server = prometheus([{"job_name": "gpuscope", "static_configs": [{"targets": [found.group(1)]}]}], interval_s=1.0)
+        server = prometheus(scrape_config(target), interval_s=1.0)
         simulated = server.wait_for('gpuscope_simulated{job="gpuscope"}')
         assert simulated[0]["value"][1] == "1"
         power = server.wait_for("gpuscope_gpu_power_watts", ready=lambda r: len(r) == 8)
@@ -42,3 +56,22 @@ def test_prometheus_scrapes_collect_serve(prometheus) -> None:  # noqa: F811
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and "stopped by SIGTERM" in err, err
+
+
+def test_a_real_slurm_jobs_series(prometheus, slurm_cluster: SlurmCluster) -> None:  # noqa: F811
+    """In the Slurm group (conftest): one test cluster per worker."""
+    job = slurm_cluster.submit("sleep 60", cpus=1, mem="100M")
+    slurm_cluster.wait_running(job)
+    proc, target = serve("--demo", "one-gpu-idle", "--job", job)
+    try:
+        server = prometheus(scrape_config(target), interval_s=1.0)
+        cpus = server.wait_for(f'gpuscope_job_cpus_allocated{{jobid="{job}"}}')
+        assert cpus[0]["value"][1] == "1" and set(cpus[0]["metric"]) == {"__name__", "node", "jobid", "instance", "job"}
+        memory = server.wait_for(f'gpuscope_job_memory_requested_bytes{{jobid="{job}"}}')
+        assert float(memory[0]["value"][1]) == 100 * 1024 * 1024
+        assert server.query(f'gpuscope_job_gpus_allocated{{jobid="{job}"}}')[0]["value"][1] == "0"  # asked for none
+    finally:
+        slurm_cluster.cancel(job)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
