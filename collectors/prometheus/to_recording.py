@@ -80,12 +80,16 @@ def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: 
         how = ("--step" if step else f"the scrape interval is {scrape:g} s" if scrape else
                f"the scrape interval is not known: at least {UNKNOWN_SCRAPE_S:g} s, --step S for another")
         out.said.append(f"{client.where}: job {window.job or '(none)'} on {', '.join(window.nodes) or 'every node'}, every {out.step:g} s ({how})")
-        for name in SECTIONS:
-            found = _section(ask, maps, name, out)
-            if found is not None:
-                sections[name] = found
-    except PrometheusError as exc:
+    except PrometheusError as exc:  # down, refused or slow from the first request
         out.problem = str(exc)
+        return out
+    for name in SECTIONS:
+        if out.problem is not None:
+            out.said.append(f"{name}: n/a: not asked (Prometheus stopped answering)")
+            continue
+        found = _section(ask, maps, name, out)
+        if found is not None:
+            sections[name] = found
     if sections:
         out.table = build_table(window, sections, out.step)
     if out.table is None and out.problem is None:
@@ -119,33 +123,44 @@ class _Asker:
 
 
 def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -> _Section | None:
-    """The first map whose first `name` query finds series, with all its `name` queries asked."""
+    """The first map whose first `name` query finds series, with all its `name` queries asked.
+    When Prometheus stops answering (`out.problem` then says why), what it said before is kept."""
     job = ask.window.job
-    tried = []
-    for m in maps:
-        families = [f for f in m.section(name) if job is not None or "$job" not in f.query]
-        if not families:
-            continue
-        by_job = m.job_label is not None and job is not None
-        first, why = ask(m, families[0], by_job)
-        if not first and by_job:  # the exporter does not label this job's series: by node and time
-            first, _ = ask(m, families[0], False)
-            if first:
-                by_job = False
-                out.said.append(f"{name}: {m.name} has no series labelled {m.job_label}=\"{job}\": every GPU of the job's nodes over "
-                                "its time is read (a node figure where the nodes were shared)")
-        if not first:
-            tried.append(f"{name} ({m.name}): {why}")
-            continue
-        series = {families[0].field: first}
-        lines = [f"{name} {families[0].field}: {m.name}, {len(first)} series"]
-        for family in families[1:]:
-            series[family.field], why = ask(m, family, by_job)
-            lines.append(f"{name} {family.field}: {m.name}, {len(series[family.field])} series" if not why else f"{name} {family.field}: {why}")
-        out.said += tried + lines
+    tried: list[str] = []
+    lines: list[str] = []
+    series: dict[str, list[Series]] = {}
+    m, by_job = None, False
+    try:
+        for m in maps:
+            families = [f for f in m.section(name) if job is not None or "$job" not in f.query]
+            if not families:
+                continue
+            by_job = m.job_label is not None and job is not None
+            first, why = ask(m, families[0], by_job)
+            if not first and by_job:  # the exporter does not label this job's series: by node and time
+                first, _ = ask(m, families[0], False)
+                if first:
+                    by_job = False
+                    tried.append(f"{name}: {m.name} has no series labelled {m.job_label}=\"{job}\": every GPU of the job's nodes over "
+                                 "its time is read (a node figure where the nodes were shared)")
+            if not first:
+                tried.append(f"{name} ({m.name}): {why}")
+                continue
+            series[families[0].field] = first
+            lines.append(f"{name} {families[0].field}: {m.name}, {len(first)} series")
+            for family in families[1:]:
+                found, why = ask(m, family, by_job)
+                series[family.field] = found
+                lines.append(f"{name} {family.field}: {m.name}, {len(found)} series" if not why else f"{name} {family.field}: {why}")
+            break
+    except PrometheusError as exc:
+        out.problem = str(exc)
+    out.said += tried + lines
+    if series and m is not None:
         out.maps[name] = m.name
         return _Section(m, series, by_job)
-    out.said += tried or [f"{name}: n/a: no map has {name} queries" + ("" if job else " that work without a job id")]
+    if not tried and out.problem is None:
+        out.said.append(f"{name}: n/a: no map has {name} queries" + ("" if job else " that work without a job id"))
     return None
 
 

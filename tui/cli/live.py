@@ -333,6 +333,11 @@ def run_report(args: argparse.Namespace) -> int:
     if args.recording is not None and args.prometheus is not None:
         say("--recording and --prometheus are two sources of the same samples: give one")
         return 2
+    from gpuscope.tui.cli.prometheus import prometheus_problem
+
+    if (problem := prometheus_problem(args)) is not None:
+        say(problem)
+        return 2
     if args.time_limit is not None and not args.time_limit > 0:
         say("--time-limit must be a positive number of seconds")
         return 2
