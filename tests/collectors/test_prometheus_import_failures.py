@@ -93,7 +93,7 @@ class Handler(BaseHTTPRequestHandler):
         times = [start + k * step for k in range(int((end - start) / step) + 1)]
         result = []
         if query.startswith(("gpuscope_gpu_utilization_ratio", "gpuscope_gpu_power_watts")):
-            result = [{"metric": {"node": "n1", "gpu": str(g)}, "values": [[t, str(50 + g)] for t in times]} for g in range(2)]
+            result = [{"metric": {"node": "n1", "gpu": str(g)}, "values": [[t, str((50 + g) / 100)] for t in times]} for g in range(2)]
         elif query.startswith("gpuscope_node_cpus"):
             result = [{"metric": {"node": "n1"}, "values": [[t, "8"] for t in times]}]
         self.reply(200, json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}).encode())
@@ -129,7 +129,7 @@ def test_a_prometheus_that_answers_gives_the_report_and_says_what_was_found(fake
     assert "node (gpuscope): n/a: rate(gpuscope_node_cpu_busy_seconds_total{" in err and "node (node_exporter): n/a: 100 * (1 - sum" in err
     assert "job: n/a: no map has job queries that work without a job id" in err
     rows = [line.split() for line in out.splitlines() if line.strip().startswith("n1")]
-    assert [(r[1], r[4]) for r in rows] == [("0", "50.0"), ("1", "51.0")]
+    assert [(r[1], r[-6]) for r in rows] == [("0", "50.0"), ("1", "51.0")]  # GPU, util mean %
 
 
 def test_prometheus_down_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
