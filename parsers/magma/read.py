@@ -106,7 +106,7 @@ def _read_group(big: bytes, layout: fmt.Layout, at: np.ndarray, base: np.ndarray
     na = [DASHES] * width + [MISSING, MISSING]
     frame = pd.read_csv(io.BytesIO(data), sep=" ", skipinitialspace=True, header=None, names=range(width + 2), usecols=range(width + 2),
                         keep_default_na=False, na_values={j: "---" if kind == DASHES else "" for j, kind in enumerate(na)},
-                        quoting=csv.QUOTE_NONE, dtype={t: str for t in times}, low_memory=False).iloc[1:]
+                        quoting=csv.QUOTE_NONE, dtype={t: object for t in times}, low_memory=False).iloc[1:]
     fields = [_fields(frame[j], j in times, na[j]) for j in range(width + 2)]  # column by column: no 2-D copies
     kinds = [k for _, k, _ in fields]
     sizes = at[:, 4]
@@ -155,14 +155,13 @@ def _fields(col: pd.Series, decimals: bool, na: int) -> tuple[np.ndarray, np.nda
         return values, np.where(np.isnan(values), na, NUMBER).astype(np.int8), None
     import pyarrow as pa
     import pyarrow.compute as pc
-    words = pc.dictionary_encode(pa.array(col.array))  # pandas' strings are Arrow's already: each distinct field is looked at once
-    text = words.dictionary
+    at, distinct = pd.factorize(col.to_numpy(object))  # each distinct field is looked at once; NA: -1, the last entry below
+    text = pa.array(distinct, pa.string())
     number = pc.match_substring_regex(text, NUMBER_TEXT).to_numpy(zero_copy_only=False)
     values = np.append(pc.cast(pc.if_else(number, text, None), pa.float64()).to_numpy(zero_copy_only=False), np.nan)
     kind = np.append(np.full(len(text), NUMBER, np.int8), np.int8(na))
     for i in np.flatnonzero(~number).tolist():  # not a plain number: a few distinct words
-        kind[i], values[i] = _word(text[i].as_py())
-    at = pc.fill_null(words.indices, len(text)).to_numpy(zero_copy_only=False)  # NA: the last entry
+        kind[i], values[i] = _word(distinct[i])
     if not decimals:
         return values[at], kind[at], None
     dot = pc.find_substring(text, ".").to_numpy(zero_copy_only=False).astype(np.float64)
