@@ -84,5 +84,5 @@ def run(args: argparse.Namespace, samples: Callable[..., Any], stop_type: Callab
             if server is not None:
                 server.shutdown()
                 server.server_close()
-    say(f"{stop.why}: stopped")
+    say(f"{stop.why}; the exporter stopped")
     return code
