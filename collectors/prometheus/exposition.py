@@ -68,7 +68,7 @@ def _job_gpus(job: JobScope, gpus: tuple[GpuSample, ...]) -> list[GpuSample]:
     """The snapshot's GPUs the job was allocated, matched by UUID, else by index."""
     uuids = {g.uuid for g in job.gpus if g.uuid}
     indices = {g.index for g in job.gpus if g.index is not None}
-    return [g for g in gpus if g.uuid in uuids or (g.uuid not in uuids and g.index in indices)]
+    return [g for g in gpus if g.uuid in uuids or g.index in indices]
 
 
 class Tracker:
