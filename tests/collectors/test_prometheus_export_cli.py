@@ -115,3 +115,21 @@ def test_modes_are_one_of_three() -> None:
     assert done.returncode == 2 and "--stream" in done.stderr and "--serve" in done.stderr
     done = subprocess.run([GPUSCOPE, "collect", "--stream", "--per-process", "--demo", "--count", "1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--per-process goes with --serve or --textfile" in done.stderr
+
+
+def test_textfile_folder_removed_while_running(tmp_path: Path) -> None:
+    folder = tmp_path / "textfile"
+    folder.mkdir()
+    proc = subprocess.Popen([GPUSCOPE, "collect", "--textfile", str(folder), "--demo", "one-gpu-idle", "--interval", "0.5"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (folder / "gpuscope.prom").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (folder / "gpuscope.prom").unlink()
+        folder.rmdir()
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and f"--textfile {folder}: No such file or directory" in err and "Traceback" not in err, err

@@ -35,10 +35,24 @@ def _url(host: str, port: int) -> str:
     return f"http://{'[' + host + ']' if ':' in host else host}:{port}/metrics"
 
 
+def _write(folder: str, registry: Any) -> bool:
+    """The textfile from the latest reading; False (said) when the folder went away or filled up."""
+    from prometheus_client import generate_latest
+
+    from gpuscope.collectors.prometheus.exposition import write_textfile
+
+    try:
+        write_textfile(folder, generate_latest(registry))
+    except OSError as exc:
+        say(f"--textfile {folder}: {exc.strerror or exc}")
+        return False
+    return True
+
+
 def run(args: argparse.Namespace, samples: Callable[..., Any], stop_type: Callable[[], Any]) -> int:
     """Serve and/or write the exposition until stopped; `samples` and `stop_type` are live.py's
     sampling loop and signal guard (passed in: live.py imports this module)."""
-    from gpuscope.collectors.prometheus.exposition import SnapshotCollector, Tracker, registry_for, textfile_problem, write_textfile
+    from gpuscope.collectors.prometheus.exposition import SnapshotCollector, Tracker, registry_for, textfile_problem
     from gpuscope.collectors.prometheus.jobs import NodeJobs
 
     address = parse_address(args.serve) if args.serve is not None else None
@@ -69,17 +83,13 @@ def run(args: argparse.Namespace, samples: Callable[..., Any], stop_type: Callab
     code = 0
     with stop_type() as stop:
         try:
-            if args.textfile is not None:
-                from prometheus_client import generate_latest
             for snapshot in samples(args, stop, count=args.count):
                 # the whole node watched: every Slurm job on it gets its few series; else the --job's
                 jobs = node_jobs.update() if snapshot.scope.kind == "node" else None
                 collector.reading = tracker.update(snapshot, jobs)
-                if args.textfile is not None:
-                    write_textfile(args.textfile, generate_latest(registry))
-        except OSError as exc:  # the textfile folder went away or filled up
-            say(f"--textfile {args.textfile}: {exc.strerror or exc}")
-            code = 1
+                if args.textfile is not None and not _write(args.textfile, registry):
+                    code = 1
+                    break
         finally:
             if server is not None:
                 server.shutdown()
