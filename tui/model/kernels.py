@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -70,7 +70,7 @@ class KernelsModel:
     cards: tuple[Card, ...]
     rankings: Mapping[str, pd.DataFrame]
     """Per grouping in GROUPS that has values: `kernel_metrics.kernel_table` output, the group's
-    value in column `kernel`, longest total time first."""
+    value in column `kernel`, longest total time first (`Rankings`)."""
     runs: pd.DataFrame
     """One row per profile read: file, config fields, efficiencies (`metrics.kernel_runs`)."""
     fields: tuple[str, ...]
@@ -163,9 +163,12 @@ def build_model(
     name_pattern: str | None = None,
     group_by: Sequence[str] = (),
     markers: Sequence[str] = (),
+    ranked: Sequence[str] | None = None,
 ) -> KernelsModel:
     """Read and derive everything. Raises ValueError for a bad flag (peak, pattern, group field)
-    with a message for the user; problems in files become findings, never exceptions."""
+    with a message for the user; problems in files become findings, never exceptions.
+    `ranked`: the groupings ranked now, the others when first asked for; None ranks them all
+    now (the screen builds the model off the main thread, so a key press never waits for one)."""
     flags = {"gpu": gpu, "peak_tflops": peak_tflops, "peak_gbs": peak_gbs, "precision": precision}
     choose_peak(**flags)  # flags first: fail before reading
     loaded = registry.read_profiles(paths, name_pattern=name_pattern, markers=markers, want_fields=bool(name_pattern or group_by))
@@ -193,7 +196,7 @@ def build_model(
     totals = _totals(sums, runs)
     return KernelsModel(
         paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, totals, peak, limits, _devices(kernels, labels, timeline), findings),
-        cards=_cards(sums, totals, peak, limits, timeline), rankings=_rankings(kernels, peak), launches=_launches(kernels), runs=runs, fields=fields,
+        cards=_cards(sums, totals, peak, limits, timeline), rankings=Rankings(kernels, peak, ranked), launches=_launches(kernels), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
         transfers=_transfers(loaded.everything, moved), profiler_metrics=profiler_metrics.metrics_table(loaded.metrics),
     )
@@ -304,15 +307,39 @@ def local_gpu_meta() -> dict[str, str]:
     return {"gpu_name": names[0], "peak_source": f"NVML (this machine's GPU 0{of}; the profile names no GPU)"}
 
 
-def _rankings(kernels: pd.DataFrame, peak: ChosenPeak) -> dict[str, pd.DataFrame]:
-    out = {"kernel": kernel_metrics.kernel_table(kernels, peak)}
-    for group in ("direction", "op"):
-        if group not in kernels:
-            continue
-        if kernels[group].astype("string").dropna().nunique() < 2:  # one value (nsys: op 'kernel' everywhere) ranks nothing
-            continue
-        out[group] = group_ranking(kernels, group, peak)
-    return out
+class Rankings(Mapping[str, pd.DataFrame]):
+    """The ranking per grouping: per kernel always, per direction and per op when the launches
+    have two values or more of it (nsys: op 'kernel' everywhere ranks nothing). Each is computed
+    when first asked for and kept: `gpuscope kernels --format text` prints one of them."""
+
+    def __init__(self, kernels: pd.DataFrame, peak: ChosenPeak, ranked: Sequence[str] | None = None) -> None:
+        self._kernels: pd.DataFrame | None = kernels
+        self._peak = peak
+        self._groups = ("kernel", *(g for g in ("direction", "op")
+                                    if g in kernels and kernels[g].astype("string").dropna().nunique() >= 2))
+        self._done: dict[str, pd.DataFrame] = {}
+        for group in self._groups if ranked is None else [g for g in ranked if g in self._groups]:
+            self._rank(group)
+
+    def _rank(self, group: str) -> pd.DataFrame:
+        if group not in self._done:
+            assert self._kernels is not None
+            self._done[group] = kernel_metrics.kernel_table(self._kernels, self._peak) if group == "kernel" \
+                else group_ranking(self._kernels, group, self._peak)
+            if len(self._done) == len(self._groups):
+                self._kernels = None  # every ranking made: the launches are not kept for them
+        return self._done[group]
+
+    def __getitem__(self, group: str) -> pd.DataFrame:
+        if group not in self._groups:
+            raise KeyError(group)
+        return self._rank(group)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._groups)
+
+    def __len__(self) -> int:
+        return len(self._groups)
 
 
 def group_ranking(kernels: pd.DataFrame, group: str, peak: ChosenPeak) -> pd.DataFrame:

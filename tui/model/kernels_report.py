@@ -52,7 +52,7 @@ def load(args: KernelsOptions) -> KernelsModel:
     """The model for the command line's options. Raises ValueError for a bad flag."""
     return build_model(
         list(args.paths), gpu=args.gpu, peak_tflops=args.peak_tflops, peak_gbs=args.peak_gbs, precision=args.precision,
-        name_pattern=args.name_pattern, group_by=args.group_by, markers=args.markers,
+        name_pattern=args.name_pattern, group_by=args.group_by, markers=args.markers, ranked=(args.rank_by,),
     )
 
 
