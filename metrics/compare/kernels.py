@@ -22,18 +22,23 @@ COLUMNS = ["kernel", "base_kernel", "match", "base_calls", "new_calls", "base_to
 
 
 def per_run(launches: pd.DataFrame) -> pd.DataFrame:
-    """One row per (kernel, file): launches, launches with a time, summed time (ns)."""
-    if launches.empty:
-        return pd.DataFrame({"kernel": pd.Series(dtype=object), "file": pd.Series(dtype=object), "calls": pd.Series(dtype=np.int64),
-                             "timed": pd.Series(dtype=np.int64), "total_ns": pd.Series(dtype=float)})
-    duration = launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan)
-    frame = pd.DataFrame({"kernel": launches["kernel"].astype("category"), "file": launches["file"].astype("category"),
-                          "duration": duration, "timed": np.isfinite(duration)})
-    grouped = frame.groupby(["kernel", "file"], observed=True, sort=False)
-    out = grouped.agg(calls=("duration", "size"), timed=("timed", "sum"), total_ns=("duration", "sum")).reset_index()
-    out["kernel"] = out["kernel"].astype(str)
-    out["file"] = out["file"].astype(str)
-    return out
+    """One row per (kernel, file): launches, launches with a time, summed time (ns). Counted
+    over the category codes with `np.bincount`: a million launches of a hundred kernels."""
+    kernels = pd.Categorical(launches["kernel"]) if len(launches) else pd.Categorical([])
+    files = pd.Categorical(launches["file"]) if len(launches) else pd.Categorical([])
+    duration = launches["duration_ns"].to_numpy(dtype=float, na_value=np.nan) if len(launches) else np.empty(0)
+    width = max(1, len(files.categories))
+    known = (kernels.codes >= 0) & (files.codes >= 0)
+    code = kernels.codes.astype(np.int64)[known] * width + files.codes[known]
+    slots = len(kernels.categories) * width
+    timed = np.isfinite(duration[known])
+    calls = np.bincount(code, minlength=slots)
+    counted = np.bincount(code[timed], minlength=slots)
+    total = np.bincount(code[timed], weights=duration[known][timed], minlength=slots)
+    present = np.flatnonzero(calls)
+    return pd.DataFrame({"kernel": np.asarray(kernels.categories, dtype=object)[present // width].astype(str),
+                         "file": np.asarray(files.categories, dtype=object)[present % width].astype(str),
+                         "calls": calls[present], "timed": counted[present], "total_ns": total[present]})
 
 
 def compare_kernels(base: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
