@@ -68,9 +68,62 @@ def step_for(start: float, end: float, scrape_s: float | None = None) -> float:
     return step
 
 
+_VALUES = re.compile(rb'"values":(\[(?:\[[-+0-9.eE]+,"[-+0-9.eEaNIinf]*"\],)*\[[-+0-9.eE]+,"[-+0-9.eEaNIinf]*"\]\])')
+"""A series' samples as Prometheus writes them (compact JSON, [time,"value"] pairs): read in one
+pass by Arrow's CSV reader instead of a Python object per number (a day of 16 nodes x 8 GPUs at
+15 s is 737,000 points a family)."""
+
+
 def parse_reply(body: bytes) -> list[Series]:
     """A `query_range` / `query` reply's series. PrometheusError (not fatal) for anything that is
     not a successful reply of a matrix or vector: an error reply says Prometheus' own words."""
+    fast = _parse_matrix_fast(body)
+    return fast if fast is not None else _parse_reply(body)
+
+
+def _parse_matrix_fast(body: bytes) -> list[Series] | None:
+    """A matrix reply whose every `values` list is Prometheus' compact form: the lists cut out,
+    the rest (labels, status) parsed by `_parse_reply`, the numbers by Arrow's CSV reader.
+    None when the reply is anything else (then the careful parse says what is wrong)."""
+    spans = [m.span(1) for m in _VALUES.finditer(body)]
+    if not spans or body.count(b'"values":') != len(spans):
+        return None
+    skeleton, at = [], 0
+    for a, b in spans:
+        skeleton += [body[at:a], b"[]"]
+        at = b
+    skeleton.append(body[at:])
+    try:
+        series = _parse_reply(b"".join(skeleton))
+    except PrometheusError:
+        return None
+    if len(series) != len(spans):
+        return None
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
+    segments = [body[a + 2:b - 2].replace(b"],[", b"\n").replace(b'"', b"") for a, b in spans]
+    counts = [segment.count(b"\n") + 1 for segment in segments]
+    try:
+        table = csv.read_csv(io.BytesIO(b"\n".join(segments)), read_options=csv.ReadOptions(column_names=["t", "v"]),
+                             parse_options=csv.ParseOptions(newlines_in_values=False),
+                             convert_options=csv.ConvertOptions(column_types={"t": pa.float64(), "v": pa.float64()}, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, ValueError):
+        return None
+    times = table.column("t").to_numpy()
+    values = table.column("v").fill_null(math.nan).to_numpy()
+    if len(times) != sum(counts) or not np.isfinite(times).all():
+        return None
+    at = 0
+    for s, n in zip(series, counts):
+        s.times, s.values = times[at:at + n], values[at:at + n]
+        at += n
+    return series
+
+
+def _parse_reply(body: bytes) -> list[Series]:
     try:
         reply = json.loads(body)
     except (ValueError, RecursionError) as exc:

@@ -36,6 +36,11 @@ def test_a_matrix_reply_is_series_with_nan_where_prometheus_says_so() -> None:
     assert s.labels == {"__name__": "x", "gpu": "0"}
     assert s.times.tolist() == [100, 101.5, 103]
     assert s.values[0] == 1.5 and math.isnan(s.values[1]) and s.values[2] == math.inf
+    from gpuscope.collectors.prometheus.query import _parse_matrix_fast
+
+    compact = json.loads(body)  # as Prometheus writes it: no spaces, read by the fast path
+    [fast] = _parse_matrix_fast(json.dumps(compact, separators=(",", ":")).encode())
+    assert fast.labels == s.labels and fast.times.tolist() == s.times.tolist() and np.array_equal(fast.values, s.values, equal_nan=True)
 
 
 @pytest.mark.parametrize("body, said", [
@@ -259,3 +264,22 @@ def test_a_replay_opens_the_table_in_memory_and_changes_node_there() -> None:
     assert replay.snapshot(3).gpus[0].util_gpu == 40.0 and replay.series["gpu1.util"][0] == 41.0
     other = replay.for_node("n2")
     assert other.node == "n2" and other.samples == 20 and other.snapshot(0).gpus[0].util_gpu == 90.0
+
+
+VALUE_TEXT = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(lambda x: "NaN" if x != x else ("+Inf" if x == math.inf else repr(x))),
+                       st.sampled_from(["NaN", "+Inf", "-Inf", "1e-05", "", "fan", "1.2.3"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.dictionaries(st.sampled_from(["node", "gpu", "values", "x"]), st.text(max_size=6), max_size=3),
+                          st.lists(st.tuples(st.one_of(st.integers(0, 2**40), st.floats(0, 1e12)), VALUE_TEXT), max_size=6)), max_size=4))
+def test_the_fast_reading_of_prometheus_compact_replies_gives_what_the_careful_one_gives(result: list) -> None:
+    from gpuscope.collectors.prometheus.query import _parse_reply
+
+    body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": [[t, v] for t, v in points]} for labels, points in result]}}, separators=(",", ":")).encode()
+    fast, careful = parse_reply(body), _parse_reply(body)
+    assert [s.labels for s in fast] == [s.labels for s in careful]
+    for a, b in zip(fast, careful):
+        assert a.times.tolist() == b.times.tolist()
+        assert np.array_equal(a.values, b.values, equal_nan=True)
