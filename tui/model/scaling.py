@@ -219,8 +219,9 @@ def build_model(result: RunsResult, baseline: int | None = None, series: str | N
     """Every table of the study. `series`: keep that series only (all by default);
     `series_by`: the keys that split runs into series (default: benchmark, accelerator, framework)."""
     keys = tuple(series_by or scaling_series.DEFAULT_KEYS)
-    runs = scaling_series.assign(result.runs, keys) if not result.runs.empty else result.runs
     regrouped = keys != scaling_series.DEFAULT_KEYS
+    # the readers name the series by the default keys already: named again only when regrouped
+    runs = scaling_series.assign(result.runs, keys) if not result.runs.empty and (regrouped or "series" not in result.runs) else result.runs
     if series is not None and not runs.empty:
         runs = runs[runs["series"].astype(str) == series]
     runs = runs.sort_values(["series", "resources", "source"], kind="stable", na_position="last").reset_index(drop=True)
