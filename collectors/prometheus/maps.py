@@ -41,11 +41,10 @@ GPU_FIELDS = ("util_gpu", "util_memory", "memory_used", "memory_total", "tempera
               "tensor_active_pct", "dram_bw_pct", "pcie_tx_bytes_per_s", "pcie_rx_bytes_per_s", "nvlink_tx_bytes_per_s",
               "nvlink_rx_bytes_per_s")
 """GpuSample's numeric fields a map may fill."""
-NODE_FIELDS = ("cpu_percent", "cpu_busy_cores", "cpu_count", "simulated", "load1", "load5", "load15", "memory_total", "memory_used", "memory_available", "memory_cached",
+NODE_FIELDS = ("cpu_percent", "cpu_count", "simulated", "load1", "load5", "load15", "memory_total", "memory_used", "memory_available", "memory_cached",
                "memory_buffers", "memory_swap_total", "memory_swap_used")
-"""The host's readings: `cpu_percent` per core (by `cpu_label`), the rest one value a node:
-`cpu_busy_cores` the cores' busy share summed (where no per-core series exists), `simulated` 1
-when the GPUs are simulated."""
+"""The host's readings: `cpu_percent` per core (by `cpu_label`), the rest one value a node
+(`simulated`: 1 when the GPUs are simulated)."""
 JOB_FIELDS = ("busy_cores", "cpus_allocated", "memory_used", "memory_limit", "memory_peak", "gpus_allocated")
 """The job's own readings on a node (a cgroup exporter's, or gpuscope's per-job series)."""
 SECTIONS = {"gpu": GPU_FIELDS, "node": NODE_FIELDS, "job": JOB_FIELDS}

@@ -293,12 +293,10 @@ def _node_batch(name: str, node: _Node, grid: np.ndarray, window: Window, sectio
     columns["load_avg"] = _lists(np.full(rows, 3), _array(loads, pa.float64()), schema.field("load_avg").type)
     for f, _type in recording_schema.MEMORY:
         columns[f"memory_{f}"] = _array(np.nan_to_num(host.get(f"memory_{f}", nan), nan=0.0), pa.int64())  # 0: unknown, as the readers take it
-    if cores is not None:  # per core, as recorded live
+    if cores is not None:  # per core, as recorded live; without per-core series none (the panes say so), never a made-up core
         columns["cpu_percent"] = _lists(np.full(rows, cores.shape[0]), _array(cores.T.ravel(), pa.float64()), schema.field("cpu_percent").type)
-    else:  # the cores' mean as one value where only their sum is known
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = 100.0 * host.get("cpu_busy_cores", nan) / np.where(count > 0, count, np.nan)
-        columns["cpu_percent"] = _lists((~np.isnan(mean)).astype(np.int32), _array(mean[~np.isnan(mean)], pa.float64()), schema.field("cpu_percent").type)
+    else:
+        columns["cpu_percent"] = _empty_lists(rows, schema.field("cpu_percent").type)
     simulated = bool(np.nanmax(host["simulated"], initial=0) > 0.5) if "simulated" in host else False
     gpu_map = sections["gpu"].map.name if "gpu" in sections else None
     backend = "none" if not node.gpu else ("simulated" if simulated else f"prometheus ({gpu_map})")

@@ -125,8 +125,7 @@ def test_a_prometheus_that_answers_gives_the_report_and_says_what_was_found(fake
     assert "every 15 s (the scrape interval is 15 s)" in err
     assert "gpu util_gpu: gpuscope, 2 series" in err
     assert 'gpu temperature_c: n/a: gpuscope_gpu_temperature_celsius{node=~"(n1)' in err and "found nothing" in err
-    # the node section: no map's first node query found anything (each said), so the node is n/a
-    assert "node (gpuscope): n/a: rate(gpuscope_node_cpu_busy_seconds_total{" in err and "node (node_exporter): n/a: 100 * (1 - sum" in err
+    assert "node cpu_count: gpuscope, 1 series" in err and 'node memory_total: n/a: gpuscope_node_memory_total_bytes{node=~"(n1)' in err
     assert "job: n/a: no map has job queries that work without a job id" in err
     rows = [line.split() for line in out.splitlines() if line.strip().startswith("n1")]
     assert [(r[1], r[-6]) for r in rows] == [("0", "50.0"), ("1", "51.0")]  # GPU, util mean %
