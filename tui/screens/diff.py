@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from gpuscope.tui.model.diff import DiffOptions, DiffReport
 
 FINDINGS_TAB = "diff-tab-findings"
+FIT_THROUGH = "verdict"
+"""The columns up to the verdict are fitted to the pane's width (names cut in the middle as
+far as needed); the numbers after it scroll into view."""
 
 
 def table_tab(index: int) -> str:
@@ -114,7 +117,8 @@ class DiffPane(Vertical):
         for index, table in enumerate(report.tables):
             view = ResultTableView(id=f"diff-table-{index}")
             await tabs.add_pane(TabPane(Content(clean(table.title)), view, id=table_tab(index)))
-            view.show(table, squeeze={key: export.MIN_SQUEEZED for key in text_columns(table)})
+            view.show(table, squeeze={key: export.MIN_SQUEEZED for key in text_columns(table)},
+                      fit_through=FIT_THROUGH if FIT_THROUGH in table.keys else None)
         pane = FindingsPane(report.findings, table_id="diff-findings-table")
         await tabs.add_pane(TabPane(f"Findings ({len(report.findings)})", pane, id=FINDINGS_TAB))
         tabs.active = table_tab(0) if report.tables else FINDINGS_TAB

@@ -367,10 +367,8 @@ class BrowseScreen(FreezesStartup, Screen[None]):
                 dropped = clean(display_name(self.typed(self.marked.pop(0))))
                 self.notify(f"Unmarked {dropped}: two marks at most, the oldest goes. d compares the two marked.",
                             title="Mark replaced", markup=False)
-            elif len(self.marked) == 1:
+            elif len(self.marked) == 1:  # the second mark needs no word: the tree labels both, the footer has d
                 self.notify(f"Marked {name} as the base. Mark the run to compare with it (space), then press d.", markup=False)
-            else:
-                self.notify(f"Marked {name} as the new run. d compares it with the base.", markup=False)
         tree.show_recognitions()
         tree.action_cursor_down()
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.validation import ValidationResult, Validator
@@ -54,7 +55,10 @@ class OtherRun(Validator):
 
 
 class DiffTab(Vertical):
-    """The other run's path, then the diff of (that run, this screen's run)."""
+    """The other run's path, then the diff of (that run, this screen's run). Once a diff is
+    shown the box is hidden (the tables get its line); `d` in the diff asks again."""
+
+    BINDINGS = [Binding("d", "another", "Another run", tooltip="Compare this run with another one: the path box again")]
 
     DEFAULT_CSS = """
     DiffTab {
@@ -150,9 +154,18 @@ class DiffTab(Vertical):
         text = Text()
         text.append("Base ", style="dim").append(clean(str(message.base)), style="bold")
         text.append("   New ", style="dim").append(clean(str(self.this)), style="bold")
-        text.append("   (Enter another path to compare again; e exports)", style="dim")
-        self.hint(text)
+        self.hint(text)  # the footer says d asks for another run
+        self.query_one(Input).display = False
         pane.focus_table()
+
+    def action_another(self) -> None:
+        """`d` in the diff: the path box again, to compare with another run."""
+        if self.this is None:
+            return
+        box = self.query_one(Input)
+        box.display = True
+        box.focus()
+        self.hint(ASK)
 
     def ask_export(self) -> None:
         """`e` on this tab: ask where to write the diff, or say there is none yet."""
