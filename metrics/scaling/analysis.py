@@ -127,7 +127,7 @@ def summarize(runs: pd.DataFrame, baseline: int | None = None, *, grouped: Group
         base_key = min((k for k in times if k[0] == base), key=lambda k: checks.topology_nodes(k[1])) if base is not None else None
         t0 = float(np.median(times[base_key])) if base_key is not None else math.nan
         benchmark = _first(column_of(group, "benchmark", None))
-        diffs = _differences(used, base, kind, scaling) if base is not None else {}
+        diffs = _differences(used, base, kind, scaling, _differing_of(grouped, (series, kind), used)) if base is not None else {}
         on_curve = {}  # per resource count, the topology its curve point has: the fewest nodes
         for r, topo in sorted({(int(r), str(t)) for r, t in zip(group["resources"], group["_topology"])}, key=lambda k: (k[0], checks.topology_nodes(k[1]))):
             on_curve.setdefault(r, topo)
@@ -265,11 +265,20 @@ def _follows(used: pd.DataFrame, column: str, scaling: str) -> bool:
     return bool(np.all(np.abs(scaled / scaled[0] - 1.0) <= WORK_TOLERANCE))
 
 
-def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str = "unknown") -> dict[int, str]:
+def _differing_of(grouped: Grouped | None, key: tuple[str, str], used: pd.DataFrame) -> dict[str, dict[int, list[str]]]:
+    """`_differing(used)` of one group's used runs, found once per `grouped`."""
+    if grouped is None:
+        return _differing(used)
+    if key not in grouped.differing:
+        grouped.differing[key] = _differing(used)
+    return grouped.differing[key]
+
+
+def _differences(used: pd.DataFrame, base: int, kind: str, scaling: str, differing: dict[str, dict[int, list[str]]]) -> dict[int, str]:
     """Per configuration: `global batch size 2048 (256 at 8 GPUs)` for each setting that differs
-    from the baseline's (not those that follow the resources by the kind of scaling)."""
+    from the baseline's (`differing`, not those that follow the resources by the kind of scaling)."""
     notes: dict[int, list[str]] = {}
-    for column, values in _differing(used).items():
+    for column, values in differing.items():
         if _follows(used, column, scaling):
             continue
         at_base = values.get(base, [])
@@ -287,7 +296,7 @@ def _usedsettings_columns(runs: pd.DataFrame, grouped: Grouped | None) -> Iterat
         if used.empty:
             continue
         used = used.assign(resources=used["resources"].astype(int))
-        yield series, kind, used, _differing(used)
+        yield series, kind, used, _differing_of(grouped, (series, kind), used)
 
 
 def _diff_rows(series: str, kind: str, differing: dict[str, dict[int, list[str]]]) -> list[dict[str, object]]:

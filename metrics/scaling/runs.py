@@ -5,7 +5,7 @@ made once for all the tables of a study.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,9 @@ class Grouped:
     `group_runs` and handed to every analysis of the same runs; without it each groups them."""
 
     groups: dict[tuple[str, str], pd.DataFrame]
+    differing: dict[tuple[str, str], dict[str, dict[int, list[str]]]] = field(default_factory=dict, compare=False)
+    """Per group: the settings that differ between its configurations (`analysis`), kept by the
+    first analysis that finds them: the speedup table, the config diff and its sentences ask."""
 
 
 def group_runs(runs: pd.DataFrame) -> Grouped:
