@@ -95,8 +95,8 @@ def label(row: pd.Series) -> str:
 
 def magma_table(frame: pd.DataFrame, pooled: list[str]) -> ResultTable:
     columns = (
-        Column("test"), Column("impl"), Column("environment"), Column("nodes"), Column("problem_size", "size"),
-        Column("verdict"), Column("slowdown", "slower by", "+.1%", NA), Column("metric"),
+        Column("test"), Column("problem_size", "size"), Column("verdict"), Column("slowdown", "slower by", "+.1%", NA),
+        Column("impl"), Column("nodes"), Column("environment"), Column("metric"),
         Column("base_median", "median base", ".4g", NA), Column("new_median", "median new", ".4g", NA),
         Column("ratio", "new/base", ".3f", NA), Column("base_rows", "rows base"), Column("new_rows", "rows new"),
         Column("p_value", "p", ".2g", NA),
