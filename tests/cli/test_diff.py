@@ -159,8 +159,11 @@ def test_empty_and_truncated_sides_never_raise(tmp_path: Path) -> None:
     empty.write_text("")
     cut = tmp_path / "run_0_config_1_2_ib_nvprof_2_x_ret_0_0.csv"
     cut.write_text(PROFILE.read_text()[:150])
-    for base, new in ((empty, empty), (cut, PROFILE), (PROFILE, cut)):
+    escapes = [tmp_path / "a\x1b[31m.csv", tmp_path / "b.csv"]
+    escapes[0].write_text("name\x1b[31m,val\nk\x1b]0;title\x07,1\n")
+    escapes[1].write_text("name\x1b[31m,val\nk\x1b]0;title\x07,3\n")
+    for base, new in ((empty, empty), (cut, PROFILE), (PROFILE, cut), tuple(escapes)):
         report = diff_paths(base, new)
         assert report.verdict
         for fmt in ("text", "markdown", "csv", "json"):
-            assert render(report, fmt)
+            assert "\x1b" not in render(report, fmt)

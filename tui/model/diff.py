@@ -117,7 +117,10 @@ def diff_paths(base: Path, new: Path, options: DiffOptions = DiffOptions()) -> D
         report = DIFFS[base_kind](base, new, options)
     except MemoryError:
         report = DiffReport(base_kind, "nothing compared: not enough memory to read both sides")
+    except Exception as exc:  # noqa: BLE001 - a comparison that fails is said, as the registry says a reader's
+        report = DiffReport(base_kind, f"nothing compared: the comparison failed ({type(exc).__name__}: {exc}); please report these files")
     report.base, report.new = clean(display_name(base)), clean(display_name(new))
+    report.verdict = clean(report.verdict)  # names and columns from the files are outside text
     return report
 
 
