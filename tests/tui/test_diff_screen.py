@@ -247,3 +247,35 @@ async def test_diff_tab_over_several_paths_says_why() -> None:
         assert "reads 2 paths" in str(tab.query_one(".diff-tab-hint", Static).render())
         await pilot.press("e")
         assert any("Nothing compared yet" in n for n in notes_of(app))
+
+
+# --- real runs, through the real comparison ----------------------------------------------
+
+
+async def test_two_real_profiles_compared_on_screen() -> None:
+    base, new = sorted(KERNELS.iterdir())
+    async with open_screen(lambda: DiffScreen(base, new), DiffScreen) as (app, pilot, screen):
+        assert screen.report is not None and screen.report.kind == "kernels"
+        verdict = str(screen.query_one(".diff-verdict", Static).render())
+        assert verdict == screen.report.verdict and "no noise estimate" in verdict  # one profile a side: no verdict on noise
+        table = screen.query_one("#diff-table-0", ResultTableView).model
+        assert table is not None and "cudnn::detail::wgrad_alg0_engine" in table.column_values(table.keys.index("kernel"))
+
+
+async def test_sides_of_two_kinds_say_so(tmp_path: Path) -> None:
+    base = sorted(KERNELS.iterdir())[0]
+    async with open_screen(lambda: DiffScreen(base, MAGMA), DiffScreen) as (app, pilot, screen):
+        assert screen.query_one("#diff-switch").current == "diff-empty"
+        assert "both sides must be of one kind" in str(screen.query_one("#diff-empty-message", Static).render())
+
+
+@pytest.mark.parametrize("kind", ["magma", "kernels", "scaling"])
+async def test_d_opens_the_diff_tab_of_each_study(kind: str) -> None:
+    from gpuscope.tui.screens.browse.open import study_screen
+
+    path = {"magma": MAGMA, "kernels": KERNELS, "scaling": ROOT / "tests" / "data" / "scaling" / "seed002"}[kind]
+    async with open_screen(lambda: study_screen(kind, [path])) as (app, pilot, screen):
+        await pilot.press("d")
+        tab = screen.query_one(DiffTab)
+        await until(pilot, lambda: app.focused is tab.query_one(Input))
+        assert tab.this == path

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 TAB_ID = "tab-versus"
 """The diff tab's id in each study screen (`d` shows it)."""
 TAB_TITLE = "Diff"
-KEY_TIP = "Compare another run (the base) with this one: the diff tab (gpuscope diff OTHER THIS)"
+KEY_TIP = "Compare another run (the base) with this one: the diff tab (gpuscope diff OTHER THIS); d in the diff asks for another run"
 ASK = "Compare with another run: type its path (the base; this screen's run is the new one), then Enter."
 
 
