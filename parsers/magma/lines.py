@@ -40,7 +40,9 @@ LINE = re.compile(rb"\n(?:(" + _ROW + rb"(?:\n" + _ROW + rb")*)|(?!" + _CHATTER 
 """Each match starts at the newline before its line(s): group 1 a run of data rows, or group 2 one other line."""
 BANNERS = re.compile(rb"\n(?:% MAGMA |MAGMA \d)[^\n]*")
 """A process's first line (MAGMA 1.x prints no `%`)."""
-DEVICES = re.compile(rb"\n(?:% )?device (\d+):")
+DEVICES = re.compile(rb"device(?:(?<=\ndevice)|(?<=\n% device)) (\d+):")
+"""A device line at the start of a line (`% device 1: ...`). The pattern starts with its word so
+that the engine jumps from one `device` to the next: two thirds of the time of testing every line."""
 DEVICE0 = re.compile(rb"\n(?:% )?device 0:[^\n]*")
 
 ERROR = re.compile(r"(?:error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|\w+ returned error|Can not allocate|failed at )")

@@ -191,7 +191,9 @@ def _frame(cols: dict[str, np.ndarray], file_of: np.ndarray, block_of: np.ndarra
     # Problem sizes numbered in (m, n, k) order; a size a tester does not print is -1.
     dims = pd.DataFrame({c: np.where(np.isnan(d), -1, d).astype(np.int64) for c, d in ((c, cols.get(c, empty)) for c in ("m", "n", "k"))})
     size_codes = dims.groupby(["m", "n", "k"], sort=True).ngroup().to_numpy()
-    triples = dims.drop_duplicates().sort_values(["m", "n", "k"]).to_numpy()
+    row_of = np.empty(size_codes.max() + 1 if n else 0, np.int64)
+    row_of[size_codes] = np.arange(n)  # a row of each size
+    triples = dims.to_numpy()[row_of]
     frame = {
         "test": categorical(block_of, [b.label for b in blocks]),
         "precision": categorical(block_of, [precision_of(b.test) for b in blocks]),

@@ -55,7 +55,9 @@ def unknown_choice(rows: pd.DataFrame, args: MagmaOptions) -> str | None:
 
 
 def select(rows: pd.DataFrame, *, test: str | None = None, nodes: int | None = None) -> pd.DataFrame:
-    """Rows of one tester and/or one cluster size."""
+    """Rows of one tester and/or one cluster size (all of them, not copied, when neither is asked)."""
+    if not test and nodes is None:
+        return rows
     keep = pd.Series(True, index=rows.index)
     if test:
         keep &= rows["test"].astype(str) == test
