@@ -82,7 +82,7 @@ def compare_magma(base: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, 
     for i, key in enumerate([*n, *(k for k in b if k not in n)]):  # rows read, none trusted: not new, not gone
         untrusted = [side for side, got in (("base", b), ("new", n)) if key in got and not out.at[i, f"{side}_rows"]]
         if untrusted:
-            out.at[i, "verdict"] = f"no trusted rows on the {' and '.join(untrusted)} side"
+            out.at[i, "verdict"] = "no trusted rows on either side" if len(untrusted) == 2 else f"no trusted rows on the {untrusted[0]} side"
     return out[COLUMNS], pooled
 
 

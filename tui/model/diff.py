@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -188,6 +188,11 @@ def verdict_line(noun: str, frame: pd.DataFrame, label: str = "kernel") -> str:
     return "; ".join([head, *tail])
 
 
+def _sided(side: str, findings: list[Finding]) -> list[Finding]:
+    """The readers' warnings and errors, each file named with the side it is on."""
+    return [replace(f, file=f"{side}: {f.file}" if f.file else side) for f in findings if f.severity != "info"]
+
+
 def _count(n: int, noun: str) -> str:
     """`1 kernel`, `2 kernels`: `noun` is given in the plural."""
     return f"{n} {noun[:-1] if n == 1 and noun.endswith('s') else noun}"
@@ -212,9 +217,9 @@ def diff_kernels(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     """Per kernel: launches, time, mean per launch and share, base against new."""
     sides = []
     findings: list[Finding] = []
-    for path in (base, new):
+    for side, path in (("base", base), ("new", new)):
         loaded = registry.read_profiles([path])
-        findings.extend(loaded.findings)
+        findings.extend(_sided(side, loaded.findings))
         sides.append(loaded.kernels)
     empty = [name for name, side in zip(("base", "new"), sides) if side.empty]
     if empty:
@@ -230,9 +235,9 @@ def diff_magma(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     from gpuscope.parsers.magma import read as magma_read
 
     sides, findings = [], []
-    for path in (base, new):
+    for side, path in (("base", base), ("new", new)):
         result = magma_read.read_tree([path])
-        findings.extend(f for f in result.findings if f.severity != "info")
+        findings.extend(_sided(side, result.findings))
         sides.append(result.rows)
     empty = [name for name, side in zip(("base", "new"), sides) if side.empty]
     if empty:
@@ -249,9 +254,9 @@ def diff_scaling(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     from gpuscope.tui.model.scaling import load
 
     models, findings = [], []
-    for path in (base, new):
+    for side, path in (("base", base), ("new", new)):
         model = load([str(path)])
-        findings.extend(f for f in model.findings if f.severity != "info")
+        findings.extend(_sided(side, model.findings))
         models.append(model)
     empty = [name for name, model in zip(("base", "new"), models) if model.empty]
     if empty:
@@ -271,7 +276,7 @@ def diff_recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
 
     sides: list[list[dict[str, float]]] = []
     findings: list[Finding] = []
-    for path in (base, new):
+    for side, path in (("base", base), ("new", new)):
         values = []
         for file in walk(path):
             if registry.recognise(file).kind != "recording":
@@ -279,12 +284,13 @@ def diff_recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
             stream = recording_read.Stream(file)
             reduce = GpuReadingsReduce()
             usages = usage_per_node(reduce.tap(stream.batches()))
-            findings.extend(stream.findings)
+            findings.extend(_sided(side, stream.findings))
             if stream.samples:
                 gpus = reduce.gpus()
                 values.append(compare_recording.job_values(usages, gpus, reduce.cpu()))
                 if any(g.simulated for g in gpus):
-                    findings.append(Finding("warning", "simulated", "SIMULATED GPUs (--demo): its GPU numbers are not measurements", str(file)))
+                    findings.append(Finding("warning", "simulated", "SIMULATED GPUs (--demo): its GPU numbers are not measurements",
+                                            f"{side}: {clean(display_name(file))}"))
         sides.append(values)
     empty = [name for name, side in zip(("base", "new"), sides) if not side]
     if empty:
@@ -300,9 +306,9 @@ def diff_table(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     from gpuscope.metrics.compare import tables as compare_tables
 
     frames, findings = [], []
-    for path in (base, new):
+    for side, path in (("base", base), ("new", new)):
         got = registry.read(path)
-        findings.extend(f for f in got.findings if f.severity != "info")
+        findings.extend(_sided(side, got.findings))
         frames.append(got.table)
     empty = [name for name, frame in zip(("base", "new"), frames) if frame is None or frame.empty]
     if empty:
