@@ -73,21 +73,21 @@ class GpuColumns:
 
 def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuColumns]:
     """Per GPU index, its columns over `rows` samples, from the recording's `gpus` list column."""
-    flat = pc.list_flatten(gpus)
     parent = parents(gpus)
     if len(parent) == 0:
         return {}
-    index = pc.fill_null(pc.struct_field(flat, "index"), -1).to_numpy(zero_copy_only=False)
-    util = floats(pc.struct_field(flat, "util_gpu"))
-    used = floats(pc.struct_field(flat, "memory_used"))
-    total = floats(pc.struct_field(flat, "memory_total"))
-    simulated = pc.fill_null(pc.struct_field(flat, "simulated"), False).to_numpy(zero_copy_only=False)
-    reasons = pc.struct_field(flat, "throttle_reasons")
+    fields = pa.Table.from_struct_array(pc.list_flatten(gpus))  # every GPU field at once: one pass over the chunks, not one per field
+    index = pc.fill_null(fields.column("index"), -1).to_numpy(zero_copy_only=False)
+    util = floats(fields.column("util_gpu"))
+    used = floats(fields.column("memory_used"))
+    total = floats(fields.column("memory_total"))
+    simulated = pc.fill_null(fields.column("simulated"), False).to_numpy(zero_copy_only=False)
+    reasons = fields.column("throttle_reasons")
     names = pc.list_flatten(reasons)
     real = ~pc.fill_null(pc.is_in(names, value_set=pa.array(sorted(BENIGN_THROTTLE))), False).to_numpy(zero_copy_only=False)
     throttled_item = np.bincount(parents(reasons)[real], minlength=len(parent)) > 0
-    readings = {name: floats(pc.struct_field(flat, name)) for name in READINGS}
-    notes = {name: pc.struct_field(flat, name) for name in NOTES}
+    readings = {name: floats(fields.column(name)) for name in READINGS}
+    notes = {name: fields.column(name) for name in NOTES}
     said = {name: pc.fill_null(pc.not_equal(note, ""), False).to_numpy(zero_copy_only=False) for name, note in notes.items()}
     out: dict[int, GpuColumns] = {}
     for g in sorted(set(index.tolist()) - {-1}):

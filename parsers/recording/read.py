@@ -26,10 +26,8 @@ finding, never a traceback.
 
 from __future__ import annotations
 
-import functools
 import mmap
 import os
-import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +35,6 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.metrics.findings import Finding
@@ -58,9 +55,6 @@ ARROW_ERRORS = (pa.ArrowException, OSError, ValueError, MemoryError)
 UNREADABLE = frozenset({"damaged", "version", "newer-version", "too-large"})
 """Finding kinds of a recording that cannot be read (exit 1), as against a file that is not a
 recording at all (`not-recording`, exit 2, a usage error)."""
-_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]")
-"""The characters metrics.safe_text.clean changes (C0, DEL, C1), as UTF-8 bytes: a string
-column whose bytes hold none is kept as it is, without looking at its strings one by one."""
 
 
 class Unreadable(Exception):
@@ -146,18 +140,17 @@ def claim(message: pa.ipc.Message) -> tuple[int, int]:
         at = _field(meta, batch, 2)  # buffers: (offset, length) pairs
         vector = at + struct.unpack_from("<I", meta, at)[0] if at is not None else None
         count = struct.unpack_from("<I", meta, vector)[0] if vector is not None else 0
-        pairs = struct.unpack_from(f"<{2 * count}q", meta, vector + 4) if count else ()
-        compressed = _field(meta, batch, 3) is not None
-        total = 0
-        for offset, length in zip(pairs[::2], pairs[1::2]):
-            if offset < 0 or length < 0 or offset + length > body.size:
-                raise Unreadable("damaged", "a buffer lies outside its batch")
-            if compressed and length >= 8:
-                decoded = struct.unpack_from("<q", body, offset)[0]
-                total += length - 8 if decoded == -1 else decoded  # -1: stored as it is
-            else:
-                total += length
-    except (struct.error, TypeError) as exc:
+        pairs = np.frombuffer(meta, "<i8", 2 * count, vector + 4).reshape(-1, 2) if count else np.zeros((0, 2), np.int64)
+        offsets, lengths = pairs[:, 0], pairs[:, 1]
+        if ((offsets < 0) | (lengths < 0) | (offsets > body.size - lengths)).any():  # no sum that could overflow
+            raise Unreadable("damaged", "a buffer lies outside its batch")
+        total = int(lengths.sum())  # each within the body: no overflow
+        prefixed = lengths >= 8 if _field(meta, batch, 3) is not None else np.zeros(len(lengths), bool)  # compressed
+        if prefixed.any():  # a compressed buffer's first 8 bytes: its length decoded, -1 when stored as it is
+            starts = offsets[prefixed]
+            decoded = np.frombuffer(body, np.uint8)[starts[:, None] + np.arange(8)].copy().view("<i8")[:, 0]
+            total += sum(np.where(decoded == -1, -8, decoded - lengths[prefixed]).tolist())  # Python ints: a crafted length cannot wrap
+    except (struct.error, TypeError, ValueError) as exc:
         raise Unreadable("damaged", f"its batch header is not Arrow's ({exc})") from None
     return rows, total
 
@@ -171,40 +164,43 @@ def _budget(message: pa.ipc.Message) -> None:
                                       "a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
 
 
-@functools.lru_cache(maxsize=64)
-def _string_paths(kind: pa.DataType) -> tuple[tuple[int | str, ...], ...]:
-    """Where the strings are in an array of type `kind`: steps through lists ("values") and
-    struct fields (their index). Worked out once per type, not per batch."""
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return ((),)
-    if pa.types.is_list(kind):
-        return tuple(("values", *path) for path in _string_paths(kind.value_type))
-    if pa.types.is_struct(kind):
-        return tuple((i, *path) for i in range(kind.num_fields) for path in _string_paths(kind.field(i).type))
-    return ()
+def _string_data(kind: pa.DataType) -> tuple[int, ...]:
+    """Where the string bytes are among `array.buffers()` of an array of type `kind`: its
+    buffers, then its children's, depth first; a string array's third buffer holds its bytes."""
+    found: list[int] = []
+
+    def walk(kind: pa.DataType, at: int) -> int:
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            found.append(at + 2)
+            return at + 3
+        at += kind.num_buffers
+        children = [kind.value_type] if pa.types.is_list(kind) else [kind.field(i).type for i in range(kind.num_fields)]
+        for child in children:
+            at = walk(child, at)
+        return at
+
+    walk(kind, 0)
+    return tuple(found)
 
 
-def _strings(array: pa.Array) -> Iterator[pa.Array]:
-    """Every string array in `array`, nested in lists and structs too."""
-    for path in _string_paths(array.type):
-        leaf = array
-        for step in path:
-            leaf = leaf.values if step == "values" else leaf.field(step)
-        yield leaf
-
-
-def _has_controls(arrays: list[pa.Array]) -> bool:
-    """Whether any string of `arrays` holds a character safe_text.clean changes. A recording
-    repeats its strings every sample (the scope, GPU names, the hostname), so each distinct
-    string is looked at once, all of a batch's in one pass."""
-    by_type: dict[pa.DataType, list[pa.Array]] = {}
-    for array in arrays:
-        by_type.setdefault(array.type, []).append(array)
-    for same in by_type.values():
-        data = pc.unique(pa.chunked_array(same)).buffers()[2]
-        if data is not None and _CONTROLS.search(memoryview(data)):
-            return True
-    return False
+def _has_controls(arrays: list[pa.Array], where: list[tuple[int, ...]]) -> bool:
+    """Whether any string in `arrays` (nested in lists and structs too) holds a character
+    safe_text.clean changes (C0 controls, DEL, C1 controls); `where`: each array's
+    `_string_data`. All their string bytes are looked at in one pass, those outside an
+    array's slice too (at worst a batch is cleaned for nothing)."""
+    data = []
+    for array, at in zip(arrays, where):
+        buffers = array.buffers()
+        data += [buffers[i] for i in at if buffers[i] is not None]
+    raw = b"".join(data)
+    if not raw:
+        return False
+    if np.frombuffer(raw, np.uint8).min() < 0x20 or b"\x7f" in raw:
+        return True
+    if b"\xc2" not in raw:  # C1 controls are U+0080-U+009F: C2 80 to C2 9F in UTF-8
+        return False
+    after = np.frombuffer(raw, np.uint8)[np.flatnonzero(np.frombuffer(raw, np.uint8)[:-1] == 0xC2) + 1]
+    return bool(((after >= 0x80) & (after <= 0x9F)).any())
 
 
 def clean_strings(array: pa.Array) -> pa.Array | None:
@@ -212,7 +208,7 @@ def clean_strings(array: pa.Array) -> pa.Array | None:
     or None when none needed it."""
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        if not _has_controls([array]):
+        if not _has_controls([array], [_string_data(kind)]):
             return None
         return pa.array([None if v is None else clean(v) for v in array.to_pylist()], kind)
     if pa.types.is_list(kind):
@@ -234,11 +230,16 @@ class _Checked:
 
     def __init__(self, version: int) -> None:
         self.version = version
+        self._strings: dict[int, tuple[int, ...]] | None = None
+        """The columns with strings and where those are (`_string_data`): worked out from the
+        first batch (a stream's batches share its schema), not for every batch."""
 
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         try:
             batch.validate(full=True)  # offsets inside their buffers, UTF-8: what compute kernels trust
-            if _has_controls([s for column in batch.columns for s in _strings(column)]):  # rare: most batches are clean
+            if self._strings is None:
+                self._strings = {i: at for i, f in enumerate(batch.schema) if (at := _string_data(f.type))}
+            if _has_controls([batch.column(i) for i in self._strings], list(self._strings.values())):  # rare: most batches are clean
                 columns = [clean_strings(column) for column in batch.columns]
                 batch = pa.RecordBatch.from_arrays([c if c is not None else old for c, old in zip(columns, batch.columns)], schema=batch.schema)
         except ARROW_ERRORS as exc:
@@ -341,7 +342,7 @@ def read(path: str | os.PathLike[str], *, processes: bool = True) -> Recording:
     stream = Stream(path, processes)
     batches, held = [], 0
     for batch in stream.batches():
-        held += batch.nbytes
+        held += batch.get_total_buffer_size()  # its buffers whole (nbytes walks every slice: slower, the same here)
         if held > HELD_BYTES:
             stream.findings.append(Finding("warning", "too-large", f"the recording takes over {human_bytes(HELD_BYTES)} decoded: "
                                            f"its first {sum(b.num_rows for b in batches):,} samples are read", display_name(path)))
