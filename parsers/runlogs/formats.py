@@ -10,6 +10,7 @@ helpers (unit conversion, Slurm time strings, state names).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -148,18 +149,23 @@ def gpus_of_spec(spec: str) -> int | None:
 
 
 # ---------------------------------------------------------------- names of files and folders
-NAME_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(r"(?<![A-Za-z0-9])" + body + r"(?![A-Za-z0-9])", re.IGNORECASE), kind)
-    for body, kind in (
-        (r"(\d+)[-_]?gpus?", "gpus"), (r"gpus?[-_]?(\d+)", "gpus"), (r"(\d+)g", "gpus"),
-        (r"(\d+)[-_]?nodes?", "nodes"), (r"nodes?[-_]?(\d+)", "nodes"), (r"n(\d+)", "nodes"), (r"(\d+)n", "nodes"),
-        (r"(\d+)[-_]?threads?", "threads"), (r"threads?[-_]?(\d+)", "threads"), (r"(\d+)t", "threads"),
-        (r"omp[-_]?(\d+)", "threads"), (r"c(\d+)", "threads"), (r"(\d+)[-_]?cpus?", "threads"), (r"cpus?[-_]?(\d+)", "threads"),
-        (r"(\d+)[-_]?(?:procs?|ranks?|tasks?|processes)", "processes"), (r"(?:procs?|ranks?|tasks?|np|processes)[-_]?(\d+)", "processes"),
-        (r"(\d+)[-_]?workers?", "processes"), (r"workers?[-_]?(\d+)", "processes"),
+@functools.cache
+def name_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """`4gpu`, `gpus-4`, `n8`, `2nodes`, `threads-16`, `16t`, `c4`, `np64`, `ranks_8` ... in a file
+    or folder name: (pattern, kind), in the order they are tried. Compiled when first used: case-
+    insensitive classes are the slowest patterns to compile, and most commands never read a name."""
+    return tuple(
+        (re.compile(r"(?<![A-Za-z0-9])" + body + r"(?![A-Za-z0-9])", re.IGNORECASE), kind)
+        for body, kind in (
+            (r"(\d+)[-_]?gpus?", "gpus"), (r"gpus?[-_]?(\d+)", "gpus"), (r"(\d+)g", "gpus"),
+            (r"(\d+)[-_]?nodes?", "nodes"), (r"nodes?[-_]?(\d+)", "nodes"), (r"n(\d+)", "nodes"), (r"(\d+)n", "nodes"),
+            (r"(\d+)[-_]?threads?", "threads"), (r"threads?[-_]?(\d+)", "threads"), (r"(\d+)t", "threads"),
+            (r"omp[-_]?(\d+)", "threads"), (r"c(\d+)", "threads"), (r"(\d+)[-_]?cpus?", "threads"), (r"cpus?[-_]?(\d+)", "threads"),
+            (r"(\d+)[-_]?(?:procs?|ranks?|tasks?|processes)", "processes"), (r"(?:procs?|ranks?|tasks?|np|processes)[-_]?(\d+)", "processes"),
+            (r"(\d+)[-_]?workers?", "processes"), (r"workers?[-_]?(\d+)", "processes"),
+        )
     )
-)
-"""`4gpu`, `gpus-4`, `n8`, `2nodes`, `threads-16`, `16t`, `c4`, `np64`, `ranks_8` ... in a file or folder name."""
+
 
 RESOURCE_FIELDS = ("threads", "processes", "gpus", "nodes")
 KIND_PREFERENCE = ("gpus", "nodes", "processes", "threads")

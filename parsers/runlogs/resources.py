@@ -104,10 +104,10 @@ def beside_script(log: Path, cache: dict[str, list[tuple[Path, Counts, str | Non
 
 @functools.lru_cache(maxsize=4096)
 def _name_matches(part: str) -> tuple[tuple[str, str, str], ...]:
-    """(kind, number, matched text) of every `NAME_RULES` rule found in one name, in rule order
+    """(kind, number, matched text) of every `name_rules()` rule found in one name, in rule order
     (a study's folder names repeat from file to file: each is searched once)."""
     found = []
-    for pattern, kind in fmt.NAME_RULES:
+    for pattern, kind in fmt.name_rules():
         m = pattern.search(part)
         if m:
             found.append((kind, m.group(1), m.group(0)))

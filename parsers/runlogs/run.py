@@ -101,7 +101,7 @@ def benchmark_name(name: str | None) -> str | None:
     so the runs of one study share a series."""
     if not name:
         return None
-    for pattern, _kind in fmt.NAME_RULES:
+    for pattern, _kind in fmt.name_rules():
         name = pattern.sub("", name)
     name = re.sub(r"[-_.]{2,}", "_", name).strip("-_. ")
     return name or None
