@@ -67,8 +67,9 @@ def test_kernels_several_runs_slower_beyond_noise(tmp_path: Path, capsys: pytest
 
 def test_kernels_single_run_has_no_noise_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base, new = runs(tmp_path / "base", 1), runs(tmp_path / "new", 1, slow=2.0)
-    code, out, _ = cli(capsys, base, new, "--fail-if-slower", "1")
-    assert code == 0  # nothing is beyond noise without a noise estimate
+    code, out, err = cli(capsys, base, new, "--fail-if-slower", "1")
+    assert code == 0  # nothing is beyond noise without a noise estimate, and the command says so
+    assert "--fail-if-slower 1: nothing could be judged against noise" in err
     assert out.splitlines()[1].startswith("single run on each side: no noise estimate; largest change +")
     assert "beyond noise" not in out.splitlines()[1]
 

@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run_diff(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gpuscope.tui.cli.output import emit, fail, missing_path, output_format, print_findings, text_limit, text_width
+    from gpuscope.tui.cli.output import emit, fail, missing_path, output_format, print_findings, say, text_limit, text_width
     from gpuscope.tui.model.diff import DiffOptions, diff_paths, render
 
     if (code := missing_path([args.base, args.new])) is not None:
@@ -63,6 +63,9 @@ def run_diff(args: argparse.Namespace) -> int:
     print_findings([f for f in report.findings if f.severity == "error"])
     if not report.compared:
         return fail(report.verdict)
+    if args.fail_if_slower is not None and not report.judged:
+        say(f"--fail-if-slower {args.fail_if_slower:g}: nothing could be judged against noise (it needs two runs or more on "
+            "each side, and a time to compare), so this exit status says nothing about speed")
     if args.fail_if_slower is not None and report.slower_beyond:
         shown = ", ".join(report.slower_beyond[:5]) + (f" and {len(report.slower_beyond) - 5} more" if len(report.slower_beyond) > 5 else "")
         return fail(f"slower beyond noise and by more than {args.fail_if_slower:g} %: {shown}")

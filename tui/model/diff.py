@@ -64,6 +64,9 @@ class DiffReport:
     base: str = ""
     new: str = ""
     """The two sides' names, safe to print."""
+    judged: int = 0
+    """Items a noise test could call slower or not (two values or more on each side): with
+    none, an empty `slower_beyond` says nothing about speed."""
 
     @property
     def compared(self) -> bool:
@@ -188,6 +191,11 @@ def verdict_line(noun: str, frame: pd.DataFrame, label: str = "kernel") -> str:
     return "; ".join([head, *tail])
 
 
+def _judged(frame: pd.DataFrame) -> int:
+    """How many items had a noise test and a change in time."""
+    return int((frame["p_raw"].notna() & frame["slowdown"].notna()).sum())
+
+
 def _sided(side: str, findings: list[Finding]) -> list[Finding]:
     """The readers' warnings and errors, each file named with the side it is on."""
     return [replace(f, file=f"{side}: {f.file}" if f.file else side) for f in findings if f.severity != "info"]
@@ -226,7 +234,7 @@ def diff_kernels(base: Path, new: Path, options: DiffOptions) -> DiffReport:
         return DiffReport("kernels", f"nothing compared: no kernel launch read on the {' and '.join(empty)} side", findings=findings)
     frame = compare_kernels.compare_kernels(compare_kernels.per_run(sides[0]), compare_kernels.per_run(sides[1]))
     return DiffReport("kernels", verdict_line("kernels", frame), [compare_kernels.kernels_table(frame)], findings,
-                      slower_beyond(frame, options.fail_if_slower, "kernel"))
+                      slower_beyond(frame, options.fail_if_slower, "kernel"), judged=_judged(frame))
 
 
 def diff_magma(base: Path, new: Path, options: DiffOptions) -> DiffReport:
@@ -245,7 +253,7 @@ def diff_magma(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     frame, pooled = compare_magma.compare_magma(*sides)
     frame = frame.assign(label=[compare_magma.label(r) for _, r in frame.iterrows()])
     return DiffReport("magma", verdict_line("sizes", frame, "label"), [compare_magma.magma_table(frame, pooled)], findings,
-                      slower_beyond(frame, options.fail_if_slower, "label"))
+                      slower_beyond(frame, options.fail_if_slower, "label"), judged=_judged(frame))
 
 
 def diff_scaling(base: Path, new: Path, options: DiffOptions) -> DiffReport:
@@ -264,7 +272,7 @@ def diff_scaling(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     frame = compare_scaling.compare_scaling(models[0].runs, models[0].summary, models[1].runs, models[1].summary)
     frame = frame.assign(label=[compare_scaling.label(r) for _, r in frame.iterrows()])
     return DiffReport("scaling", verdict_line("configurations", frame, "label"), [compare_scaling.scaling_table(frame)], findings,
-                      slower_beyond(frame, options.fail_if_slower, "label"))
+                      slower_beyond(frame, options.fail_if_slower, "label"), judged=_judged(frame))
 
 
 def diff_recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
@@ -298,7 +306,7 @@ def diff_recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     frame = compare_recording.compare_recordings(*sides)
     table = compare_recording.recording_table(frame, len(sides[0]), len(sides[1]))
     return DiffReport("recording", verdict_line("measures", frame, "measure"), [table], findings,
-                      slower_beyond(frame, options.fail_if_slower, "measure"))
+                      slower_beyond(frame, options.fail_if_slower, "measure"), judged=_judged(frame))
 
 
 def diff_table(base: Path, new: Path, options: DiffOptions) -> DiffReport:
