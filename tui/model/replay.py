@@ -288,7 +288,7 @@ class Replay:
                     series[name][-1] = value  # the peak stays what the recording's columns say (n/a: unknown)
         history = History.from_arrays(self.times[start:i + 1], series, peaks)
         # the energy since the first sample, as a live watch's tally holds it, for the job panel
-        history.energy = EnergyTally.fixed({g: energy_at(view, self.times, i) for g, view in self.gpu_energy.items()})
+        history.energy = EnergyTally.fixed({g: energy_at(view, i) for g, view in self.gpu_energy.items()})
         return history
 
     def snapshot(self, i: int) -> Snapshot:

@@ -6,8 +6,9 @@ draw (tui/screens/replay_plots.py) and what they say beside their lines at the c
 
 A GPU's energy so far is its energy counter's (recording version 4 and later), else its power
 integrated, as metrics.energy.energy_so_far counts them; `energy_at` gives the figure at a
-sample that the job panel says. What a recording has not got is NaN (a gap in the plot) and
-the legend says n/a and why, never 0.
+sample that the job panel says, looked up in counts made once at open (`EnergySoFar`), not
+counted again at each cursor move. What a recording has not got is NaN (a gap in the plot)
+and the legend says n/a and why, never 0.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuscope.metrics.energy import EnergyFigure, energy_so_far, gap_limit, gpu_energy, human_energy
+from gpuscope.metrics.energy import CounterDelta, EnergyFigure, IntegratedPower, energy_figure, energy_so_far, gap_limit, human_energy
 from gpuscope.parsers.recording.columns import GpuColumns
 
 
@@ -30,6 +31,86 @@ def _top(values: np.ndarray) -> float | None:
     """The largest finite value above 0, else None."""
     finite = values[np.isfinite(values)]
     return float(finite.max()) if finite.size and finite.max() > 0 else None
+
+
+@dataclass(frozen=True)
+class EnergySoFar:
+    """One GPU's readings counted up to each sample once, so that its energy figure at any
+    sample is looked up, not counted again: what metrics.energy.gpu_energy says over the
+    readings up to that sample (its counter_delta and integrate_power, a prefix at a time).
+    Per sample, how many counter and power readings it has seen; per reading, the counts up
+    to it (a counter reading's joules, resets and time; a power reading's joules, seconds
+    covered, gaps and steps back). The sums are running sums: equal to gpu_energy's up to
+    rounding."""
+
+    counter_seen: np.ndarray
+    counter_t: np.ndarray
+    counter_j: np.ndarray
+    resets: np.ndarray
+    first_reset: int
+    power_seen: np.ndarray
+    power_j: np.ndarray
+    covered_s: np.ndarray
+    forward: np.ndarray
+    gaps: np.ndarray
+    gap_s: np.ndarray
+    back: np.ndarray
+    max_gap_s: float | None
+
+    @classmethod
+    def count(cls, times: np.ndarray, energy_mj: np.ndarray, power_w: np.ndarray, max_gap_s: float | None) -> "EnergySoFar":
+        """`max_gap_s`: the gap limit of the whole recording's power readings (`gap_limit`),
+        so a prefix counts its gaps as the whole does."""
+        def seen(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            ok = np.isfinite(times) & np.isfinite(values)
+            return np.cumsum(ok), np.flatnonzero(ok)
+
+        def running(steps: np.ndarray) -> np.ndarray:  # per reading: the sum of the steps before it
+            return np.concatenate([[0.0], np.cumsum(steps, dtype=float)])
+
+        counter_seen, at = seen(energy_mj)
+        counts = energy_mj[at]
+        steps = np.diff(counts)
+        down = steps < 0
+        steps[down] = counts[1:][down]  # a reset (the driver reloaded): the reading after it is the count since
+        power_seen, p_at = seen(power_w)
+        t, w = times[p_at], power_w[p_at]
+        dt = np.diff(t)
+        forward = dt > 0
+        gap = forward & (dt > max_gap_s) if max_gap_s is not None else np.zeros(len(dt), bool)
+        used = forward & ~gap
+        return cls(counter_seen, times[at], running(steps), running(down), int(np.argmax(down)) if down.any() else -1,
+                   power_seen, running(np.where(used, (w[1:] + w[:-1]) / 2.0 * dt, 0.0)), running(np.where(used, dt, 0.0)),
+                   running(forward), running(gap), running(np.where(gap, dt, 0.0)), running(~forward), max_gap_s)
+
+    def counter(self, i: int) -> CounterDelta:
+        """metrics.energy.counter_delta over the counter's readings up to sample `i`."""
+        k = int(self.counter_seen[i])
+        if k < 2:
+            return CounterDelta(None, None, notes=("energy counter: fewer than two readings",))
+        events, t = int(self.resets[k - 1]), self.counter_t
+        notes = ()
+        if events:
+            at = self.first_reset
+            notes = (f"energy counter: reset {events} time(s), the driver reloaded (first between +{t[at] - t[0]:.0f} s and "
+                     f"+{t[at + 1] - t[0]:.0f} s); the energy before and after each reset is summed, the time between the last "
+                     "reading and the reload is not counted: a lower bound",)
+        return CounterDelta(float(self.counter_j[k - 1]) * 1e-3, float(t[k - 1] - t[0]), events, notes)
+
+    def power(self, i: int) -> IntegratedPower:
+        """metrics.energy.integrate_power over the power readings up to sample `i`."""
+        k = int(self.power_seen[i])
+        if k < 2:
+            return IntegratedPower(None, None, notes=("integrated power: fewer than two power readings",))
+        if not self.forward[k - 1]:
+            return IntegratedPower(None, None, notes=("integrated power: the readings' times do not advance",))
+        gaps, gap_s, back = int(self.gaps[k - 1]), float(self.gap_s[k - 1]), int(self.back[k - 1])
+        notes = []
+        if gaps:
+            notes.append(f"integrated power: {gaps} gap(s) of {gap_s:.0f} s in all not bridged (power readings more than {self.max_gap_s:.1f} s apart)")
+        if back:
+            notes.append(f"integrated power: {back} reading(s) not later than the one before, left out")
+        return IntegratedPower(float(self.power_j[k - 1]), float(self.covered_s[k - 1]), gaps, gap_s, tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -48,17 +129,14 @@ class GpuEnergyView:
     energy_note: str
     activity_note: str
     """Why the activity is n/a ('' when it was read)."""
-    energy_mj: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
-    power_w: np.ndarray = field(default_factory=lambda: np.zeros(0), compare=False, repr=False)
-    """The readings the energy is counted from, a value per sample (NaN: none)..."""
-    max_gap_s: float | None = None
-    """...and the gap limit of the whole recording's power readings, so a part counts as the whole does."""
+    so_far: EnergySoFar = field(compare=False, repr=False)
+    """The readings the energy is counted from, counted up to each sample."""
 
 
-def energy_at(view: GpuEnergyView, times: np.ndarray, i: int) -> EnergyFigure:
+def energy_at(view: GpuEnergyView, i: int) -> EnergyFigure:
     """The GPU's energy from its first reading to sample `i`, as the watch's job panel says it
     live (metrics.energy.gpu_energy over the readings up to `i`; the plotted line's value there)."""
-    return gpu_energy(times[:i + 1], view.energy_mj[:i + 1], view.power_w[:i + 1], max_gap_s=view.max_gap_s, note=view.energy_note)
+    return energy_figure(view.so_far.counter(i), view.so_far.power(i), view.energy_note)
 
 
 ACTIVITY = (("sm_active_pct", "sm_active", "SM active"), ("tensor_active_pct", "tensor_active", "tensor"), ("dram_bw_pct", "dram_bw", "DRAM"))
@@ -102,7 +180,7 @@ def energy_series(times: np.ndarray, gpus: dict[int, GpuColumns], version: int |
         energy_note = c.notes.get("energy_note", "")
         if old:
             energy_note = f"no energy counter in this recording (version {version}: written before gpuscope read it)"
-        views[g] = GpuEnergyView(g, top_w, top_is, total, source, energy_note, why, counter, power, limit)
+        views[g] = GpuEnergyView(g, top_w, top_is, total, source, energy_note, why, EnergySoFar.count(times, counter, power, limit))
     return out, views
 
 
