@@ -19,7 +19,7 @@ from gpuscope.metrics.table import Column, ResultTable
 
 NA = "n/a"
 COLUMNS = ["series", "resources", "base_resources", "match", "base_runs", "new_runs", "base_time_s", "new_time_s", "ratio", "slowdown",
-           "base_speedup", "new_speedup", "speedup_change", "base_efficiency", "new_efficiency", "efficiency_change", "p_raw", "p_value", "verdict"]
+           "base_speedup", "new_speedup", "speedup_change", "base_efficiency", "new_efficiency", "efficiency_change", "over_base_speedup", "over_base_efficiency", "p_raw", "p_value", "verdict"]
 
 
 def _configs(runs: pd.DataFrame, summary: pd.DataFrame) -> dict[tuple[str, int], dict]:
@@ -85,6 +85,11 @@ def compare_scaling(base_runs: pd.DataFrame, base_summary: pd.DataFrame, new_run
                         "speedup_change": n["speedup"] - b["speedup"], "base_efficiency": b["efficiency"], "new_efficiency": n["efficiency"],
                         "efficiency_change": n["efficiency"] - b["efficiency"], "_b": b["times"], "_n": n["times"]})
     out = pd.DataFrame.from_records(records, columns=[*COLUMNS, "_b", "_n"])
+    # Paired at different counts: the candidate's speedup over the baseline, and its efficiency
+    # against the ideal of the counts' ratio (8 GPUs to 64: ideal 8x)
+    differ = out["base_resources"].notna() & (out["base_resources"] != out["resources"])
+    out["over_base_speedup"] = (1 / out["ratio"]).where(differ)
+    out["over_base_efficiency"] = (out["over_base_speedup"] * out["base_resources"] / out["resources"]).where(differ)
     out["p_raw"] = noise.p_values(list(out["_b"]), list(out["_n"]))
     out["p_value"], out["verdict"] = noise.verdicts(out["slowdown"].to_numpy(float), out["p_raw"].to_numpy(float),
                                                     out["base_runs"].to_numpy(int), out["new_runs"].to_numpy(int))
@@ -102,11 +107,15 @@ def scaling_table(frame: pd.DataFrame) -> ResultTable:
         Column("base_runs", "runs base"), Column("new_runs", "runs new"),
         Column("base_speedup", "speedup base", ".2f", NA), Column("new_speedup", "speedup new", ".2f", NA), Column("speedup_change", "speedup change", "+.2f", NA),
         Column("base_efficiency", "efficiency base", ".1%", NA), Column("new_efficiency", "efficiency new", ".1%", NA),
-        Column("efficiency_change", "efficiency change", "+.1%", NA), Column("p_value", "p", ".2g", NA),
+        Column("efficiency_change", "efficiency change", "+.1%", NA),
+        Column("over_base_speedup", "speedup over base", ".2f", ""), Column("over_base_efficiency", "efficiency over base", ".1%", ""),
+        Column("p_value", "p", ".2g", NA),
     )
     keys = [c.key for c in columns]
     rows = tuple(tuple(v.item() if isinstance(v, np.generic) else v for v in r) for r in frame[keys].itertuples(index=False, name=None))
     tested = int(np.isfinite(frame["p_raw"].to_numpy(float)).sum()) if len(frame) else 0
     notes = ("Median time to solution of each side's usable runs; speedup and efficiency are each side's own, against "
-             "its own smallest configuration (efficiency change in percentage points).", noise.test_note("configurations", tested))
+             "its own smallest configuration (efficiency change in percentage points). Where the counts differ, speedup over "
+             "base is base time / new time and efficiency over base divides it by the counts' ratio.",
+             noise.test_note("configurations", tested))
     return ResultTable("Scaling: base against new", columns, rows, notes=notes, row_keys=("series", "resources"))

@@ -168,3 +168,18 @@ def test_empty_and_truncated_sides_never_raise(tmp_path: Path) -> None:
         assert report.verdict
         for fmt in ("text", "markdown", "csv", "json"):
             assert "\x1b" not in render(report, fmt)
+
+
+NVIDIA = SHARED / "scaling/mlperf-training-v3.1/NVIDIA/results"
+
+
+@pytest.mark.skipif(not NVIDIA.is_dir(), reason="../shared/data/scaling is absent")
+def test_mlperf_one_node_against_eight() -> None:
+    """NVIDIA's SSD on 1 node (8 H100) against 8 nodes (64), five runs each: the speedup the
+    candidate gets over the baseline and its efficiency against the 8x the counts allow."""
+    report = diff_paths(NVIDIA / "eos_ngc23.09_pytorch", NVIDIA / "eos_n8_ngc23.09_pytorch")
+    row = dict(zip(report.tables[0].keys, report.tables[0].rows[0]))
+    assert row["match"] == "resources differ (8 → 64)" and row["verdict"] == "faster beyond noise"
+    assert row["over_base_speedup"] == pytest.approx(row["base_time_s"] / row["new_time_s"])
+    assert row["over_base_efficiency"] == pytest.approx(row["over_base_speedup"] / 8)
+    assert 5 < row["over_base_speedup"] < 7 and report.judged == 1
