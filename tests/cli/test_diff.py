@@ -183,3 +183,4 @@ def test_mlperf_one_node_against_eight() -> None:
     assert row["over_base_speedup"] == pytest.approx(row["base_time_s"] / row["new_time_s"])
     assert row["over_base_efficiency"] == pytest.approx(row["over_base_speedup"] / 8)
     assert 5 < row["over_base_speedup"] < 7 and report.judged == 1
+    assert report.verdict.endswith("; 1 faster beyond noise, largest -83 % `ssd (gpus) at 64`")

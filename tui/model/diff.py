@@ -179,7 +179,9 @@ def verdict_line(noun: str, frame: pd.DataFrame, label: str = "kernel") -> str:
     elif tested.any():
         head = f"none of {_count(int(tested.sum()), noun)} tested is slower beyond noise (p < {noise.ALPHA}, Holm-corrected)"
         if faster:
-            head += f"; {faster} faster beyond noise"
+            quickest = frame[verdicts == noise.FASTER]
+            best = quickest.loc[quickest["slowdown"].idxmin()]
+            head += f"; {faster} faster beyond noise, largest {noise.percent(best['slowdown'])} `{_short(best[label])}`"
     else:
         why = "single run on each side: no noise estimate" if (verdicts == noise.SINGLE).any() else \
               "one run on a side: no noise estimate" if (verdicts == noise.ONE_SIDE).any() else "no noise test could be made"
