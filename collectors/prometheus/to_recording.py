@@ -255,6 +255,11 @@ def _array(values: np.ndarray, kind: pa.DataType) -> pa.Array:
     return pa.array(values, kind, mask=mask)
 
 
+def _same(value: object, rows: int, kind: pa.DataType) -> pa.Array:
+    """`value` in every row, without a Python object per row."""
+    return pa.repeat(pa.scalar(value, kind), rows)
+
+
 def _empty_lists(rows: int, kind: pa.DataType) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(np.zeros(rows + 1, np.int32)), pa.array([], kind.value_type), type=kind)
 
@@ -284,7 +289,7 @@ def _node_batch(name: str, node: _Node, grid: np.ndarray, window: Window, sectio
     host = {k: v[keep] for k, v in node.host.items()}
     nan = np.full(rows, np.nan)
     schema = recording_schema.SCHEMA
-    columns: dict[str, pa.Array] = {"timestamp": pa.array(grid[keep]), "hostname": pa.array([name] * rows, pa.string())}
+    columns: dict[str, pa.Array] = {"timestamp": pa.array(grid[keep]), "hostname": _same(name, rows, pa.string())}
     cores = np.vstack([node.cores[c][keep] for c in sorted(node.cores)]) if node.cores else None
     count = host.get("cpu_count", np.full(rows, float(len(node.cores)) if node.cores else np.nan))
     columns["cpu_count"] = _array(count, pa.int32())
@@ -300,8 +305,8 @@ def _node_batch(name: str, node: _Node, grid: np.ndarray, window: Window, sectio
     simulated = bool(np.nanmax(host["simulated"], initial=0) > 0.5) if "simulated" in host else False
     gpu_map = sections["gpu"].map.name if "gpu" in sections else None
     backend = "none" if not node.gpu else ("simulated" if simulated else f"prometheus ({gpu_map})")
-    columns["gpu_backend"] = pa.array([backend] * rows, pa.string())
-    columns["gpu_reason"] = pa.array(["" if node.gpu else "no GPU series for this node in Prometheus"] * rows, pa.string())
+    columns["gpu_backend"] = _same(backend, rows, pa.string())
+    columns["gpu_reason"] = _same("" if node.gpu else "no GPU series for this node in Prometheus", rows, pa.string())
     columns["gpu_driver"] = pa.nulls(rows, pa.string())
     columns["gpus"] = _gpus(node, keep, grid, simulated, gpu_map, schema.field("gpus").type)
     job = {k: v[keep] for k, v in node.job.items()}
@@ -328,19 +333,19 @@ def _gpus(node: _Node, keep: np.ndarray, grid: np.ndarray, simulated: bool, map_
             children.append(pa.array(np.tile(np.asarray(indices, np.int16), rows), f.type))
         elif f.name in ("uuid", "name"):
             at = 0 if f.name == "uuid" else 1
-            children.append(pa.array([node.gpu_labels.get(i, ("", ""))[at] for i in indices] * rows, f.type))
+            children.append(pa.array([node.gpu_labels.get(i, ("", ""))[at] for i in indices], f.type).take(np.tile(np.arange(g), rows)))
         elif f.name == "bus_id":
-            children.append(pa.array([""] * flat, f.type))
+            children.append(_same("", flat, f.type))
         elif f.name == "timestamp":
             children.append(pa.array(np.repeat(grid[keep], g), f.type))
         elif f.name == "simulated":
             children.append(pa.array(np.full(flat, simulated), f.type))
         elif f.name == "energy_note":
             note = "" if "energy_mj" in known else f"no energy counter series in Prometheus ({map_name})"
-            children.append(pa.array([note] * flat, f.type))
+            children.append(_same(note, flat, f.type))
         elif f.name == "activity_note":
             note = "" if known & {"sm_active_pct", "tensor_active_pct", "dram_bw_pct"} else f"no SM activity series in Prometheus ({map_name})"
-            children.append(pa.array([note] * flat, f.type))
+            children.append(_same(note, flat, f.type))
         elif pa.types.is_list(f.type):
             children.append(_empty_lists(flat, f.type))
         elif f.name in known:
@@ -363,11 +368,11 @@ def _summary_process(job: dict[str, np.ndarray], rows: int, window: Window, sect
     n = int(ok.sum())
     source = sections["job"].map.name
     values: dict[str, pa.Array] = {
-        "pid": pa.array(np.zeros(n, np.int32)), "ppid": pa.array(np.zeros(n, np.int32)), "user": pa.array([""] * n, pa.string()),
-        "uid": pa.array(np.full(n, -1, np.int64)), "state": pa.array(["R"] * n, pa.string()),
+        "pid": pa.array(np.zeros(n, np.int32)), "ppid": pa.array(np.zeros(n, np.int32)), "user": _same("", n, pa.string()),
+        "uid": pa.array(np.full(n, -1, np.int64)), "state": _same("R", n, pa.string()),
         "cpu_percent": pa.array(busy[ok] * 100.0), "rss": _array(np.nan_to_num(job.get("memory_used", np.full(rows, np.nan))[ok]), pa.int64()),
         "threads": pa.array(np.zeros(n, np.int32)), "started": pa.array(np.zeros(n)),
-        "command": pa.array([f"all of job {window.job}'s processes on this node (summed by {source}: Prometheus keeps no process list)"] * n, pa.string()),
+        "command": _same(f"all of job {window.job}'s processes on this node (summed by {source}: Prometheus keeps no process list)", n, pa.string()),
     }
     struct = kind.value_type
     children = [values[f.name] if f.name in values else (_empty_lists(n, f.type) if pa.types.is_list(f.type) else pa.nulls(n, f.type)) for f in struct]
