@@ -99,7 +99,7 @@ def main() -> int:
         }
         merged = variants["(c) pandas merge alone"]()
         ours = variants["(d) gpuscope comparison alone"]().set_index("kernel")
-        theirs = merged["change"].rename(index=str)
+        theirs = merged["change"].astype(float).rename(index=str)
         mismatch = [k for k in theirs.index if not np.isclose(ours.loc[k, "slowdown"], theirs[k], rtol=1e-6, equal_nan=True)]
         if mismatch:
             print(f"DISAGREE on {len(mismatch)} kernels, e.g. {mismatch[:3]}")
