@@ -40,6 +40,8 @@ KEY_GROUPS = {
     "magma": ("gpuscope.tui.screens.studies.magma", "MagmaScreen"),
     "kernels": ("gpuscope.tui.screens.studies.kernels", "KernelsScreen"),
     "scaling": ("gpuscope.tui.screens.studies.scaling", "ScalingScreen"),
+    "diff": ("gpuscope.tui.screens.diff", "DiffScreen"),
+    "diff-tab": ("gpuscope.tui.screens.studies.diff_tab", "DiffTab"),
     "export": ("gpuscope.tui.screens.modals", "ExportModal"),
     "help": ("gpuscope.tui.screens.help", "HelpScreen"),
 }

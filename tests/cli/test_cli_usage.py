@@ -9,7 +9,7 @@ import pytest
 
 from gpuscope.tui.cli.main import build_parser
 
-COMMANDS = ("magma", "kernels", "scaling", "check", "browse", "record", "collect", "report", "replay", "watch")
+COMMANDS = ("magma", "kernels", "scaling", "check", "browse", "record", "collect", "report", "replay", "watch", "diff")
 
 
 def test_a_mistyped_command_gets_did_you_mean(gpuscope_cli) -> None:
