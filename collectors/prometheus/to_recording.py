@@ -295,7 +295,8 @@ def _node_batch(name: str, node: _Node, grid: np.ndarray, window: Window, sectio
     columns["cpu_count"] = _array(count, pa.int32())
     columns["uptime"] = pa.nulls(rows, pa.float64())
     loads = np.vstack([host.get(k, nan) for k in ("load1", "load5", "load15")]).T.ravel()
-    columns["load_avg"] = _lists(np.full(rows, 3), _array(loads, pa.float64()), schema.field("load_avg").type)
+    # NaN, not null, where unknown: the panes format a load as a number (a null crashed the CPU pane)
+    columns["load_avg"] = _lists(np.full(rows, 3), pa.array(loads, pa.float64()), schema.field("load_avg").type)
     for f, _type in recording_schema.MEMORY:
         columns[f"memory_{f}"] = _array(np.nan_to_num(host.get(f"memory_{f}", nan), nan=0.0), pa.int64())  # 0: unknown, as the readers take it
     if cores is not None:  # per core, as recorded live; without per-core series none (the panes say so), never a made-up core
