@@ -283,3 +283,38 @@ def test_the_fast_reading_of_prometheus_compact_replies_gives_what_the_careful_o
     for a, b in zip(fast, careful):
         assert a.times.tolist() == b.times.tolist()
         assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
+# --- the job's window from sacct ------------------------------------------------------------
+
+
+def test_the_job_window_comes_from_sacct_and_the_options_override_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    from datetime import datetime
+
+    from gpuscope.collectors.slurm import CommandResult
+    from gpuscope.tui.cli import prometheus
+
+    asked = []
+
+    def sacct(argv):
+        asked.append(argv)
+        return CommandResult(0, "2026-11-21T14:05:00|2026-11-21T16:05:00|gpu[01-03],login1\n", "")
+
+    real = prometheus.sacct_window
+    monkeypatch.setattr(prometheus, "sacct_window", lambda job: real(job, runner=sacct))
+    args = argparse.Namespace(job="123", nodes=None, start=None, end=None)
+    window, problem = prometheus.window_of(args)
+    assert problem is None and asked[0][:5] == ["sacct", "-j", "123", "-X", "-P"]
+    assert window.nodes == ("gpu01", "gpu02", "gpu03", "login1") and window.job == "123"
+    assert window.start == datetime(2026, 11, 21, 14, 5).timestamp() and window.end - window.start == 7200
+    from datetime import timezone
+
+    start = datetime(2026, 11, 21, 15, tzinfo=timezone.utc).timestamp()
+    args = argparse.Namespace(job="123", nodes="n9", start="2026-11-21T15:00:00Z", end=f"{start + 60:.0f}")
+    window, problem = prometheus.window_of(args)  # the options win over sacct's
+    assert (window.nodes, window.start, window.end) == (("n9",), start, start + 60)
+    args = argparse.Namespace(job=None, nodes="n9", start=f"{start:.0f}", end=f"{start - 1:.0f}")
+    assert "is not after the start" in prometheus.window_of(args)[1]
+    assert real("12;rm", runner=sacct)[1] == "'12;rm' is not a Slurm job id (expected digits, e.g. 12345 or 12345_7)"
+    assert "knows no job" in real("5", runner=lambda argv: CommandResult(0, "", ""))[1]
