@@ -386,7 +386,10 @@ def _scope(name: str, node: _Node, job: dict[str, np.ndarray], rows: int, window
     gpu = sections.get("gpu")
     evidence = [f"read from Prometheus: {', '.join(f'{s} from {v.map.name}' for s, v in sections.items())}"]
     allocated: tuple[AllocatedGpu, ...] = ()
-    if gpu is not None and node.gpu:
+    none_allocated = "gpus_allocated" in job and np.nanmax(job["gpus_allocated"], initial=-1) == 0
+    if none_allocated:  # the job's own series say it has no GPU here: the node's are not its
+        evidence.append(f"gpus: none ({source}: the job was allocated no GPU on this node)")
+    elif gpu is not None and node.gpu:
         how = f"series labelled {gpu.map.job_label}" if gpu.by_job else "every GPU of the node over the job's time"
         allocated = tuple(AllocatedGpu(i, node.gpu_labels.get(i, ("", ""))[0] or None, f"{gpu.map.name}: {how}") for i in sorted(node.gpu))
         evidence.append(f"gpus: {how} ({gpu.map.name})")

@@ -3,8 +3,10 @@ with a recording of the same job made at the same time.
 
 Prometheus scrapes, every second, `gpuscope collect --serve --demo` (simulated GPUs: their values
 are a function of the sample count, so two gpuscope processes started together see the same
-numbers) while `gpuscope record --demo` records for 25 s; then `report --prometheus` over the
-recording's span must say what `report --recording` says, within what one sample can change.
+numbers) while `gpuscope record --demo` records for 25 s, both scoped to a real Slurm job that
+keeps a core busy and holds 300 MB when the test cluster can run (tests/slurm_cluster.py), else
+to the node; then `report --prometheus` over the recording's span must say what
+`report --recording` says, within what one sample can change.
 A second target serves a dcgm-exporter exposition built from its documented default counters
 (one GPU labelled with the job by `hpc_job`, one not), read through the dcgm map."""
 
@@ -28,10 +30,19 @@ import pytest
 from gpuscope.parsers.recording import read as recording
 from gpuscope.tui.cli.main import main
 from prometheus_server import prometheus  # noqa: F401 (the fixture)
+from slurm_cluster import slurm_cluster  # noqa: F401 (the fixture, asked for when it can run)
 
 GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
 SCENARIO = "h100x8-llm"  # Hopper: GPM activity too
 SECONDS = 25
+BURN = """exec python3 -c '
+import time
+held = b"x" * (300 << 20)
+end = time.time() + 120
+while time.time() < end:
+    pass
+'"""
+"""The Slurm job: one busy core and 300 MB, ending by itself if nobody cancels it."""
 DCGM_NODE = "dcgm-node"
 DCGM_JOB = "4242"
 
@@ -91,22 +102,44 @@ def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
 
 
 def _by_gpu(report: dict[str, Any], table: str) -> dict[str, dict[str, Any]]:
-    return {str(row["gpu"]): row for row in report[table] if row.get("gpu") not in (None, "")}
+    return {str(row["gpu"]): row for row in report.get(table, ()) if row.get("gpu") not in (None, "")}
+
+
+def _slurm_job(request: pytest.FixtureRequest) -> tuple[Any, str | None]:
+    """(the cluster, a running job's id), or (None, None) where a test Slurm cannot run here."""
+    try:
+        cluster = request.getfixturevalue("slurm_cluster")
+    except pytest.skip.Exception:
+        return None, None
+    job = cluster.submit(BURN, cpus=2, mem="500M")
+    cluster.wait_running(job)
+    time.sleep(2)  # its program started and holding its memory
+    return cluster, job
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("prometheus")
+@pytest.mark.xdist_group("slurm")  # with the Slurm tests: one test cluster per worker
 def test_report_from_prometheus_agrees_with_a_recording_made_at_the_same_time(prometheus, dcgm_exporter: str, tmp_path: Path,  # noqa: F811
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+                                                                             capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    cluster, job = _slurm_job(request)
+    try:
+        _agree(prometheus, dcgm_exporter, tmp_path, capsys, job)
+    finally:
+        if cluster is not None:
+            cluster.cancel(job)
+
+
+def _agree(prometheus, dcgm_exporter: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], job: str | None) -> None:  # noqa: F811
+    scope = ["--job", job] if job else []
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = prometheus([{"job_name": "gpuscope", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]},
                          {"job_name": "dcgm", "static_configs": [{"targets": [dcgm_exporter]}]}], interval_s=1.0)
-    serve = subprocess.Popen([GPUSCOPE, "collect", "--serve", f"127.0.0.1:{port}", "--demo", SCENARIO, "--interval", "1"],
+    serve = subprocess.Popen([GPUSCOPE, "collect", "--serve", f"127.0.0.1:{port}", "--demo", SCENARIO, "--interval", "1", *scope],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     rec_path = tmp_path / "job.gsrec"
-    record = subprocess.Popen([GPUSCOPE, "record", "--demo", SCENARIO, "--interval", "1", "--duration", str(SECONDS), "-o", str(rec_path)],
+    record = subprocess.Popen([GPUSCOPE, "record", "--demo", SCENARIO, "--interval", "1", "--duration", str(SECONDS), "-o", str(rec_path), *scope],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         _, err = record.communicate(timeout=SECONDS + 30)
@@ -121,10 +154,16 @@ def test_report_from_prometheus_agrees_with_a_recording_made_at_the_same_time(pr
     times, node = rec.times, rec.snapshot(0).host.hostname
     window = ["--nodes", node, "--start", f"{times[0]:.3f}", "--end", f"{times[-1]:.3f}", "--prometheus", server.url]
     mine = _report(capsys, "--recording", str(rec_path))
-    theirs = _report(capsys, *window, "--metric-map", "gpuscope")
+    theirs = _report(capsys, *window, *scope, "--metric-map", "gpuscope")
     n = len(times)
+    if job:  # the job's busy cores and memory peak, from its own series (gpuscope_job_*)
+        [mine_node], [their_node] = mine["job_efficiency_per_node"], theirs["job_efficiency_per_node"]
+        assert their_node["cpus"] == mine_node["cpus"] == 2
+        assert abs(their_node["busy_cores_mean"] - mine_node["busy_cores_mean"]) <= 2 / n, (their_node, mine_node)
+        assert their_node["memory_peak_gib"] == pytest.approx(mine_node["memory_peak_gib"], rel=0.05)
+    assert ("gpus" in mine) == ("gpus" in theirs) == (job is None)  # a job given no GPU has none in its report
     gpus_rec, gpus_prom = _by_gpu(mine, "gpus"), _by_gpu(theirs, "gpus")
-    assert set(gpus_prom) == set(gpus_rec) == {str(i) for i in range(8)}
+    assert set(gpus_prom) == set(gpus_rec) == (set() if job else {str(i) for i in range(8)})
     for gpu, row in gpus_rec.items():
         # a mean over n samples moves at most 100 % / n when one sample differs
         assert abs(gpus_prom[gpu]["util_mean"] - row["util_mean"]) <= 100 / n, (gpu, gpus_prom[gpu], row)
@@ -137,8 +176,9 @@ def test_report_from_prometheus_agrees_with_a_recording_made_at_the_same_time(pr
         one_sample_kwh = row["mean_w"] * 1.5 / 3.6e6  # a sample's energy (1 s, with margin for the scrape's phase)
         assert abs(energy_prom[gpu]["energy_kwh"] - row["energy_kwh"]) <= one_sample_kwh, (gpu, energy_prom[gpu], row)
         assert energy_prom[gpu]["source"] == "energy counter"
+    assert ("gpu_activity" in mine) == ("gpu_activity" in theirs)
     activity_rec, activity_prom = _by_gpu(mine, "gpu_activity"), _by_gpu(theirs, "gpu_activity")
-    assert any(row["sm_active_mean"] is not None for row in activity_rec.values())
+    assert job or any(row["sm_active_mean"] is not None for row in activity_rec.values())
     for gpu, row in activity_rec.items():  # GPM series read back (a ratio series, scaled back to %)
         if row["sm_active_mean"] is not None:
             assert abs(activity_prom[gpu]["sm_active_mean"] - row["sm_active_mean"]) <= 100 / n, (gpu, activity_prom[gpu], row)
