@@ -299,14 +299,14 @@ def test_the_job_window_comes_from_sacct_and_the_options_override_it(monkeypatch
 
     def sacct(argv):
         asked.append(argv)
-        return CommandResult(0, "2026-11-21T14:05:00|2026-11-21T16:05:00|gpu[01-03],login1\n", "")
+        return CommandResult(0, "2026-11-21T14:05:00|2026-11-21T16:05:00|gpu[01-02,05],login1\n", "")
 
     real = prometheus.sacct_window
     monkeypatch.setattr(prometheus, "sacct_window", lambda job: real(job, runner=sacct))
     args = argparse.Namespace(job="123", nodes=None, start=None, end=None)
     window, problem = prometheus.window_of(args)
     assert problem is None and asked[0][:5] == ["sacct", "-j", "123", "-X", "-P"]
-    assert window.nodes == ("gpu01", "gpu02", "gpu03", "login1") and window.job == "123"
+    assert window.nodes == ("gpu01", "gpu02", "gpu05", "login1") and window.job == "123"
     assert window.start == datetime(2026, 11, 21, 14, 5).timestamp() and window.end - window.start == 7200
     from datetime import timezone
 

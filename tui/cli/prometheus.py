@@ -18,6 +18,8 @@ from gpuscope.tui.cli.checks import finite_float
 from gpuscope.tui.cli.output import say
 
 SACCT_WINDOW = "Start,End,NodeList"
+MAX_NODES = 4096
+"""Most nodes one import asks for (each is a few series of every family)."""
 
 
 def add_prometheus_options(parser: argparse.ArgumentParser, job: bool = False) -> None:
@@ -99,9 +101,7 @@ def window_of(args: argparse.Namespace) -> tuple[Any, str | None]:
         if problem:
             say(problem)
     nodes_text = args.nodes if args.nodes is not None else found.get("nodes")
-    nodes: list[str] = []
-    for part in (nodes_text or "").replace(" ", "").split(","):  # commas between host lists: n[1-2],m3
-        nodes += slurm.expand_hostlist(part) if part else []
+    nodes = slurm.expand_hostlist((nodes_text or "").replace(" ", ""), limit=MAX_NODES)  # n[01-03,07],login1
     start = parse_time(args.start) if args.start is not None else found.get("start")
     end = parse_time(args.end) if args.end is not None else found.get("end", time.time() if args.start is not None else None)
     if start is None or end is None:
