@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                     prom_cpu.append(proc_cpu(server.pid) - cpu_before)
     finally:
         server.stop()
+        shutil.rmtree(work, ignore_errors=True)
     medians = {name: (statistics.median(w for w, _ in f), statistics.median(c for _, c in f)) for name, f in figures.items()}
     for name, (wall, cpu) in medians.items():
         print(f"{name:32s} wall {wall:6.2f} s   cpu {cpu:6.2f} s   ({args.repeat} rounds, medians)")
