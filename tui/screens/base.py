@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -178,6 +178,17 @@ class LoadingScreen(ExportingScreen):
     def text_fields(self) -> dict[str, str]:
         """What the titles and messages above name (`{paths}`), cleaned."""
         return {"paths": self.paths_text()}
+
+    _resumed = False
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """The first resume, when the screen is pushed, does not restyle it: every node was
+        styled as it was mounted, just before, so Textual's restyle of them all changes
+        nothing (a third of the stylesheet applications of opening a table view). Later
+        resumes are Textual's own. Runs before Textual's handler, which reads `refresh_styles`."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
 
     def on_mount(self) -> None:
         fields = self.text_fields()
