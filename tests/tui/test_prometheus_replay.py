@@ -40,3 +40,23 @@ async def test_the_replay_screen_opens_a_job_read_back_from_prometheus() -> None
         await until(pilot, lambda: "sample 40 of 40" in screen.sub_title)
         assert [g.util_gpu for g in screen.snapshot.gpus] == [2.0, 3.0]
         assert any(e.kind == "idle" for e in replay.events)  # the GPUs went idle for 5 minutes: an event to jump to
+
+
+async def test_o_changes_node_in_memory_on_a_job_of_two_nodes() -> None:
+    """`o` on a job read back from Prometheus moves to its other node from the table in memory
+    (there is no file to reopen)."""
+    dcgm = maps.builtin("dcgm")
+    t = 1_700_000_000.0 + 15.0 * np.arange(10)
+    util = [Series({"Hostname": node, "gpu": "0", "modelName": "NVIDIA H100 80GB HBM3"}, t, np.full(10, level))
+            for node, level in (("n1", 90.0), ("n2", 10.0))]
+    sections = {"gpu": _Section(dcgm, {"util_gpu": util}, by_job=True)}
+    table = build_table(Window("78", ("n1", "n2"), float(t[0]), float(t[-1])), sections, 15.0)
+    rec = Recording("job 78 from Prometheus", table, recording_schema.VERSION, [], complete=True)
+    replay = replay_of(rec)
+    async with open_screen(lambda: ReplayScreen(rec.path, replay), ReplayScreen, (120, 40)) as (app, pilot, screen):
+        await until(pilot, lambda: screen.cursor is not None)
+        first = screen.snapshot.host.hostname
+        await pilot.press("o")
+        await until(pilot, lambda: screen.snapshot is not None and screen.snapshot.host.hostname != first)
+        assert {first, screen.snapshot.host.hostname} == {"n1", "n2"}
+        assert [g.util_gpu for g in screen.snapshot.gpus] == ([10.0] if first == "n1" else [90.0])

@@ -141,7 +141,8 @@ class ReplayScreen(WatchScreen, inherit_bindings=False):
 
     @work(thread=True, exclusive=True)
     def _open(self, node: str | None = None) -> None:
-        replay = open_replay(self.path, node)
+        # a replay held in memory (a past job from Prometheus) changes node there, not from a file
+        replay = self.replay.for_node(node) if self.replay is not None else open_replay(self.path, node)
         self.app.call_from_thread(self._start, replay)
 
     def _start(self, replay: Replay) -> None:

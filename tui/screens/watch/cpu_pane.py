@@ -73,7 +73,7 @@ def memory_lines(host: HostSample, width: int) -> list[Text]:
         out.append(line)
     busy = host.cpu_percent
     load = Text().append("Load ", style="bold")
-    load.append(" ".join(f"{x:.2f}" for x in host.load_avg))
+    load.append(" ".join("n/a" if x is None or x != x else f"{x:.2f}" for x in host.load_avg))
     if busy:
         load.append(f" · {sum(busy) / len(busy):.0f}% busy avg", style=level_style(sum(busy) / len(busy)))
     load.append(f" · {host.hostname}", style="dim")
