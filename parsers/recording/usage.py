@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -17,7 +16,7 @@ import pyarrow.compute as pc
 from gpuscope.metrics.job.report import GpuUsage, Usage
 from gpuscope.metrics.samples import JobScope, Snapshot
 from gpuscope.parsers.recording import schema as recording_schema
-from gpuscope.parsers.recording.columns import GpuColumns, floats, gpu_columns, scope_runs, starts
+from gpuscope.parsers.recording.columns import GpuColumns, floats, gpu_columns, parents, scope_runs
 
 
 def usage_from_snapshots(snapshots: Sequence[Snapshot]) -> Usage:
@@ -33,8 +32,8 @@ class _Reduce:
 
     def __init__(self) -> None:
         self.times: list[np.ndarray] = []
-        self.busy: list[float] = []
-        self.memory: list[float] = []
+        self.busy: list[np.ndarray] = []
+        self.memory: list[np.ndarray] = []
         self.peaks: list[int] = []
         self.allocated: set[int] = set()
         self.used: set[int] = set()
@@ -48,59 +47,70 @@ class _Reduce:
     def add(self, batch: pa.RecordBatch) -> None:
         n = batch.num_rows
         self.times.append(floats(batch.column("timestamp")))
-        host_used = floats(batch.column("memory_used"))
+        run, scopes = scope_runs(batch.column("scope"))
         procs = batch.column("processes")
-        first = starts(procs)
+        row = parents(procs)  # each process's sample
         flat = pc.list_flatten(procs)
         pid = pc.fill_null(pc.struct_field(flat, "pid"), -1).to_numpy(zero_copy_only=False)
+        member = self._members(run[row], pid, pc.struct_field(flat, "user"), scopes)
         cpu = floats(pc.struct_field(flat, "cpu_percent"))
-        rss = floats(pc.struct_field(flat, "rss"))
-        users = np.asarray(pc.struct_field(flat, "user").to_pylist(), dtype=object)
-        indices = pc.struct_field(flat, "gpu_indices")
-        index_starts = starts(indices)
-        index_values = pc.list_flatten(indices).to_numpy(zero_copy_only=False)
+        read = member & ~np.isnan(cpu)
+        self.busy.append(_row_sums(cpu[read], np.bincount(row[read], minlength=n)) / 100.0)
+        rss = np.nan_to_num(floats(pc.struct_field(flat, "rss")), nan=0.0)  # nansum's
+        memory = _row_sums(rss[member], np.bincount(row[member], minlength=n))  # NaN where no process is the job's
+        kinds = np.array([0 if s.cgroup is not None else 1 if s.kind == "node" else 2 for s in scopes])[run]  # what memory counts
+        cgroup = np.array([np.nan if s.cgroup is None or s.memory_used is None else float(s.memory_used) for s in scopes])[run]
+        memory = np.where(kinds == 0, cgroup, np.where(kinds == 1, floats(batch.column("memory_used")), memory))
+        self.memory.append(memory)
+        self.peaks += [s.memory_peak for s in scopes if s.cgroup is not None and s.memory_peak is not None]
+        self.allocated |= {g.index for s in scopes for g in s.gpus if g.index is not None}
+        node = np.array([s.kind == "node" for s in scopes])[run]
+        self._add_used(batch, row, pid, member & ~node[row])
+        self.scope = scopes[-1]
         gpus = batch.column("gpus")
-        gflat = pc.list_flatten(gpus)
-        gpu_starts = starts(gpus)
-        gprocs = pc.struct_field(gflat, "processes")
-        gp_starts, gp_flat = starts(gprocs), pc.list_flatten(gprocs)
-        gp_pid = pc.fill_null(pc.struct_field(gp_flat, "pid"), -1).to_numpy(zero_copy_only=False)
-        gp_gpu = pc.fill_null(pc.struct_field(gp_flat, "gpu_index"), -1).to_numpy(zero_copy_only=False)
-        run, scopes = scope_runs(batch.column("scope"))
-        pid_sets = [np.fromiter(s.pids, np.int64, len(s.pids)) for s in scopes]
-        for r in range(n):
-            scope, pids = scopes[run[r]], pid_sets[run[r]]
-            a, b = first[r], first[r + 1]
-            if len(pids):
-                member = np.isin(pid[a:b], pids)
-            elif scope.kind == "user" and scope.user:
-                member = users[a:b] == scope.user
-            else:
-                member = np.ones(b - a, bool)
-            readings = cpu[a:b][member]
-            readings = readings[~np.isnan(readings)]
-            self.busy.append(readings.sum() / 100.0 if readings.size else math.nan)
-            if scope.cgroup is not None:  # the kernel's own count of the job's memory (and its peak)
-                self.memory.append(math.nan if scope.memory_used is None else float(scope.memory_used))
-                if scope.memory_peak is not None:
-                    self.peaks.append(scope.memory_peak)
-            elif scope.kind == "node":
-                self.memory.append(host_used[r])
-            else:  # no cgroup: the collector's memory_used and peak are this same RSS sum, not the kernel's
-                self.memory.append(float(np.nansum(rss[a:b][member])) if member.any() else math.nan)
-            self.allocated |= {g.index for g in scope.gpus if g.index is not None}
-            ga, gb = gpu_starts[r], gpu_starts[r + 1]
-            if scope.kind != "node":
-                mine = pid[a:b][member]
-                for k in np.flatnonzero(member) + a:  # the GPUs these processes have contexts on (NVML's and their own view)
-                    self.used |= set(index_values[index_starts[k]:index_starts[k + 1]].tolist())
-                pa_, pb_ = gp_starts[ga], gp_starts[gb]
-                self.used |= set(gp_gpu[pa_:pb_][np.isin(gp_pid[pa_:pb_], mine)].tolist())
-            self.scope = scope
         self.last_gpus = {g["index"] for g in gpus[n - 1].as_py() or () if g.get("index") is not None}
         for index, columns in gpu_columns(gpus, n).items():
             self.gpus.setdefault(index, []).append((self.rows, columns))
         self.rows += n
+
+    @staticmethod
+    def _members(run: np.ndarray, pid: np.ndarray, user: pa.Array, scopes: list[JobScope]) -> np.ndarray:
+        """bool per process: it is its sample's scope's (one of its pids; else, for a user
+        scope, that user's; else every process)."""
+        member = np.ones(len(pid), bool)
+        by_pid = [j for j, s in enumerate(scopes) if s.pids]
+        if by_pid:  # (scope run, pid) pairs: one lookup for every process
+            width = max(int(pid.max(initial=0)), *(max(scopes[j].pids) for j in by_pid)) + 2
+            wanted = np.concatenate([j * width + 1 + np.fromiter(scopes[j].pids, np.int64, len(scopes[j].pids)) for j in by_pid])
+            mine = np.isin(run, by_pid)
+            member[mine] = np.isin(run[mine] * width + 1 + pid[mine], wanted)
+        by_user = [j for j, s in enumerate(scopes) if not s.pids and s.kind == "user" and s.user]
+        if by_user:
+            names = pa.array([scopes[j].user if j in by_user else None for j in range(len(scopes))], pa.string())
+            mine = np.isin(run, by_user)
+            same = pc.fill_null(pc.equal(user, pc.take(names, pa.array(run))), False).to_numpy(zero_copy_only=False)
+            member[mine] = same[mine]
+        return member
+
+    def _add_used(self, batch: pa.RecordBatch, row: np.ndarray, pid: np.ndarray, member: np.ndarray) -> None:
+        """The GPUs the scope's processes have contexts on, in their own view (gpu_indices)
+        and in NVML's (a GPU's processes with one of their pids in the same sample)."""
+        if not member.any():
+            return
+        indices = pc.struct_field(pc.list_flatten(batch.column("processes")), "gpu_indices")
+        index_values = pc.list_flatten(indices).to_numpy(zero_copy_only=False)
+        self.used |= set(np.unique(index_values[member[parents(indices)]]).tolist())
+        gpus = batch.column("gpus")
+        gprocs = pc.struct_field(pc.list_flatten(gpus), "processes")
+        gp_row = parents(gpus)[parents(gprocs)]
+        gp_flat = pc.list_flatten(gprocs)
+        gp_pid = pc.fill_null(pc.struct_field(gp_flat, "pid"), -1).to_numpy(zero_copy_only=False)
+        gp_gpu = pc.fill_null(pc.struct_field(gp_flat, "gpu_index"), -1).to_numpy(zero_copy_only=False)
+        if not len(gp_pid):
+            return
+        width = max(int(pid.max(initial=0)), int(gp_pid.max())) + 2  # (sample, pid) pairs
+        seen = np.isin(gp_row * width + 1 + gp_pid, row[member] * width + 1 + pid[member])
+        self.used |= set(np.unique(gp_gpu[seen]).tolist())
 
     def usage(self, hostname: str) -> Usage:
         scope = self.scope
@@ -118,9 +128,21 @@ class _Reduce:
             simulated = any(c.simulated for _, c in self.gpus.get(index, ()))
             gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, simulated))
         what = "cgroup memory" if scope.cgroup is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")
-        return Usage(hostname, np.concatenate(self.times), np.array(self.busy, float), scope.cpus_allocated, np.array(self.memory, float),
+        return Usage(hostname, np.concatenate(self.times), np.concatenate(self.busy), scope.cpus_allocated, np.concatenate(self.memory),
                      max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind, scope.job_id, scope.user,
                      scope.time_limit_s)
+
+
+def _row_sums(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per row, the sum of its `counts[row]` values (`values` in row order), NaN for none:
+    each row's sum as numpy's `.sum()` of its slice, to the last bit (rows of one length
+    summed as a 2-D block use the same pairwise order; `np.add.reduceat` does not)."""
+    out = np.full(len(counts), np.nan)
+    first = np.cumsum(counts) - counts
+    for length in np.unique(counts[counts > 0]).tolist():
+        rows = np.flatnonzero(counts == length)
+        out[rows] = values[first[rows][:, None] + np.arange(length)].sum(axis=1)
+    return out
 
 
 def usage_from_batches(batches: Iterable[pa.RecordBatch]) -> Usage:
