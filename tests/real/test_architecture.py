@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -29,14 +30,26 @@ def test_import_linter_contracts_hold() -> None:
     assert "Contracts: 5 kept, 0 broken" in out.stdout
 
 
-@pytest.mark.parametrize("module", ["gpuscope.parsers.magma.read", "gpuscope.metrics.magma.stats", "gpuscope.metrics.export", "gpuscope.tui.cli.main", "gpuscope.tui.render.boxplot", "gpuscope.tui.model.kernels_report", "gpuscope.tui.model.kernels", "gpuscope.tui.render.kernel_plots",
-                                    "gpuscope.tui.cli.studies", "gpuscope.tui.cli.live", "gpuscope.tui.cli.output", "gpuscope.tui.render.plots",
-                                    "gpuscope.tui.render.scaling_plots", "gpuscope.tui.model.magma_report", "gpuscope.tui.model.scaling_report"])
-def test_data_layers_and_print_path_never_load_textual(module: str) -> None:
-    code = f"import sys, {module}; print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT / "tests", timeout=120)
-    assert out.stdout.strip() == "False", out.stderr
+DATA_AND_PRINT_MODULES = ["gpuscope.parsers.magma.read", "gpuscope.metrics.magma.stats", "gpuscope.metrics.export", "gpuscope.tui.cli.main",
+                          "gpuscope.tui.render.boxplot", "gpuscope.tui.model.kernels_report", "gpuscope.tui.model.kernels",
+                          "gpuscope.tui.render.kernel_plots", "gpuscope.tui.cli.studies", "gpuscope.tui.cli.live", "gpuscope.tui.cli.output",
+                          "gpuscope.tui.render.plots", "gpuscope.tui.render.scaling_plots", "gpuscope.tui.model.magma_report",
+                          "gpuscope.tui.model.scaling_report"]
 
+
+def test_data_layers_and_print_path_never_load_textual() -> None:
+    """One interpreter imports the modules one after another and names the first after which
+    Textual is loaded (one child instead of one per module: each costs a second of imports)."""
+    code = ("import importlib, sys\n"
+            "for name in sys.argv[1:]:\n"
+            "    importlib.import_module(name)\n"
+            "    if any(m == 'textual' or m.startswith('textual.') for m in sys.modules):\n"
+            "        print('TEXTUAL', name)\n"
+            "        break\n"
+            "else:\n"
+            "    print('CLEAN')\n")
+    out = subprocess.run([sys.executable, "-c", code, *DATA_AND_PRINT_MODULES], capture_output=True, text=True, cwd=ROOT / "tests", timeout=120)
+    assert out.stdout.strip() == "CLEAN", (out.stdout, out.stderr[-2000:])
 
 
 PRINT_COMMANDS = {
@@ -52,16 +65,24 @@ PRINT_COMMANDS = {
 """Every command's print path, on the bundled examples (as the README runs them)."""
 
 
-@pytest.mark.parametrize("name", sorted(PRINT_COMMANDS))
-def test_print_commands_never_load_textual_or_scipy(name: str) -> None:
-    """The whole command runs in one process: what it imported is what it cost to start.
-    scipy is a test dependency only (its stats module takes longer to import than pandas)."""
-    code = ("import sys\nfrom gpuscope.tui.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print('LOADED', ' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'scipy'})), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code, *PRINT_COMMANDS[name]], capture_output=True, text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
-    loaded = next((line.split()[1:] for line in out.stderr.splitlines() if line.startswith("LOADED")), None)
-    assert loaded is not None, out.stderr[-2000:]
-    assert loaded == [], loaded
+def test_print_commands_never_load_textual_or_scipy() -> None:
+    """The commands run one after another in one process (as `main` runs in the CLI tests) and
+    each says what was loaded once it was done: what a command imported is what it cost to
+    start. The first to load Textual or scipy is the one named. scipy is a test dependency
+    only (its stats module takes longer to import than pandas)."""
+    code = ("import json, sys\n"
+            "from gpuscope.tui.cli.main import main\n"
+            "for name, argv in json.loads(sys.argv[1]).items():\n"
+            "    try:\n"
+            "        main(argv)\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "    print('LOADED', name, *sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'scipy'}), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(PRINT_COMMANDS)], capture_output=True, text=True, cwd=ROOT, timeout=240,
+                         stdin=subprocess.DEVNULL)
+    loaded = [line.split()[1:] for line in out.stderr.splitlines() if line.startswith("LOADED")]
+    assert [said[0] for said in loaded] == list(PRINT_COMMANDS), out.stderr[-2000:]
+    assert [said for said in loaded if said[1:]] == [], loaded
 
 def test_every_subpackage_is_listed() -> None:
     on_disk = {"gpuscope." + ".".join(p.parent.relative_to(ROOT).parts) for layer in LAYERS for p in (ROOT / layer).rglob("__init__.py")}
