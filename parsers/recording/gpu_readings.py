@@ -55,8 +55,11 @@ class GpuReadingsReduce:
         if not batch.num_rows:
             return
         hosts = pc.fill_null(batch.column("hostname"), "n/a")
-        run, scopes = scope_runs(pc.take(batch.column("scope"), _last_rows(hosts)))
-        for host, r in zip(pc.unique(hosts).to_pylist(), run):
+        coded = hosts.dictionary_encode()  # its dictionary in the order first seen, as pc.unique's
+        names_of, host_code = coded.dictionary.to_pylist(), coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        last = len(host_code) - 1 - np.unique(host_code[::-1], return_index=True)[1]  # each host's last row
+        run, scopes = scope_runs(pc.take(batch.column("scope"), pa.array(last)))
+        for host, r in zip(names_of, run):
             self.scopes[host] = scopes[r]
         if "node_rapl" in batch.schema.names:
             self._add_rapl(hosts, batch.column("node_rapl"))
@@ -64,11 +67,11 @@ class GpuReadingsReduce:
         flat = pc.list_flatten(gpus)
         if not len(flat):
             return
-        host_of = pc.take(hosts, pa.array(parents(gpus))).to_numpy(zero_copy_only=False)
+        parent = parents(gpus)
         index = pc.fill_null(pc.struct_field(flat, "index"), -1).to_numpy(zero_copy_only=False)
         kind = flat.type
         names = {kind.field(i).name for i in range(kind.num_fields)}
-        host_time = floats(pc.take(batch.column("timestamp"), pa.array(parents(gpus))))
+        host_time = floats(batch.column("timestamp"))[parent]
         # unsafe: a counter past 2**53 mJ (never met: 2.5 GWh) is rounded rather than refused
         values = {name: pc.cast(pc.struct_field(flat, name), pa.float64(), safe=False).to_numpy(zero_copy_only=False)
                   for name in GPU_FIELDS if name in names}
@@ -76,19 +79,23 @@ class GpuReadingsReduce:
             values["timestamp"] = np.where(np.isfinite(values["timestamp"]), values["timestamp"], host_time)
         else:
             values["timestamp"] = host_time
-        notes = {name: pc.struct_field(flat, name).to_pylist() for name in ("energy_note", "activity_note") if name in names}
+        notes = {name: _codes(pc.struct_field(flat, name)) for name in ("energy_note", "activity_note") if name in names}
         simulated = pc.fill_null(pc.struct_field(flat, "simulated"), False).to_numpy(zero_copy_only=False)
-        names_of, host_code = np.unique(host_of, return_inverse=True)
-        for code, number in dict.fromkeys(zip(host_code.tolist(), index.tolist())):
-            if number < 0:
-                continue
-            at = np.flatnonzero((host_code == code) & (index == number))
-            host = str(names_of[code])
-            gpu = self._gpus.setdefault((host, number), _Gpu())
+        read = np.flatnonzero(index >= 0)
+        key = host_code[parent[read]] * (int(index.max()) + 1) + index[read]  # one per (host, GPU)
+        _, first, group = np.unique(key, return_index=True, return_inverse=True)
+        items = read[np.argsort(group, kind="stable")]  # grouped, each group's in sample order
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(group))])
+        for g in np.argsort(first).tolist():  # in the order first seen
+            at = items[bounds[g]:bounds[g + 1]]
+            gpu = self._gpus.setdefault((names_of[host_code[parent[at[0]]]], int(index[at[0]])), _Gpu())
             for name, array in values.items():
                 gpu.parts.setdefault(name, []).append(array[at])
-            for name, texts in notes.items():
-                gpu.notes[name].update(note for note in map(texts.__getitem__, at.tolist()) if note)
+            for name, (codes, texts) in notes.items():
+                said = codes[at][codes[at] >= 0]
+                distinct, seen, counts = np.unique(said, return_index=True, return_counts=True)
+                for k in np.argsort(seen).tolist():  # Counter keeps the order first seen: most_common's tie-break
+                    gpu.notes[name][texts[distinct[k]]] += int(counts[k])
             gpu.simulated |= bool(simulated[at].any())
 
     def _add_rapl(self, hosts: pa.Array, rapl: pa.Array) -> None:
@@ -133,7 +140,10 @@ class _Cleaned(dict):
         return self[text]
 
 
-def _last_rows(hosts: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """The last row of each distinct host, in the order of `pc.unique(hosts)`."""
-    values = np.asarray(hosts.to_pylist(), dtype=object)
-    return pa.array([int(np.flatnonzero(values == host)[-1]) for host in pc.unique(hosts).to_pylist()], pa.int64())
+def _codes(texts: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """Each text's number in a list of the distinct texts; -1 for a null or empty one."""
+    coded = texts.dictionary_encode()
+    words = coded.dictionary.to_pylist()
+    said = np.array([bool(w) for w in words] + [False])
+    codes = pc.fill_null(coded.indices, len(words)).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(said[codes], codes, -1), words

@@ -1,17 +1,24 @@
-"""The report's per-node reduction (parsers/recording/usage.py), computed on whole columns,
-against the same figures worked out sample by sample from the Snapshots of real recordings:
-equal to the last bit, in every scope (a job's pids, a user, a node view, with and without a
-cgroup) and with nodes interleaved in one batch."""
+"""The report's per-node reduction (parsers/recording/usage.py) and each GPU's readings
+(parsers/recording/gpu_readings.py), computed on whole columns, against the same figures worked
+out sample by sample from the Snapshots of real recordings: equal to the last bit, in every
+scope (a job's pids, a user, a node view, with and without a cgroup) and with nodes
+interleaved in one batch."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from collections import Counter
+
+from gpuscope.metrics.job.energy import GPU_FIELDS
+from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import JobScope, Snapshot
+from gpuscope.parsers.recording.gpu_readings import GpuReadingsReduce
 from gpuscope.parsers.recording import read as recording
 from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.parsers.recording.usage import usage_per_node
@@ -85,3 +92,43 @@ def test_a_recording_with_processes_busy_in_every_scope_is_not_all_nan() -> None
     """The comparison above means something: the real job's figures are numbers."""
     usage = usage_per_node(recording.Stream(REPO / "tests/data/recordings/v4.gsrec").batches())[0]
     assert np.isfinite(usage.busy_cores).any() and np.isfinite(usage.memory_used).any() and usage.gpus
+
+
+def _gpu_readings(snaps: list[Snapshot]) -> dict:
+    """(node, GPU) -> its readings, notes and simulated flag, a sample at a time."""
+    out: dict = {}
+    for s in snaps:
+        for g in s.gpus:
+            if g.index is None:
+                continue
+            one = out.setdefault((s.host.hostname, g.index), {"frame": {n: [] for n in GPU_FIELDS}, "energy_note": Counter(),
+                                                               "activity_note": Counter(), "simulated": False})
+            for name in GPU_FIELDS:
+                value = getattr(g, name)
+                one["frame"][name].append(math.nan if value is None else float(value))
+            if not math.isfinite(one["frame"]["timestamp"][-1]):
+                one["frame"]["timestamp"][-1] = s.host.timestamp
+            for name in ("energy_note", "activity_note"):
+                one[name].update([getattr(g, name)] if getattr(g, name) else [])
+            one["simulated"] |= bool(g.simulated)
+    return out
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_each_gpus_readings_on_columns_equal_the_sample_by_sample_ones(path: Path) -> None:
+    rec = recording.read(path)
+    snaps = [rec.snapshot(i) for i in range(rec.samples)]
+    interleaved = [s for row in zip(_scoped(snaps, "a", None), _scoped(snaps, "b", None)) for s in row]
+    reduce = GpuReadingsReduce()
+    for k in range(0, len(interleaved), 5):
+        reduce.add(recording_schema.to_batch(interleaved[k:k + 5]))
+    want = _gpu_readings(interleaved)
+    got = reduce.gpus()
+    assert [(g.node, g.index) for g in got] == list(want)
+    for g in got:
+        one = want[g.node, g.index]
+        for name, values in g.frame.items():
+            np.testing.assert_array_equal(values, one["frame"][name], err_msg=name)
+        notes = [clean(c.most_common(1)[0][0]) if c else "" for c in (one["energy_note"], one["activity_note"])]
+        assert [g.energy_note, g.activity_note, g.simulated] == [*notes, one["simulated"]]
+    assert set(reduce.scopes) == {"a", "b"} and reduce.scopes["b"] == snaps[-1].scope
