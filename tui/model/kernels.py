@@ -335,6 +335,9 @@ class Rankings(Mapping[str, pd.DataFrame]):
             raise KeyError(group)
         return self._rank(group)
 
+    def __contains__(self, group: object) -> bool:  # Mapping's own would make the ranking to answer
+        return group in self._groups
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._groups)
 
