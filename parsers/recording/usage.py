@@ -177,8 +177,8 @@ def usage_per_node(batches: Iterable[pa.RecordBatch]) -> list[Usage]:
     nodes: dict[str, _Reduce] = {}
     for batch in _coalesced(batches):
         hosts = pc.fill_null(batch.column("hostname"), "n/a")
-        for host in pc.unique(hosts).to_pylist():
-            part = batch.filter(pc.equal(hosts, host))
-            if part.num_rows:
-                nodes.setdefault(host, _Reduce()).add(part)
+        every = pc.unique(hosts).to_pylist()
+        for host in every:  # one node's batch (an import writes a node at a time) is not copied
+            part = batch if len(every) == 1 else batch.filter(pc.equal(hosts, host))
+            nodes.setdefault(host, _Reduce()).add(part)
     return [reduce.usage(host) for host, reduce in nodes.items()]
