@@ -23,6 +23,7 @@ import os
 import re
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -180,7 +181,8 @@ def _points(points: Any) -> tuple[np.ndarray, np.ndarray]:
 @dataclass
 class Client:
     """Prometheus at `url` (http or https; user:password@ for basic auth). Every request shares
-    the deadline `timeout` seconds after the client is made."""
+    the deadline `timeout` seconds after the client is made; requests may be made from several
+    threads at once."""
 
     url: str
     timeout: float = 5.0
@@ -189,6 +191,8 @@ class Client:
     bytes_read: int = 0
     _deadline: float = field(init=False)
     _parts: urllib.parse.SplitResult = field(init=False)
+    _counting: threading.Lock = field(init=False, default_factory=threading.Lock)
+    """The counts above are kept right when several threads ask at once."""
 
     def __post_init__(self) -> None:
         self._deadline = time.monotonic() + self.timeout
@@ -243,7 +247,8 @@ class Client:
         elif os.environ.get(TOKEN_ENV):
             headers["Authorization"] = "Bearer " + os.environ[TOKEN_ENV].strip()
         target = parts.path.rstrip("/") + path + "?" + urllib.parse.urlencode(params)
-        self.requests += 1
+        with self._counting:
+            self.requests += 1
         try:
             conn.request("GET", target, headers=headers)
             response = conn.getresponse()
@@ -280,7 +285,8 @@ class Client:
             if not chunk:
                 break
             size += len(chunk)
-            self.bytes_read += len(chunk)
+            with self._counting:
+                self.bytes_read += len(chunk)
             if size > self.max_bytes:
                 raise PrometheusError(f"{self.where}: the reply went past {self.max_bytes:,} bytes: cut off (ask for a shorter span or fewer nodes)")
             parts.append(chunk)

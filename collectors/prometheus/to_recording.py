@@ -20,8 +20,9 @@ do for an unreadable /proc/meminfo).
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -97,6 +98,10 @@ def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: 
     return out
 
 
+ASK_AT_ONCE = 3
+"""Queries of a section asked together (each reply up to query.MAX_BYTES is held while parsed)."""
+
+
 @dataclass
 class _Asker:
     client: Client
@@ -120,6 +125,17 @@ class _Asker:
             for s in found:
                 s.values = s.values * family.scale
         return found, "" if found else f"n/a: {query} found nothing"
+
+    def each(self, m: MetricMap, families: Sequence[Family], by_job: bool) -> Iterator[tuple[list[Series], str]]:
+        """`self(m, family, by_job)` for each family in order, ASK_AT_ONCE asked at a time: Prometheus
+        answers the next while a reply is read and parsed (Arrow's parse lets go of the GIL). A
+        fatal error propagates at its family's turn; what is still waiting is not asked."""
+        pool = ThreadPoolExecutor(ASK_AT_ONCE)
+        try:
+            for answer in [pool.submit(self, m, family, by_job) for family in families]:
+                yield answer.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # those under way end by the client's deadline
 
 
 def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -> _Section | None:
@@ -148,8 +164,7 @@ def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -
                 continue
             series[families[0].field] = first
             lines.append(f"{name} {families[0].field}: {m.name}, {len(first)} series")
-            for family in families[1:]:
-                found, why = ask(m, family, by_job)
+            for family, (found, why) in zip(families[1:], ask.each(m, families[1:], by_job)):
                 series[family.field] = found
                 lines.append(f"{name} {family.field}: {m.name}, {len(found)} series" if not why else f"{name} {family.field}: {why}")
             break
