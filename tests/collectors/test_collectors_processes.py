@@ -389,10 +389,14 @@ def test_a_process_with_threads_or_not_run_yet_has_its_stat_read_every_scan(sche
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs a Linux /proc with schedstat")
 def test_real_proc_a_process_busy_in_a_thread_while_its_main_thread_sleeps() -> None:
-    code = "import threading\ndef spin():\n    while True: pass\nt = threading.Thread(target=spin); t.start(); t.join()"
-    child = subprocess.Popen([sys.executable, "-c", code])
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    code = "import threading\ndef spin():\n    while True: pass\nt = threading.Thread(target=spin); t.start(); print(flush=True); t.join()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(60)"], stdout=subprocess.PIPE)
     try:
+        # Both started before the first sample: with every core busy an interpreter's start-up
+        # takes seconds, and a sleeper still importing is not asleep yet.
+        for proc in (child, sleeper):
+            assert proc.stdout is not None and proc.stdout.readline() == b"\n"
         procs = ProcessCollector()
         assert procs._schedstat is True
         time.sleep(0.3)
@@ -409,6 +413,8 @@ def test_real_proc_a_process_busy_in_a_thread_while_its_main_thread_sleeps() -> 
         for proc in (child, sleeper):
             proc.kill()
             proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 # --- /proc is listed again only when a pid was handed out --------------------------------------
