@@ -220,6 +220,11 @@ async def test_diff_tab_checks_the_path_and_shows_the_diff(tmp_path: Path, recor
         assert '"kernels_compared"' in target.read_text() and '"verdict"' in target.read_text()
         await pilot.press("d")  # in the diff: another run
         await until(pilot, lambda: app.focused is box and box.display)
+        await pilot.press("escape")  # leaves the box, back to the diff: the screen stays
+        await until(pilot, lambda: not box.display and app.focused is not box)
+        assert app.screen is screen
+        await pilot.press("escape")  # out of the box, Escape closes the screen as everywhere
+        await until(pilot, lambda: app.screen is not screen)
 
 
 async def test_diff_tab_offers_the_browsers_mark(runs: Path, recorder: Recorder) -> None:

@@ -58,7 +58,11 @@ class DiffTab(Vertical):
     """The other run's path, then the diff of (that run, this screen's run). Once a diff is
     shown the box is hidden (the tables get its line); `d` in the diff asks again."""
 
-    BINDINGS = [Binding("d", "another", "Another run", tooltip="Compare this run with another one: the path box again")]
+    BINDINGS = [
+        Binding("d", "another", "Another run", tooltip="Compare this run with another one: the path box again"),
+        Binding("escape", "leave_box", "Leave the box", show=False,
+                tooltip="In the path box: leave it (back to the diff shown, if any); elsewhere Escape closes the screen"),
+    ]
 
     DEFAULT_CSS = """
     DiffTab {
@@ -166,6 +170,23 @@ class DiffTab(Vertical):
         box.display = True
         box.focus()
         self.hint(ASK)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Escape is the box's only while the box has focus; elsewhere it stays the app's Back
+        if action == "leave_box":
+            return self.query_one(Input).has_focus
+        return True
+
+    def action_leave_box(self) -> None:
+        """Escape in the path box: leave it, back to the diff when one is shown."""
+        box = self.query_one(Input)
+        if self.base is not None and self.query_one(DiffPane).report is not None:
+            box.display = False
+            self.query_one(DiffPane).focus_table()
+            self.hint(Text("Base ", style="dim").append(clean(str(self.base)), style="bold"))
+        else:
+            self.screen.focus_next()
+            self.hint(ASK)
 
     def ask_export(self) -> None:
         """`e` on this tab: ask where to write the diff, or say there is none yet."""
