@@ -120,11 +120,11 @@ class _Reduce:
         gpus = []
         for index in sorted((self.allocated | wanted) - {-1}):
             util, mem = np.full(self.rows, np.nan), np.full(self.rows, np.nan)
-            totals: list[float] = []
+            total = None  # the last total memory read (not n/a, not 0)
             for first, c in self.gpus.get(index, ()):
                 util[first:first + len(c.util)], mem[first:first + len(c.util)] = c.util, c.mem_bytes
-                totals += [t for t in c.mem_total.tolist() if t == t and t]
-            total = int(totals[-1]) if totals else None
+                read = c.mem_total[~np.isnan(c.mem_total) & (c.mem_total != 0)]
+                total = int(read[-1]) if read.size else total
             simulated = any(c.simulated for _, c in self.gpus.get(index, ()))
             gpus.append(GpuUsage(index, index in self.allocated, util, mem, total, simulated))
         what = "cgroup memory" if scope.cgroup is not None else ("node memory in use" if scope.kind == "node" else "summed RSS")

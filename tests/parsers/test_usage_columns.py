@@ -38,8 +38,9 @@ def _members(s: Snapshot) -> list:
 
 def _expected(snaps: list[Snapshot]) -> dict:
     """One node's figures, a sample at a time, as the report has always defined them."""
-    busy, memory, used, allocated = [], [], set(), set()
+    busy, memory, used, allocated, totals = [], [], set(), set(), {}
     for s in snaps:
+        totals |= {g.index: g.memory_total for g in s.gpus if g.memory_total}  # the last one read
         mine = _members(s)
         cpu = np.array([p.cpu_percent for p in mine if p.cpu_percent is not None], float)
         busy.append(cpu.sum() / 100.0 if cpu.size else np.nan)
@@ -57,7 +58,8 @@ def _expected(snaps: list[Snapshot]) -> dict:
     last = snaps[-1]
     wanted = {g.index for g in last.gpus} if last.scope.kind == "node" else used
     peaks = [s.scope.memory_peak for s in snaps if s.scope.cgroup is not None and s.scope.memory_peak is not None]
-    return {"busy": np.array(busy), "memory": np.array(memory), "gpus": sorted(allocated | wanted), "peak": max(peaks) if peaks else None}
+    gpus = sorted(allocated | wanted)
+    return {"busy": np.array(busy), "memory": np.array(memory), "gpus": gpus, "totals": [totals.get(i) for i in gpus], "peak": max(peaks) if peaks else None}
 
 
 def _scoped(snaps: list[Snapshot], host: str, scope: JobScope | None) -> list[Snapshot]:
@@ -86,6 +88,7 @@ def test_the_column_reduction_equals_the_sample_by_sample_one(path: Path) -> Non
             np.testing.assert_array_equal(got.memory_used, want["memory"])
             np.testing.assert_array_equal(got.times, [s.host.timestamp for s in node])
             assert [g.index for g in got.gpus] == want["gpus"] and got.memory_peak == want["peak"], host
+            assert [g.memory_total for g in got.gpus] == want["totals"], host
 
 
 def test_a_recording_with_processes_busy_in_every_scope_is_not_all_nan() -> None:
