@@ -165,10 +165,10 @@ def _coalesced(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         pending.append(batch)
         rows, size = rows + batch.num_rows, size + batch.nbytes
         if rows >= COALESCE_ROWS or size >= COALESCE_BYTES:
-            yield pa.concat_batches(pending)
+            yield pending[0] if len(pending) == 1 else pa.concat_batches(pending)  # a big batch is not copied
             pending, rows, size = [], 0, 0
     if pending:
-        yield pa.concat_batches(pending)
+        yield pending[0] if len(pending) == 1 else pa.concat_batches(pending)
 
 
 def usage_per_node(batches: Iterable[pa.RecordBatch]) -> list[Usage]:
