@@ -164,7 +164,9 @@ class SnapshotSource:
 
 
 def snapshot_once(source: SnapshotSource, settle_s: float = 1.0) -> Snapshot:
-    """Two polls `settle_s` apart: CPU % needs a previous sample (as htop and top do)."""
+    """Two polls `settle_s` apart: CPU % needs a previous sample (as htop and top do). The
+    readings are in the OS's 10 ms ticks, so a process's CPU % is true to about 1 / settle_s
+    points of a core (2 at 0.5 s)."""
     source.poll()
     time.sleep(settle_s)
     return source.poll()
