@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
@@ -14,6 +15,12 @@ import pytest
 from paths import EXAMPLES, SHARED_MAGMA
 
 MAGMA_DATA_CANDIDATES = (EXAMPLES, SHARED_MAGMA / "experiments")
+
+# pytest keeps each test module's assert-rewritten code in __pycache__ only where bytecode may be
+# written. Under PYTHONDONTWRITEBYTECODE (set on this project's machines) every run, and every
+# xdist worker of a run, would rewrite and compile all the test modules again: about 15 s of CPU
+# a process. Set here, before pytest imports the test modules.
+sys.dont_write_bytecode = False
 
 # A shell starts a background job with SIGINT ignored, and children inherit that: the tests'
 # own `sleep` children would then outlive the INT the signal tests send them. Python's own
