@@ -1,0 +1,58 @@
+"""A section's further families are asked a few at a time (to_recording._Asker.each): the
+answers still come back in the families' order, whichever Prometheus answers first, and a
+fatal error stops the section at its family's turn with what came before kept."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from gpuscope.collectors.prometheus.maps import builtin
+from gpuscope.collectors.prometheus.query import PrometheusError, Series
+from gpuscope.collectors.prometheus.to_recording import Window, _Asker
+
+
+class SlowFirst:
+    """Answers each query with one series naming it; the earlier a query, the slower its answer."""
+
+    def __init__(self, fatal_at: str | None = None) -> None:
+        self.asked: list[str] = []
+        self.fatal_at = fatal_at
+        self.lock = threading.Lock()
+
+    def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
+        with self.lock:
+            self.asked.append(query)
+            k = len(self.asked)
+        time.sleep(max(0.0, 0.06 - 0.02 * k))
+        if self.fatal_at is not None and self.fatal_at in query:
+            raise PrometheusError("down", fatal=True)
+        return [Series({"query": query}, np.array([start]), np.array([1.0]))]
+
+
+def _asker(client: SlowFirst) -> tuple[_Asker, object, list]:
+    gpuscope = builtin("gpuscope")
+    families = list(gpuscope.section("gpu"))[:4]
+    return _Asker(client, Window("7", ("n1",), 1000.0, 1060.0), 15.0, 60.0), gpuscope, families  # type: ignore[arg-type]
+
+
+def test_answers_come_back_in_the_families_order() -> None:
+    client = SlowFirst()
+    ask, m, families = _asker(client)
+    answers = list(ask.each(m, families, False))
+    assert [found[0].labels["query"] for found, why in answers] == [m.query(f, ("n1",), "7", 60.0, False) for f in families]
+    assert all(why == "" for _, why in answers) and len(client.asked) == len(families)
+
+
+def test_a_fatal_error_stops_at_its_familys_turn() -> None:
+    ask, m, families = _asker(SlowFirst())
+    fatal = m.query(families[1], ("n1",), "7", 60.0, False)
+    ask.client.fatal_at = fatal  # type: ignore[attr-defined]
+    got = []
+    with pytest.raises(PrometheusError, match="down"):
+        for found, _why in ask.each(m, families, False):
+            got.append(found[0].labels["query"])
+    assert got == [m.query(families[0], ("n1",), "7", 60.0, False)]
