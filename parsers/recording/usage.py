@@ -80,10 +80,9 @@ class _Reduce:
         member = np.ones(len(pid), bool)
         by_pid = [j for j, s in enumerate(scopes) if s.pids]
         if by_pid:  # (scope run, pid) pairs: one lookup for every process
-            width = max(int(pid.max(initial=0)), *(max(scopes[j].pids) for j in by_pid)) + 2
-            wanted = np.concatenate([j * width + 1 + np.fromiter(scopes[j].pids, np.int64, len(scopes[j].pids)) for j in by_pid])
+            pids = [np.fromiter(scopes[j].pids, np.int64, len(scopes[j].pids)) for j in by_pid]
             mine = np.isin(run, by_pid)
-            member[mine] = np.isin(run[mine] * width + 1 + pid[mine], wanted)
+            member[mine] = _pairs_in(run[mine], pid[mine], np.repeat(by_pid, [len(p) for p in pids]), np.concatenate(pids))
         by_user = [j for j, s in enumerate(scopes) if not s.pids and s.kind == "user" and s.user]
         if by_user:
             names = pa.array([scopes[j].user if j in by_user else None for j in range(len(scopes))], pa.string())
@@ -108,8 +107,7 @@ class _Reduce:
         gp_gpu = pc.fill_null(pc.struct_field(gp_flat, "gpu_index"), -1).to_numpy(zero_copy_only=False)
         if not len(gp_pid):
             return
-        width = max(int(pid.max(initial=0)), int(gp_pid.max())) + 2  # (sample, pid) pairs
-        seen = np.isin(gp_row * width + 1 + gp_pid, row[member] * width + 1 + pid[member])
+        seen = _pairs_in(gp_row, gp_pid, row[member], pid[member])  # one of the scope's pids in the same sample
         self.used |= set(np.unique(gp_gpu[seen]).tolist())
 
     def usage(self, hostname: str) -> Usage:
@@ -131,6 +129,15 @@ class _Reduce:
         return Usage(hostname, np.concatenate(self.times), np.concatenate(self.busy), scope.cpus_allocated, np.concatenate(self.memory),
                      max(self.peaks) if self.peaks else None, scope.memory_limit, what, tuple(gpus), scope.kind, scope.job_id, scope.user,
                      scope.time_limit_s)
+
+
+def _pairs_in(groups: np.ndarray, values: np.ndarray, other_groups: np.ndarray, other_values: np.ndarray) -> np.ndarray:
+    """bool per (group, value) pair: whether it is among the other pairs. Each pair is one
+    int64 (values are int32 pids, groups row or run numbers), so one `np.isin` does all."""
+    values, other_values = values.astype(np.int64), other_values.astype(np.int64)
+    low = min(int(values.min(initial=0)), int(other_values.min(initial=0)))
+    width = max(int(values.max(initial=0)), int(other_values.max(initial=0))) - low + 1
+    return np.isin(groups.astype(np.int64) * width + (values - low), other_groups.astype(np.int64) * width + (other_values - low))
 
 
 def _row_sums(values: np.ndarray, counts: np.ndarray) -> np.ndarray:

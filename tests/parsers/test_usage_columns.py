@@ -91,6 +91,22 @@ def test_the_column_reduction_equals_the_sample_by_sample_one(path: Path) -> Non
             assert [g.memory_total for g in got.gpus] == want["totals"], host
 
 
+def test_pids_at_the_ends_of_their_range_are_told_apart() -> None:
+    """A crafted recording's negative and largest pids (int32): no two (sample, pid) pairs meet."""
+    rec = recording.read(REPO / "tests/data/recordings/v4.gsrec")
+    odd = (-(2**31), -5, 2**31 - 1, 7)
+    snaps = []
+    for i in range(rec.samples):
+        s = rec.snapshot(i)
+        procs = tuple(dataclasses.replace(p, pid=odd[k % 4] + (k // 4) * (1 if odd[k % 4] < 0 else -1)) for k, p in enumerate(s.processes))
+        snaps.append(dataclasses.replace(s, processes=procs, scope=dataclasses.replace(s.scope, pids=frozenset(odd[i % 2::2]), cgroup=None)))
+    [usage] = usage_per_node([recording_schema.to_batch(snaps)])
+    want = _expected(snaps)
+    np.testing.assert_array_equal(usage.busy_cores, want["busy"])
+    np.testing.assert_array_equal(usage.memory_used, want["memory"])
+    assert [g.index for g in usage.gpus] == want["gpus"]
+
+
 def test_a_recording_with_processes_busy_in_every_scope_is_not_all_nan() -> None:
     """The comparison above means something: the real job's figures are numbers."""
     usage = usage_per_node(recording.Stream(REPO / "tests/data/recordings/v4.gsrec").batches())[0]
