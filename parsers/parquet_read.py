@@ -24,7 +24,7 @@ import numpy as np
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.files import MAX_DECODED, MAX_LINES, _human
 
-BATCH_ROWS = 4096
+BATCH_ROWS = 16384
 """Rows decoded at a time: the most the read can hold beyond the budget is one batch's indices."""
 
 

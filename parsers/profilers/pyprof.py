@@ -25,6 +25,7 @@ import io
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
@@ -100,47 +101,50 @@ def _missing_findings(headers: list[str], label: str, fmt: str) -> list[Finding]
     return out
 
 
-def _typed(frame: pd.DataFrame, label: str, first_line: dict[str, int] | None = None) -> tuple[pd.DataFrame, list[Finding]]:
-    """Numeric columns converted; words like '-' and 'na' become null silently, other junk with a finding."""
+def _typed(frame: pd.DataFrame, label: str) -> tuple[pd.DataFrame, list[Finding]]:
+    """Numeric columns converted; words like '-' and 'na' become null silently, other junk with a finding.
+    Whole columns at a time in numpy: a profile can hold millions of launches."""
     findings: list[Finding] = []
     for column in NUMERIC:
         if column not in frame:
             continue
         raw = frame[column]
-        values = pd.to_numeric(raw, errors="coerce")
-        if raw.dtype == object or pd.api.types.is_string_dtype(raw.dtype):
+        if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+            numbers = raw.to_numpy(dtype=float, na_value=np.nan)  # Parquet's columns: already numbers
+        else:
+            numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             text = raw.astype("string").str.strip().str.lower()
-            junk = values.isna() & raw.notna() & ~text.isin(NULL_WORDS)
+            junk = np.isnan(numbers) & raw.notna().to_numpy() & ~text.isin(NULL_WORDS).to_numpy(dtype=bool, na_value=False)
             if junk.any():
                 example = str(raw[junk].iloc[0])[:40]
                 findings.append(Finding("warning", "bad-number",
                                         f"{int(junk.sum())} value(s) in column '{column}' are not numbers (e.g. {example!r}); read as null",
                                         label, count=int(junk.sum())))
-        values = values.astype("Float64")
-        values = values.mask(values.isin([float("inf"), float("-inf")]))
+        null = ~np.isfinite(numbers)  # NaN and the infinities
         if column in INTEGER_COLUMNS:
-            odd = values.notna() & ((values % 1 != 0) | (values.abs() > 2**62))
+            with np.errstate(invalid="ignore"):
+                odd = ~null & ((numbers % 1 != 0) | (np.abs(numbers) > 2**62))
             if odd.any():
                 findings.append(Finding("warning", "bad-number",
                                         f"{int(odd.sum())} value(s) in column '{column}' are not whole numbers; read as null",
                                         label, count=int(odd.sum())))
-            values = values.mask(odd).round().astype("Int64")
-        frame[column] = values
-    if "duration_ns" in frame:
-        duration = frame["duration_ns"]
-        bad = duration.notna() & (duration <= 0)
-        if bad.any():
-            findings.append(Finding("warning", "zero-duration",
-                                    f"{int(bad.sum())} kernel row(s) have a Sil(ns) of zero or less; efficiencies exclude them",
-                                    label, count=int(bad.sum())))
-    for column in ("flops", "bytes"):
-        if column in frame:
-            negative = frame[column].notna() & (frame[column] < 0)
+            null |= odd
+            frame[column] = pd.arrays.IntegerArray(np.where(null, 0, np.round(numbers)).astype(np.int64), null)
+            continue
+        if column == "duration_ns":
+            bad = ~null & (numbers <= 0)
+            if bad.any():
+                findings.append(Finding("warning", "zero-duration",
+                                        f"{int(bad.sum())} kernel row(s) have a Sil(ns) of zero or less; efficiencies exclude them",
+                                        label, count=int(bad.sum())))
+        if column in ("flops", "bytes"):
+            negative = ~null & (numbers < 0)
             if negative.any():
                 findings.append(Finding("warning", "negative",
                                         f"{int(negative.sum())} row(s) have negative {column}; read as null",
                                         label, count=int(negative.sum())))
-                frame[column] = frame[column].mask(negative)
+                null |= negative
+        frame[column] = pd.arrays.FloatingArray(np.where(null, 0.0, numbers), null)
     for column in frame.columns:
         if column not in NUMERIC and column not in ("kernel", "op", "direction"):
             if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
