@@ -4,7 +4,7 @@ and straight into a character grid for text export.
 The boxes are drawn from the numbers in the summary table (quartiles, Tukey whiskers), not
 recomputed, so the plot and the table can never disagree. The screen draws on its
 `PlotextPlot.plt` (`draw_boxes`); text export (`boxplots_text`) lays the same figure out cell by
-cell with plotext's own placement rules (`_cell`, `_tick_start`), without building a plotext
+cell with plotext's own placement rules (`grid_plot.cell`, `grid_plot.tick_start`), without building a plotext
 figure per plot: a box is five numbers, and plotext's general drawing costs ~50 ms a plot.
 tests/tui/test_boxplot_text.py checks that the two give the same characters.
 No Textual import here: `gpuscope magma --format text` must start fast.
@@ -20,6 +20,7 @@ import pandas as pd
 from gpuscope.metrics.magma.stats import METRICS
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
+from gpuscope.tui.render.grid_plot import cell, centred, fits, put, tick_start
 
 QUINTUPLE = ("whisker_hi", "q3", "median", "q1", "whisker_lo")
 """A box's numbers in plotext's quintuple order, each a summary column `<metric>_<name>`."""
@@ -79,26 +80,6 @@ def draw_boxes(plt: Any, rows: pd.DataFrame, metric: str, title: str) -> None:
     plt.xlabel(METRICS[metric])
 
 
-def _cell(value: float, low: float, high: float, cells: int) -> int:
-    """The cell (0 to cells - 1) of `value` on an axis from `low` to `high`: plotext's rule."""
-    return math.floor(round(0.5 + (cells - 1) * (value - low) / (high - low), 8))
-
-
-def _tick_start(line: list[str], text: str, col: int) -> int:
-    """Where a tick label for column `col` starts: centred on the free stretch of `line` around
-    the tick (plotext's rule, so a label near the frame or a neighbour moves aside)."""
-    n = len(text)
-    free = [i for i in range(max(col - n + 1, 0), min(col + n, len(line) - 1)) if line[i] == " "]
-    first, last = (min(free), max(free)) if free else (col - n + 1, col + n)
-    return (first + last - n + 1) // 2
-
-
-def _fits(line: list[str], start: int, text: str) -> bool:
-    """`text` fits at `start` with a blank on either side."""
-    end = start + len(text)
-    return start >= 0 and end <= len(line) and all(c == " " for c in line[max(start - 1, 0):end + 1])
-
-
 def _cut(label: str, width: int) -> str:
     """`label` in `width` cells, its middle left out: the ends (the cluster, the node count) tell
     environments apart."""
@@ -106,18 +87,6 @@ def _cut(label: str, width: int) -> str:
         return label
     tail = (width - 1) // 2
     return label[:width - 1 - tail] + "…" + label[len(label) - tail:]
-
-
-def _put(line: list[str], start: int, text: str) -> None:
-    line[start:start + len(text)] = text
-
-
-def _centred(line: list[str], centre: int, text: str) -> None:
-    """`text` centred on column `centre`, moved inside the line when it would stick out, and cut
-    with an ellipsis when longer than the line (plotext leaves such a title out)."""
-    if len(text) > len(line):
-        text = text[:len(line) - 1] + "…"
-    _put(line, min(max(centre - len(text) // 2, 0), len(line) - len(text)), text)
 
 
 def box_plot_text(rows: pd.DataFrame, metric: str, title: str, width: int) -> str:
@@ -137,26 +106,26 @@ def _plot_text(labels: list[str], stats: list[list[float]], metric: str, title: 
     grid = [[" "] * width for _ in range(height)]
 
     def col(value: float) -> int:
-        return left + _cell(value, low, high, cols)
+        return left + cell(value, low, high, cols)
 
     def row(y: float) -> int:  # plotext's y of box k is n - k, its rows counted from the bottom
-        return 2 + canvas_rows - 1 - _cell(y, 0.75, n + 0.25, canvas_rows)
+        return 2 + canvas_rows - 1 - cell(y, 0.75, n + 0.25, canvas_rows)
 
-    _centred(grid[0], left + cols // 2, clean(title))
+    centred(grid[0], left + cols // 2, clean(title))
     grid[1][label_width:] = "┌" + "─" * cols + "┐"
     for line in grid[2:bottom]:
         line[label_width], line[-1] = "│", "│"
     grid[bottom][label_width:] = "└" + "─" * cols + "┘"
     for k, label in enumerate(labels):
-        _put(grid[row(n - k)], 0, label.rjust(label_width) + "┤")
+        put(grid[row(n - k)], 0, label.rjust(label_width) + "┤")
     ticks = grid[height - 2]
     for value in plots.round_ticks(low, high, most=5):
         text, at = plots.tick_label(value), col(value)
-        start = _tick_start(ticks, text, at)
-        if _fits(ticks, start, text):
-            _put(ticks, start, text)
+        start = tick_start(ticks, text, at)
+        if fits(ticks, start, text):
+            put(ticks, start, text)
             grid[bottom][at] = "┬"
-    _centred(grid[height - 1], left + cols // 2, METRICS[metric])
+    centred(grid[height - 1], left + cols // 2, METRICS[metric])
     for k in reversed(range(n)):  # bottom first, as plotext draws them
         hi, q3, median, q1, lo = stats[k]
         if not all(math.isfinite(v) for v in stats[k]):

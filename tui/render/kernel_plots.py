@@ -21,6 +21,7 @@ import pandas as pd
 from gpuscope.metrics.kernels.names import short_name
 from gpuscope.metrics.safe_text import clean
 from gpuscope.tui.render import plots
+from gpuscope.tui.render.grid_plot import GridFigure
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -147,8 +148,8 @@ def draw_roofline(plt: Any, frame: pd.DataFrame, peak: Any) -> str:
 
 def roofline_text(frame: pd.DataFrame, peak: Any, width: int = 100, height: int = 24) -> str:
     """The roofline as plain text, for `--format text` and exports."""
-    fig = plots.figure(width, height)
+    fig = GridFigure(width, height)
     note = draw_roofline(fig, frame, peak)
     if roofline_points(frame).empty:  # an empty frame says less than the note
         return "\n".join(textwrap.wrap(f"Roofline: {note}", width)) + "\n"
-    return plots.plain_text(fig) + "".join("\n" + line for line in textwrap.wrap(note, width)) + "\n"
+    return fig.build() + "".join("\n" + line for line in textwrap.wrap(note, width)) + "\n"

@@ -23,6 +23,7 @@ from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.scaling.analysis import EFFICIENCY_THRESHOLD, KEYS, unit
 from gpuscope.metrics.scaling.fit import amdahl_speedup
 from gpuscope.tui.render import plots
+from gpuscope.tui.render.grid_plot import GridFigure
 from gpuscope.tui.model.scaling_compare import metric_label
 
 COLORS = ("cyan", "magenta", "yellow", "green", "blue", "red")
@@ -182,6 +183,6 @@ def draw_curves(plt: Any, curves: list[tuple[str, list[int], list[float]]], metr
 
 def as_text(draw: Any, *args: Any, width: int = 100, height: int = 20) -> str:
     """A drawing function's figure as plain text (its note under it)."""
-    fig = plots.figure(width, height)
+    fig = GridFigure(width, height)
     note = draw(fig, *args)
-    return plots.plain_text(fig) + "".join(f"\n{line}" for line in textwrap.wrap(note, width)) + "\n"
+    return fig.build() + "".join(f"\n{line}" for line in textwrap.wrap(note, width)) + "\n"
