@@ -1,7 +1,7 @@
 """Provides the kernels figures: time-share bars and the roofline, for the screen and for text.
 
 The same code draws on the screen (a `PlotextPlot.plt`, a rich `Text`) and in `--format text`
-(a private plotext figure, colour stripped; the bars as a string), so both show the same figure.
+(a `grid_plot.GridFigure`, plain text without plotext; the bars as a string), so both show the same figure.
 No Textual here, and rich only for the screen: the print path must start fast.
 
 Roofline: log-log, arithmetic intensity (FLOP/byte) against achieved FLOP/s, one point per
@@ -102,7 +102,7 @@ def _log(values: Any) -> list[float]:
 
 
 def draw_roofline(plt: Any, frame: pd.DataFrame, peak: Any) -> str:
-    """Draw on `plt` (a plotext figure); return a one-line note of what could not be drawn.
+    """Draw on `plt` (a plotext figure or a `GridFigure`); return a one-line note of what could not be drawn.
 
     Coordinates are log10 values on linear axes, labelled with the powers of ten: plotext's own
     log scale rewrites the figure's data in place at every build, so a second render (a resize,

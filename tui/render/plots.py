@@ -3,7 +3,8 @@ every drawing starts with.
 
 The drawing functions (box plots, the roofline, the scaling figures, a table's x/y plot) take a
 plotext figure and draw on it: the screen hands them its `PlotextPlot.plt`, `--format text`
-a private figure from `figure()`, so both show the same drawing. plotext's figure class and its
+a `grid_plot.GridFigure` (the same calls, drawn without plotext), so both show the same drawing;
+`figure()` makes a private plotext figure for tests that compare the two. plotext's figure class and its
 size fields are not part of its public API (`plotext._figure`, `_limit_size`, `_width`), and
 plotext 6 removed the module-level figure: this module is the only place that names them, so a
 plotext upgrade is one file to look at. No

@@ -1,7 +1,7 @@
 """Provides the scaling figures: speedup curves, efficiency bars and per-epoch curves, drawn with plotext.
 
-The same functions draw on the screen (a `PlotextPlot.plt`) and in `--format text` (a private
-plotext figure, colour stripped), so both show the same figure. No Textual here.
+The same functions draw on the screen (a `PlotextPlot.plt`) and in `--format text` (a
+`grid_plot.GridFigure`: plain text, no plotext import), so both show the same figure. No Textual here.
 
 Resources go on a log2 axis, as scaling studies double them: the values are log2 numbers on
 a linear axis, with ticks labelled by the counts themselves (plotext's own log scale rewrites
