@@ -109,6 +109,14 @@ def _typed(frame: pd.DataFrame, label: str) -> tuple[pd.DataFrame, list[Finding]
         if column not in frame:
             continue
         raw = frame[column]
+        if column in INTEGER_COLUMNS and raw.dtype == np.int64:  # Parquet's whole numbers, no nulls: kept exact
+            huge = np.abs(raw.to_numpy()) > 2**62
+            if huge.any():
+                findings.append(Finding("warning", "bad-number",
+                                        f"{int(huge.sum())} value(s) in column '{column}' are not whole numbers; read as null",
+                                        label, count=int(huge.sum())))
+            frame[column] = pd.arrays.IntegerArray(np.where(huge, 0, raw.to_numpy()), huge)
+            continue
         if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
             numbers = raw.to_numpy(dtype=float, na_value=np.nan)  # Parquet's columns: already numbers
         else:
