@@ -65,11 +65,12 @@ PRINT_COMMANDS = {
 """Every command's print path, on the bundled examples (as the README runs them)."""
 
 
-def test_print_commands_never_load_textual_or_scipy() -> None:
+def test_print_commands_never_load_textual_scipy_or_plotext() -> None:
     """The commands run one after another in one process (as `main` runs in the CLI tests) and
     each says what was loaded once it was done: what a command imported is what it cost to
-    start. The first to load Textual or scipy is the one named. scipy is a test dependency
-    only (its stats module takes longer to import than pandas)."""
+    start. The first to load Textual, scipy or plotext is the one named. scipy is a test dependency
+    only (its stats module takes longer to import than pandas); text plots are drawn on a
+    character grid (tui/render/grid_plot.py), plotext is for the screens."""
     code = ("import json, sys\n"
             "from gpuscope.tui.cli.main import main\n"
             "for name, argv in json.loads(sys.argv[1]).items():\n"
@@ -77,7 +78,7 @@ def test_print_commands_never_load_textual_or_scipy() -> None:
             "        main(argv)\n"
             "    except SystemExit:\n"
             "        pass\n"
-            "    print('LOADED', name, *sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'scipy'}), file=sys.stderr)\n")
+            "    print('LOADED', name, *sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'scipy', 'plotext'}), file=sys.stderr)\n")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(PRINT_COMMANDS)], capture_output=True, text=True, cwd=ROOT, timeout=240,
                          stdin=subprocess.DEVNULL)
     loaded = [line.split()[1:] for line in out.stderr.splitlines() if line.startswith("LOADED")]
