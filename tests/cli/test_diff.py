@@ -184,3 +184,21 @@ def test_mlperf_one_node_against_eight() -> None:
     assert row["over_base_efficiency"] == pytest.approx(row["over_base_speedup"] / 8)
     assert 5 < row["over_base_speedup"] < 7 and report.judged == 1
     assert report.verdict.endswith("; 1 faster beyond noise, largest -83 % `ssd (gpus) at 64`")
+
+
+def test_a_side_read_in_part_is_said_before_the_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile cut by the decoded-data budget compares only what was read: the verdict line
+    says so first, naming the side, rather than reporting kernels as vanished or slower."""
+    import pandas as pd
+
+    from gpuscope.parsers import parquet_read
+
+    whole = tmp_path / "whole.parquet"
+    pd.read_csv(PROFILE).to_parquet(whole)
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(whole.read_bytes())
+    assert "read in part" not in diff_paths(whole, cut).verdict
+    monkeypatch.setattr(parquet_read, "MAX_DECODED", 3000)  # a few rows of the profile's decoded size
+    report = diff_paths(whole, cut)
+    assert report.verdict.startswith("base and new read in part (read the first "), report.verdict
+    assert "only what was read is compared" in report.verdict

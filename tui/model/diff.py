@@ -123,8 +123,16 @@ def diff_paths(base: Path, new: Path, options: DiffOptions = DiffOptions()) -> D
     except Exception as exc:  # noqa: BLE001 - a comparison that fails is said, as the registry says a reader's
         report = DiffReport(base_kind, f"nothing compared: the comparison failed ({type(exc).__name__}: {exc}); please report these files")
     report.base, report.new = clean(display_name(base)), clean(display_name(new))
+    if cut := [f for f in report.findings if f.kind in CUT_SHORT]:
+        # a side read in part compares what was read, not the run: said before the verdict
+        sides = sorted({(f.file or "").split(":")[0] for f in cut} & {"base", "new"}) or ["a side"]
+        report.verdict = f"{' and '.join(sides)} read in part ({cut[0].message}): only what was read is compared; {report.verdict}"
     report.verdict = clean(report.verdict)  # names and columns from the files are outside text
     return report
+
+
+CUT_SHORT = frozenset({"partial", "huge", "too-large", "truncated"})
+"""Finding kinds that say a file was read in part (a row, size or decoded-data budget, a cut file)."""
 
 
 def render(report: DiffReport, fmt: str, width: int | None = None, limit: int | None = None) -> str:
