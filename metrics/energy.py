@@ -189,7 +189,7 @@ def counter_delta(times: Sequence[float], counts: Sequence[float | None], *, jou
     """
     t, c = _valid(times, counts)
     if len(c) < 2:
-        return CounterDelta(None, None, notes=(f"{label}: fewer than two readings",))
+        return CounterDelta(None, None, notes=(f"{label}: {FEWER_COUNTS}",))
     steps, down = _counter_steps(c, wrap)
     events = int(down.sum())
     notes = []
@@ -198,9 +198,7 @@ def counter_delta(times: Sequence[float], counts: Sequence[float | None], *, jou
             notes.append(f"{label}: wrapped {events} time(s) at {wrap:g}; counted")
     elif events:
         at = int(np.argmax(down))
-        notes.append(f"{label}: reset {events} time(s), the driver reloaded (first between +{t[at] - t[0]:.0f} s and +{t[at + 1] - t[0]:.0f} s); "
-                     "the energy before and after each reset is summed, the time between the last reading and the reload is not "
-                     "counted: a lower bound")
+        notes.append(reset_note(label, events, t[at] - t[0], t[at + 1] - t[0]))
     dt = np.diff(t)
     if wrap is not None and (dt > 0).any():
         # a gap in which the highest power seen could have gone round the range once or more
@@ -218,21 +216,39 @@ def integrate_power(times: Sequence[float], watts: Sequence[float | None], *, ma
     result then covers less than the span, and a note says how much."""
     t, w = _valid(times, watts)
     if len(w) < 2:
-        return IntegratedPower(None, None, notes=("integrated power: fewer than two power readings",))
+        return IntegratedPower(None, None, notes=(FEWER_POWER,))
     trapezoids = _trapezoids(t, w, max_gap_s)
     if trapezoids is None:
-        return IntegratedPower(None, None, notes=("integrated power: the readings' times do not advance",))
+        return IntegratedPower(None, None, notes=(NO_ADVANCE,))
     steps, used, gap, limit = trapezoids
     dt = np.diff(t)
     forward = dt > 0
     joules = float(steps.sum())
     gaps, gap_s = int(gap.sum()), float(dt[gap].sum())
+    return IntegratedPower(joules, float(dt[used].sum()), gaps, gap_s, power_notes(gaps, gap_s, limit, int((~forward).sum())))
+
+
+FEWER_COUNTS = "fewer than two readings"
+FEWER_POWER = "integrated power: fewer than two power readings"
+NO_ADVANCE = "integrated power: the readings' times do not advance"
+
+
+def reset_note(label: str, events: int, first_after_s: float, first_before_s: float) -> str:
+    """What a counter's resets mean, the first between those seconds after its first reading
+    (the replay's running counts say the same words)."""
+    return (f"{label}: reset {events} time(s), the driver reloaded (first between +{first_after_s:.0f} s and +{first_before_s:.0f} s); "
+            "the energy before and after each reset is summed, the time between the last reading and the reload is not "
+            "counted: a lower bound")
+
+
+def power_notes(gaps: int, gap_s: float, limit: float | None, back: int) -> tuple[str, ...]:
+    """What integrated power left out: gaps not bridged, readings not later than the one before."""
     notes = []
     if gaps:
         notes.append(f"integrated power: {gaps} gap(s) of {gap_s:.0f} s in all not bridged (power readings more than {limit:.1f} s apart)")
-    if (~forward).any():
-        notes.append(f"integrated power: {int((~forward).sum())} reading(s) not later than the one before, left out")
-    return IntegratedPower(joules, float(dt[used].sum()), gaps, gap_s, tuple(notes))
+    if back:
+        notes.append(f"integrated power: {back} reading(s) not later than the one before, left out")
+    return tuple(notes)
 
 
 def gpu_energy(times: Sequence[float], energy_mj: Sequence[float | None], power_w: Sequence[float | None], *,

@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from gpuscope.metrics.compare import kernels as compare_kernels
 from gpuscope.metrics.compare import noise
@@ -231,106 +231,125 @@ def slower_beyond(frame: pd.DataFrame, pct: float | None, label: str) -> list[st
 # Each reads both sides through the reader its study screen uses and compares them with
 # metrics.compare; none raises on bad content.
 
+def _both_sides(kind: str, base: Path, new: Path, read: Callable[[Path], tuple[Any, list[Finding]]],
+                is_empty: Callable[[Any], bool], nothing: str) -> tuple[list[Any], list[Finding], DiffReport | None]:
+    """Each side read by `read` (its value and the reader's findings, named with their side),
+    and the report to return instead when a side has nothing: `nothing` with `{}` for the side(s)."""
+    values, findings = [], []
+    for side, path in (("base", base), ("new", new)):
+        value, found = read(path)
+        values.append(value)
+        findings.extend(_sided(side, found))
+    empty = [side for side, value in zip(("base", "new"), values) if is_empty(value)]
+    if empty:
+        return values, findings, DiffReport(kind, "nothing compared: " + nothing.format(" and ".join(empty)), findings=findings)
+    return values, findings, None
+
+
+def _profiles(path: Path) -> tuple[pd.DataFrame, list[Finding]]:
+    loaded = registry.read_profiles([path])
+    return loaded.kernels, loaded.findings
+
+
 def diff_kernels(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     """Per kernel: launches, time, mean per launch and share, base against new."""
-    sides = []
-    findings: list[Finding] = []
-    for side, path in (("base", base), ("new", new)):
-        loaded = registry.read_profiles([path])
-        findings.extend(_sided(side, loaded.findings))
-        sides.append(loaded.kernels)
-    empty = [name for name, side in zip(("base", "new"), sides) if side.empty]
-    if empty:
-        return DiffReport("kernels", f"nothing compared: no kernel launch read on the {' and '.join(empty)} side", findings=findings)
+    sides, findings, nothing = _both_sides("kernels", base, new, _profiles, lambda k: k.empty, "no kernel launch read on the {} side")
+    if nothing is not None:
+        return nothing
     frame = compare_kernels.compare_kernels(compare_kernels.per_run(sides[0]), compare_kernels.per_run(sides[1]))
     return DiffReport("kernels", verdict_line("kernels", frame), [compare_kernels.kernels_table(frame)], findings,
                       slower_beyond(frame, options.fail_if_slower, "kernel"), judged=_judged(frame))
 
 
+def _magma_rows(path: Path) -> tuple[pd.DataFrame, list[Finding]]:
+    from gpuscope.parsers.magma import read as magma_read
+
+    result = magma_read.read_tree([path])
+    return result.rows, result.findings
+
+
 def diff_magma(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     """Per tester, implementation, size: the median of the trusted rows, base against new."""
     from gpuscope.metrics.compare import magma as compare_magma
-    from gpuscope.parsers.magma import read as magma_read
 
-    sides, findings = [], []
-    for side, path in (("base", base), ("new", new)):
-        result = magma_read.read_tree([path])
-        findings.extend(_sided(side, result.findings))
-        sides.append(result.rows)
-    empty = [name for name, side in zip(("base", "new"), sides) if side.empty]
-    if empty:
-        return DiffReport("magma", f"nothing compared: no MAGMA row read on the {' and '.join(empty)} side", findings=findings)
+    sides, findings, nothing = _both_sides("magma", base, new, _magma_rows, lambda rows: rows.empty, "no MAGMA row read on the {} side")
+    if nothing is not None:
+        return nothing
     frame, pooled = compare_magma.compare_magma(*sides)
     frame = frame.assign(label=[compare_magma.label(r) for _, r in frame.iterrows()])
     return DiffReport("magma", verdict_line("sizes", frame, "label"), [compare_magma.magma_table(frame, pooled)], findings,
                       slower_beyond(frame, options.fail_if_slower, "label"), judged=_judged(frame))
 
 
+def _scaling_model(path: Path) -> tuple[Any, list[Finding]]:
+    from gpuscope.tui.model.scaling import load
+
+    model = load([str(path)])
+    return model, model.findings
+
+
 def diff_scaling(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     """Per configuration: time to solution, speedup and efficiency, base against new."""
     from gpuscope.metrics.compare import scaling as compare_scaling
-    from gpuscope.tui.model.scaling import load
 
-    models, findings = [], []
-    for side, path in (("base", base), ("new", new)):
-        model = load([str(path)])
-        findings.extend(_sided(side, model.findings))
-        models.append(model)
-    empty = [name for name, model in zip(("base", "new"), models) if model.empty]
-    if empty:
-        return DiffReport("scaling", f"nothing compared: no run read on the {' and '.join(empty)} side", findings=findings)
+    models, findings, nothing = _both_sides("scaling", base, new, _scaling_model, lambda m: m.empty, "no run read on the {} side")
+    if nothing is not None:
+        return nothing
     frame = compare_scaling.compare_scaling(models[0].runs, models[0].summary, models[1].runs, models[1].summary)
     frame = frame.assign(label=[compare_scaling.label(r) for _, r in frame.iterrows()])
     return DiffReport("scaling", verdict_line("configurations", frame, "label"), [compare_scaling.scaling_table(frame)], findings,
                       slower_beyond(frame, options.fail_if_slower, "label"), judged=_judged(frame))
 
 
-def diff_recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
-    """Per measure (duration, CPU, memory, GPU activity, energy): each side's recordings."""
+def _recordings(path: Path) -> tuple[list[dict[str, float]], list[Finding]]:
+    """Each recording below `path` as the measures compared (one dict per job recorded)."""
     from gpuscope.metrics.compare import recording as compare_recording
     from gpuscope.parsers.recording import read as recording_read
     from gpuscope.parsers.recording.gpu_readings import GpuReadingsReduce
     from gpuscope.parsers.recording.usage import usage_per_node
 
-    sides: list[list[dict[str, float]]] = []
-    findings: list[Finding] = []
-    for side, path in (("base", base), ("new", new)):
-        values = []
-        for file in walk(path):
-            if registry.recognise(file).kind != "recording":
-                continue
-            stream = recording_read.Stream(file)
-            reduce = GpuReadingsReduce()
-            usages = usage_per_node(reduce.tap(stream.batches()))
-            findings.extend(_sided(side, stream.findings))
-            if stream.samples:
-                gpus = reduce.gpus()
-                values.append(compare_recording.job_values(usages, gpus, reduce.cpu()))
-                if any(g.simulated for g in gpus):
-                    findings.append(Finding("warning", "simulated", "SIMULATED GPUs (--demo): its GPU numbers are not measurements",
-                                            f"{side}: {clean(display_name(file))}"))
-        sides.append(values)
-    empty = [name for name, side in zip(("base", "new"), sides) if not side]
-    if empty:
-        return DiffReport("recording", f"nothing compared: no samples read on the {' and '.join(empty)} side", findings=findings)
+    values, findings = [], []
+    for file in walk(path):
+        if registry.recognise(file).kind != "recording":
+            continue
+        stream = recording_read.Stream(file)
+        reduce = GpuReadingsReduce()
+        usages = usage_per_node(reduce.tap(stream.batches()))
+        findings.extend(stream.findings)
+        if stream.samples:
+            gpus = reduce.gpus()
+            values.append(compare_recording.job_values(usages, gpus, reduce.cpu()))
+            if any(g.simulated for g in gpus):
+                findings.append(Finding("warning", "simulated", "SIMULATED GPUs (--demo): its GPU numbers are not measurements",
+                                        clean(display_name(file))))
+    return values, findings
+
+
+def diff_recording(base: Path, new: Path, options: DiffOptions) -> DiffReport:
+    """Per measure (duration, CPU, memory, GPU activity, energy): each side's recordings."""
+    from gpuscope.metrics.compare import recording as compare_recording
+
+    sides, findings, nothing = _both_sides("recording", base, new, _recordings, lambda jobs: not jobs, "no samples read on the {} side")
+    if nothing is not None:
+        return nothing
     frame = compare_recording.compare_recordings(*sides)
     table = compare_recording.recording_table(frame, len(sides[0]), len(sides[1]))
     return DiffReport("recording", verdict_line("measures", frame, "measure"), [table], findings,
                       slower_beyond(frame, options.fail_if_slower, "measure"), judged=_judged(frame))
 
 
+def _table(path: Path) -> tuple[pd.DataFrame | None, list[Finding]]:
+    got = registry.read(path)
+    return got.table, got.findings
+
+
 def diff_table(base: Path, new: Path, options: DiffOptions) -> DiffReport:
     """Rows matched on key columns, numeric columns' deltas."""
     from gpuscope.metrics.compare import tables as compare_tables
 
-    frames, findings = [], []
-    for side, path in (("base", base), ("new", new)):
-        got = registry.read(path)
-        findings.extend(_sided(side, got.findings))
-        frames.append(got.table)
-    empty = [name for name, frame in zip(("base", "new"), frames) if frame is None or frame.empty]
-    if empty:
-        return DiffReport("table", f"nothing compared: no rows read from the {' and '.join(empty)} table", findings=findings)
+    frames, findings, nothing = _both_sides("table", base, new, _table, lambda t: t is None or t.empty, "no rows read from the {} table")
+    if nothing is not None:
+        return nothing
     keys = list(options.keys) or compare_tables.guess_keys(*frames)
     try:
         frame, values = compare_tables.compare_tables(*frames, keys)

@@ -17,7 +17,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuscope.metrics.energy import CounterDelta, EnergyFigure, IntegratedPower, energy_figure, energy_so_far, gap_limit, human_energy
+from gpuscope.metrics.energy import (
+    FEWER_COUNTS,
+    FEWER_POWER,
+    NO_ADVANCE,
+    CounterDelta,
+    EnergyFigure,
+    IntegratedPower,
+    energy_figure,
+    energy_so_far,
+    gap_limit,
+    human_energy,
+    power_notes,
+    reset_note,
+)
 from gpuscope.parsers.recording.columns import GpuColumns
 
 
@@ -87,30 +100,21 @@ class EnergySoFar:
         """metrics.energy.counter_delta over the counter's readings up to sample `i`."""
         k = int(self.counter_seen[i])
         if k < 2:
-            return CounterDelta(None, None, notes=("energy counter: fewer than two readings",))
+            return CounterDelta(None, None, notes=(f"energy counter: {FEWER_COUNTS}",))
         events, t = int(self.resets[k - 1]), self.counter_t
-        notes = ()
-        if events:
-            at = self.first_reset
-            notes = (f"energy counter: reset {events} time(s), the driver reloaded (first between +{t[at] - t[0]:.0f} s and "
-                     f"+{t[at + 1] - t[0]:.0f} s); the energy before and after each reset is summed, the time between the last "
-                     "reading and the reload is not counted: a lower bound",)
+        at = self.first_reset
+        notes = (reset_note("energy counter", events, t[at] - t[0], t[at + 1] - t[0]),) if events else ()
         return CounterDelta(float(self.counter_j[k - 1]) * 1e-3, float(t[k - 1] - t[0]), events, notes)
 
     def power(self, i: int) -> IntegratedPower:
         """metrics.energy.integrate_power over the power readings up to sample `i`."""
         k = int(self.power_seen[i])
         if k < 2:
-            return IntegratedPower(None, None, notes=("integrated power: fewer than two power readings",))
+            return IntegratedPower(None, None, notes=(FEWER_POWER,))
         if not self.forward[k - 1]:
-            return IntegratedPower(None, None, notes=("integrated power: the readings' times do not advance",))
+            return IntegratedPower(None, None, notes=(NO_ADVANCE,))
         gaps, gap_s, back = int(self.gaps[k - 1]), float(self.gap_s[k - 1]), int(self.back[k - 1])
-        notes = []
-        if gaps:
-            notes.append(f"integrated power: {gaps} gap(s) of {gap_s:.0f} s in all not bridged (power readings more than {self.max_gap_s:.1f} s apart)")
-        if back:
-            notes.append(f"integrated power: {back} reading(s) not later than the one before, left out")
-        return IntegratedPower(float(self.power_j[k - 1]), float(self.covered_s[k - 1]), gaps, gap_s, tuple(notes))
+        return IntegratedPower(float(self.power_j[k - 1]), float(self.covered_s[k - 1]), gaps, gap_s, power_notes(gaps, gap_s, self.max_gap_s, back))
 
 
 @dataclass(frozen=True)
