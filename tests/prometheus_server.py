@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 import pytest
+
+from apt_packages import apt_install
 
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/usr/sbin"])
 
@@ -51,20 +55,25 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 def _install() -> str | None:
     """apt-get prometheus; None on success, else why not (the tests are then skipped)."""
-    if os.geteuid() != 0:
-        return "prometheus is not installed and installing it needs root"
-    if not _which("apt-get"):
-        return "prometheus is not installed and there is no apt-get to install it"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}
-    lock = ["-o", "DPkg::Lock::Timeout=60"]
-    for argv, limit in ((["apt-get", *lock, "update", "-q"], 120), (["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", "prometheus"], 240)):
-        try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=limit, check=False)
-        except subprocess.TimeoutExpired:
-            return f"`{' '.join(argv)}` took more than {limit} s"
-        if done.returncode != 0:
-            return f"`{' '.join(argv)}` failed: {(done.stderr or done.stdout).strip()[-500:]}"
-    return None if _which("prometheus") else "apt-get ran but prometheus is still missing"
+    why = apt_install(["prometheus"])
+    return why if why is not None or _which("prometheus") else "apt-get ran but prometheus is still missing"
+
+
+GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
+
+
+def start_serving(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """`gpuscope collect --serve 127.0.0.1:0 ARGS...` (port 0: a free one): the process and the
+    /metrics URL it says on stderr. Stop it with SIGTERM (or kill) by its pid."""
+    proc = subprocess.Popen([GPUSCOPE, "collect", "--serve", "127.0.0.1:0", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    found = re.search(r"serving (http://127\.0\.0\.1:\d+/metrics)", line)
+    if not found:
+        proc.kill()
+        pytest.fail(f"no serving line: {line!r} {proc.communicate(timeout=10)}")
+    return proc, found.group(1)
 
 
 def prometheus_missing() -> str | None:

@@ -27,6 +27,8 @@ from typing import IO, Callable, Iterator
 
 import pytest
 
+from apt_packages import apt_install
+
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
 ACTIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED")
@@ -53,18 +55,10 @@ def _free_port() -> int:
 
 def _install() -> str | None:
     """apt-get the packages; None on success, else why not (the tests are then skipped)."""
-    if not _which("apt-get"):
-        return "Slurm is not installed and there is no apt-get to install it"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}
-    lock = ["-o", "DPkg::Lock::Timeout=60"]
-    for argv, limit in ((["apt-get", *lock, "update", "-q"], 120), (["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", "slurm-wlm", "munge"], 240)):
-        try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=limit, check=False)
-        except subprocess.TimeoutExpired:
-            return f"`{' '.join(argv)}` took more than {limit} s"
-        if done.returncode != 0:
-            return f"`{' '.join(argv)}` failed: {(done.stderr or done.stdout).strip()[-500:]}"
-    return None if _which("slurmctld") and _which("slurmd") and _which("munged") else "apt-get ran but slurmctld/slurmd/munged are still missing"
+    why = apt_install(["slurm-wlm", "munge"])
+    if why is None and not (_which("slurmctld") and _which("slurmd") and _which("munged")):
+        why = "apt-get ran but slurmctld/slurmd/munged are still missing"
+    return why
 
 
 class SlurmCluster:

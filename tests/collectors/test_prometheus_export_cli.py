@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
-import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpuscope.tui.cli.serve import parse_address
-
-GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
-
-
-def start_serving(*extra: str) -> tuple[subprocess.Popen[str], str]:
-    """`collect --serve 127.0.0.1:0 --demo`; returns the process and its /metrics URL (said on stderr)."""
-    proc = subprocess.Popen([GPUSCOPE, "collect", "--serve", "127.0.0.1:0", "--demo", "--interval", "0.5", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"serving (http://127\.0\.0\.1:\d+/metrics)", line)
-    if not found:
-        proc.kill()
-        pytest.fail(f"no serving line: {line!r} {proc.communicate(timeout=10)}")
-    return proc, found.group(1)
-
+from prometheus_server import GPUSCOPE, start_serving
 
 def scrape(url: str, accept: str | None = None) -> tuple[str, str]:
     """(content type, body) once a sample is there (the first scrape may come before it)."""
@@ -52,7 +34,7 @@ def stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
 
 
 def test_serve_demo_over_http_text_and_openmetrics() -> None:
-    proc, url = start_serving("--per-process")  # without it, no process series: tests/collectors/test_prometheus_export.py
+    proc, url = start_serving("--demo", "--interval", "0.5", "--per-process")  # without it, no process series: tests/collectors/test_prometheus_export.py
     try:
         kind, body = scrape(url)
         assert kind.startswith("text/plain")

@@ -4,31 +4,18 @@ a real Slurm job (tests/slurm_cluster.py), the job's series carry its allocation
 
 from __future__ import annotations
 
-import re
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from prometheus_server import prometheus  # noqa: F401 (the fixture)
+from prometheus_server import prometheus, start_serving  # noqa: F401 (the fixture)
 from slurm_cluster import SlurmCluster, slurm_cluster  # noqa: F401 (the fixture)
 
-GPUSCOPE = str(Path(sys.executable).with_name("gpuscope"))
-
-
 def serve(*extra: str) -> tuple[subprocess.Popen[str], str]:
-    """`collect --serve 127.0.0.1:0 --interval 1 ...`: the process and the HOST:PORT it serves on."""
-    proc = subprocess.Popen([GPUSCOPE, "collect", "--serve", "127.0.0.1:0", "--interval", "1", *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    found = re.search(r"serving http://(127\.0\.0\.1:\d+)/metrics", line)
-    if not found:
-        proc.kill()
-        pytest.fail(f"no serving line: {line!r} {proc.communicate(timeout=10)}")
-    return proc, found.group(1)
+    """`collect --serve` at 1 s: the process and the HOST:PORT Prometheus scrapes."""
+    proc, url = start_serving("--interval", "1", *extra)
+    return proc, url.removeprefix("http://").removesuffix("/metrics")
 
 
 def scrape_config(target: str) -> list[dict[str, object]]:
