@@ -121,20 +121,31 @@ class HostCollector:
         return clean(name) if name else os.uname().nodename
 
 
-def _core_ticks(line: str) -> tuple[int, int, int] | None:
-    """Parse `cpuN user nice system idle iowait irq softirq steal ...` to (N, busy, total).
+def stat_ticks(fields: list[str]) -> tuple[int, int] | None:
+    """(busy, total) ticks from a /proc/stat `cpu` or `cpuN` line split into fields.
 
     guest and guest_nice are already inside user and nice, so only the first eight count;
     idle + iowait is idle time (as in psutil and htop). Old kernels have fewer columns.
     """
-    fields = line.split()
     try:
-        core = int(fields[0][3:])
         ticks = [int(v) for v in fields[1:9]]
     except ValueError:
         return None
-    if len(ticks) < 4 or not 0 <= core < _MAX_CORES:
+    if len(ticks) < 4:
         return None
     total = sum(ticks)
     idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
-    return core, total - idle, total
+    return total - idle, total
+
+
+def _core_ticks(line: str) -> tuple[int, int, int] | None:
+    """Parse `cpuN user nice system idle iowait irq softirq steal ...` to (N, busy, total)."""
+    fields = line.split()
+    try:
+        core = int(fields[0][3:])
+    except ValueError:
+        return None
+    ticks = stat_ticks(fields)
+    if ticks is None or not 0 <= core < _MAX_CORES:
+        return None
+    return core, *ticks

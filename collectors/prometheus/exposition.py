@@ -26,6 +26,7 @@ from typing import Iterable, Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from gpuscope.collectors.host import stat_ticks
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import GpuSample, JobScope, Snapshot
 
@@ -50,18 +51,15 @@ class Reading:
 
 
 def cpu_busy_seconds(proc: str = "/proc") -> float | None:
-    """The `cpu` line of /proc/stat: user+nice+system+irq+softirq+steal ticks in seconds
-    (guest time is inside user and nice; idle and iowait are idle, as in psutil and htop)."""
+    """The `cpu` line of /proc/stat (all cores summed): its busy ticks in seconds, counted as
+    the watch counts each core's (collectors.host.stat_ticks)."""
     try:
         with open(os.path.join(proc, "stat"), "rb") as f:
-            first = f.readline().split()
-        ticks = [int(v) for v in first[1:9]]
-    except (OSError, ValueError):
+            first = f.readline().decode("ascii", "replace").split()
+    except OSError:
         return None
-    if not first or first[0] != b"cpu" or len(ticks) < 4:
-        return None
-    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
-    return (sum(ticks) - idle) / os.sysconf("SC_CLK_TCK")
+    ticks = stat_ticks(first) if first and first[0] == "cpu" else None
+    return None if ticks is None else ticks[0] / os.sysconf("SC_CLK_TCK")
 
 
 def _job_gpus(job: JobScope, gpus: tuple[GpuSample, ...]) -> list[GpuSample]:
