@@ -133,12 +133,11 @@ class _Reduce:
 
 
 def _pairs_in(groups: np.ndarray, values: np.ndarray, other_groups: np.ndarray, other_values: np.ndarray) -> np.ndarray:
-    """bool per (group, value) pair: whether it is among the other pairs. Each pair is one
-    int64 (values are int32 pids, groups row or run numbers), so one `np.isin` does all."""
-    values, other_values = values.astype(np.int64), other_values.astype(np.int64)
-    low = min(int(values.min(initial=0)), int(other_values.min(initial=0)))
-    width = max(int(values.max(initial=0)), int(other_values.max(initial=0))) - low + 1
-    return np.isin(groups.astype(np.int64) * width + (values - low), other_groups.astype(np.int64) * width + (other_values - low))
+    """bool per (group, value) pair: whether it is among the other pairs (pandas' hashed
+    MultiIndex look-up: one call for every process of a batch)."""
+    import pandas as pd
+
+    return pd.MultiIndex.from_arrays([groups, values]).isin(pd.MultiIndex.from_arrays([other_groups, other_values]))
 
 
 def _row_sums(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
