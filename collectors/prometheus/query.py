@@ -69,75 +69,62 @@ def step_for(start: float, end: float, scrape_s: float | None = None) -> float:
     return step
 
 
-_VALUES = b'"values":[['
-_VALUE_BYTES = b'-[],"+0123456789.eEaNIinf'
-"""A series' samples as Prometheus writes them (compact JSON, [time,"value"] pairs) hold only
-these bytes: such lists are read in one pass by Arrow's CSV reader instead of a Python object
-per number (a day of 16 nodes x 8 GPUs at 15 s is 737,000 points a family)."""
+_VALUES = re.compile(rb'"values"\s*:\s*(\[(?:\s*\])?)')
+"""Where a series' samples start (and end, when there are none). Inside a JSON string every `"`
+is escaped, so only a key matches."""
+_VALUES_END = re.compile(rb"\]\s*\]")
+"""Where they end: samples are [time, "value"] pairs, so the list ends at the first `]]` (spaces allowed)."""
 _TO_ROWS = bytes.maketrans(b"]", b"\n")
-"""[[t,"v"],[t,"v"]] -> t,v LF ,t,v LF LF once `[` and `"` are deleted: a row per sample after a leading comma."""
+_NOT_IN_ROWS = b'[" \t\r\n'
+"""[[t,"v"],[t,"v"]] -> t,v LF ,t,v LF LF once `]` is a line end and `[`, `"` and spaces are gone:
+a row per sample after a leading comma, read in one pass by Arrow's CSV reader instead of a
+Python object per number (a day of 16 nodes x 8 GPUs at 15 s is 737,000 points a family)."""
 
 
 def parse_reply(body: bytes) -> list[Series]:
-    """A `query_range` / `query` reply's series. PrometheusError (not fatal) for anything that is
-    not a successful reply of a matrix or vector: an error reply says Prometheus' own words."""
-    fast = _parse_matrix_fast(body)
-    return fast if fast is not None else _parse_reply(body)
+    """A `query_range` reply's series. PrometheusError (not fatal) for anything that is not a
+    successful reply of a matrix: an error reply says Prometheus' own words.
 
-
-def _parse_matrix_fast(body: bytes) -> list[Series] | None:
-    """A matrix reply whose every `values` list is Prometheus' compact form: the lists cut out,
-    the rest (labels, status) parsed by `_parse_reply`, the numbers by Arrow's CSV reader.
-    None when the reply is anything else (then the careful parse says what is wrong)."""
-    spans, at = [], 0
-    while (start := body.find(_VALUES, at)) >= 0:
-        end = body.find(b"]]", start) + 2
-        if end < 2 or body[start + 9:end].translate(None, _VALUE_BYTES):
-            return None
-        spans.append((start + 9, end))
-        at = end
-    if not spans or body.count(b'"values":') != len(spans):
-        return None
+    Each series' samples list is cut out of the body and read by Arrow's CSV reader; the rest
+    (status, labels: a few KB) is parsed as JSON with each list replaced by its number, so that
+    every series is known to have its own list."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    while (start := _VALUES.search(body, at)) is not None:
+        end = start if start.group(1).endswith(b"]") else _VALUES_END.search(body, start.end() - 1)
+        if end is None:
+            raise PrometheusError("a series' samples in the reply have no end (cut off?)")
+        spans.append((start.start(1), end.end()))
+        at = end.end()
     skeleton, at = [], 0
-    for a, b in spans:
-        skeleton += [body[at:a], b"[]"]
+    for k, (a, b) in enumerate(spans):
+        skeleton += [body[at:a], b"%d" % k]
         at = b
     skeleton.append(body[at:])
+    reply = _json_reply(b"".join(skeleton))
+    out = []
+    for number, item in enumerate(reply):
+        if not isinstance(item, dict) or not isinstance(item.get("metric", {}), dict):
+            raise PrometheusError("a series in the reply is not one (no labels)")
+        if type(item.get("values")) is not int or item["values"] != number:  # its own list's number (True == 1: not a bool)
+            raise PrometheusError("a series in the reply has no samples list of [time, value] pairs")
+        labels = {clean(k): clean(v) for k, v in item.get("metric", {}).items() if isinstance(k, str) and isinstance(v, str)}
+        out.append(Series(labels, _NO_POINTS, _NO_POINTS))
+    if len(out) != len(spans):
+        raise PrometheusError("a series in the reply has no samples list of [time, value] pairs")  # a list outside the series
+    _read_points(body, spans, out)
+    return out
+
+
+_NO_POINTS = np.empty(0)
+
+
+def _json_reply(text: bytes) -> list[Any]:
+    """The `result` list of a successful matrix reply (its samples lists cut out)."""
     try:
-        series = _parse_reply(b"".join(skeleton))
-    except PrometheusError:
-        return None
-    if len(series) != len(spans):
-        return None
-    import io
-
-    import pyarrow as pa
-    import pyarrow.csv as csv
-
-    rows = [b"," + body[a:b].translate(_TO_ROWS, b'["') for a, b in spans]
-    counts = [row.count(b"\n") - 1 for row in rows]
-    try:
-        table = csv.read_csv(io.BytesIO(b"".join(rows)), read_options=csv.ReadOptions(column_names=["_", "t", "v"]),
-                             parse_options=csv.ParseOptions(newlines_in_values=False),
-                             convert_options=csv.ConvertOptions(column_types={"t": pa.float64(), "v": pa.float64()}, include_columns=["t", "v"]))
-    except (pa.ArrowInvalid, ValueError):
-        return None
-    times = table.column("t").to_numpy()
-    values = table.column("v").fill_null(math.nan).to_numpy()
-    if len(times) != sum(counts) or not np.isfinite(times).all():
-        return None
-    at = 0
-    for s, n in zip(series, counts):
-        s.times, s.values = times[at:at + n], values[at:at + n]
-        at += n
-    return series
-
-
-def _parse_reply(body: bytes) -> list[Series]:
-    try:
-        reply = json.loads(body)
+        reply = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        head = clean(body[:80].decode("utf-8", "replace"))
+        head = clean(text[:80].decode("utf-8", "replace"))
         raise PrometheusError(f"the reply is not JSON ({type(exc).__name__}; it starts {head!r}): not a Prometheus API?") from None
     if not isinstance(reply, dict):
         raise PrometheusError(f"the reply is JSON {type(reply).__name__}, not a Prometheus API reply")
@@ -147,35 +134,39 @@ def _parse_reply(body: bytes) -> list[Series]:
             raise PrometheusError(f"Prometheus said: {error[:300]}" + (f" ({kind})" if isinstance(kind, str) else ""))
         raise PrometheusError("the reply is not a Prometheus API reply (no status 'success' nor an error)")
     data = reply.get("data")
-    if not isinstance(data, dict) or data.get("resultType") not in ("matrix", "vector") or not isinstance(data.get("result"), list):
-        raise PrometheusError("the reply holds no series (its data is not a matrix or a vector)")
-    out = []
-    for item in data["result"]:
-        if not isinstance(item, dict) or not isinstance(item.get("metric", {}), dict):
-            raise PrometheusError("a series in the reply is not one (no labels)")
-        labels = {clean(k): clean(v) for k, v in item.get("metric", {}).items() if isinstance(k, str) and isinstance(v, str)}
-        points = item.get("values") if data["resultType"] == "matrix" else [item.get("value")]
-        out.append(Series(labels, *_points(points)))
-    return out
+    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
+        raise PrometheusError("the reply holds no series (its data is not a matrix)")
+    return data["result"]
 
 
-def _points(points: Any) -> tuple[np.ndarray, np.ndarray]:
-    """[[time, "value"], ...] as two float arrays; a value that is no number is NaN."""
-    if not isinstance(points, list):
-        raise PrometheusError("a series in the reply has no samples list")
-    times = np.empty(len(points))
-    values = np.empty(len(points))
-    for k, point in enumerate(points):
-        if not isinstance(point, list) or len(point) != 2 or isinstance(point[0], bool) or not isinstance(point[0], (int, float)):
-            raise PrometheusError("a sample in the reply is not [time, value]")
-        times[k] = point[0]
-        try:
-            values[k] = float(point[1]) if isinstance(point[1], str) else math.nan
-        except ValueError:
-            values[k] = math.nan
+def _read_points(body: bytes, spans: list[tuple[int, int]], series: list[Series]) -> None:
+    """Each series' times and values from its samples list `body[a:b]`, one CSV read for all."""
+    rows = [body[a:b].translate(_TO_ROWS, _NOT_IN_ROWS) for a, b in spans]
+    counts = [0 if row == b"\n" else row.count(b"\n") - 1 for row in rows]  # [] has no samples
+    if not sum(counts):
+        return
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
+    text = b"".join(b"," + row for row, n in zip(rows, counts) if n)
+    try:
+        table = csv.read_csv(io.BytesIO(text), read_options=csv.ReadOptions(column_names=["_", "t", "v"]),
+                             parse_options=csv.ParseOptions(newlines_in_values=False),
+                             convert_options=csv.ConvertOptions(column_types={"t": pa.float64(), "v": pa.float64()}, include_columns=["t", "v"]))
+    except (pa.ArrowInvalid, ValueError):
+        raise PrometheusError("a sample in the reply is not [time, value] (a number and a number's text)") from None
+    times = table.column("t").to_numpy()
+    values = table.column("v").fill_null(math.nan).to_numpy()  # "NaN" (and an empty text) is Arrow's null
+    if len(times) != sum(counts):
+        raise PrometheusError("a sample in the reply is not [time, value] (a number and a number's text)")
     if not np.isfinite(times).all():
-        raise PrometheusError("a sample in the reply has no finite time")
-    return times, values
+        raise PrometheusError("a sample in the reply is not [time, value] with a finite time")
+    at = 0
+    for s, n in zip(series, counts):
+        s.times, s.values = times[at:at + n], values[at:at + n]
+        at += n
 
 
 @dataclass
@@ -211,9 +202,6 @@ class Client:
 
     def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
         return parse_reply(self.get("/api/v1/query_range", {"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}))
-
-    def query(self, query: str, at: float) -> list[Series]:
-        return parse_reply(self.get("/api/v1/query", {"query": query, "time": f"{at:.3f}"}))
 
     def scrape_interval(self) -> float | None:
         """The shortest scrape interval of the active targets (s), None when not said (a proxy may

@@ -36,11 +36,18 @@ def test_a_matrix_reply_is_series_with_nan_where_prometheus_says_so() -> None:
     assert s.labels == {"__name__": "x", "gpu": "0"}
     assert s.times.tolist() == [100, 101.5, 103]
     assert s.values[0] == 1.5 and math.isnan(s.values[1]) and s.values[2] == math.inf
-    from gpuscope.collectors.prometheus.query import _parse_matrix_fast
+    reply = json.loads(body)
+    for same in (json.dumps(reply, separators=(",", ":")), json.dumps(reply, indent=2)):  # as Prometheus writes it, and spaced out
+        [t] = parse_reply(same.encode())
+        assert t.labels == s.labels and t.times.tolist() == s.times.tolist() and np.array_equal(t.values, s.values, equal_nan=True)
 
-    compact = json.loads(body)  # as Prometheus writes it: no spaces, read by the fast path
-    [fast] = _parse_matrix_fast(json.dumps(compact, separators=(",", ":")).encode())
-    assert fast.labels == s.labels and fast.times.tolist() == s.times.tolist() and np.array_equal(fast.values, s.values, equal_nan=True)
+
+def test_series_without_samples_and_labels_that_look_like_samples_keep_their_own_lists() -> None:
+    body = matrix(({"a": '"values":[[9,"9"]]'}, [[1, "2"]]), ({"values": "x"}, []), ({}, [[3, "-Inf"], [4, "4e3"]]))
+    first, empty, last = parse_reply(body)
+    assert first.labels == {"a": '"values":[[9,"9"]]'} and first.times.tolist() == [1] and first.values.tolist() == [2]
+    assert empty.labels == {"values": "x"} and empty.times.size == empty.values.size == 0
+    assert last.times.tolist() == [3, 4] and last.values.tolist() == [-math.inf, 4000]
 
 
 @pytest.mark.parametrize("body, said", [
@@ -51,6 +58,12 @@ def test_a_matrix_reply_is_series_with_nan_where_prometheus_says_so() -> None:
     (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1]]}]}}', "not [time, value]"),
     (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [["NaN", "1"]]}]}}', "not [time, value]"),
     (b"\x1b]0;evil\x07{", "not JSON"),
+    (b'{"status": "success", "data": {"resultType": "vector", "result": [{"metric": {}, "value": [1, "2"]}]}}', "no series"),
+    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, "a lot"]]}]}}', "not [time, value]"),
+    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, "2"], [3, "4"]', "no end"),
+    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": true}]}}', "no samples list"),
+    (b'{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [[1, "2"]]}, {"metric": {}, "values": 1}]}}',
+     "no samples list"),
 ])
 def test_a_reply_that_is_not_one_is_said_in_one_line(body: bytes, said: str) -> None:
     with pytest.raises(PrometheusError) as caught:
@@ -272,17 +285,27 @@ VALUE_TEXT = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(lambda
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.dictionaries(st.sampled_from(["node", "gpu", "values", "x"]), st.text(max_size=6), max_size=3),
-                          st.lists(st.tuples(st.one_of(st.integers(0, 2**40), st.floats(0, 1e12)), VALUE_TEXT), max_size=6)), max_size=4))
-def test_the_fast_reading_of_prometheus_compact_replies_gives_what_the_careful_one_gives(result: list) -> None:
-    from gpuscope.collectors.prometheus.query import _parse_reply
+                          st.lists(st.tuples(st.one_of(st.integers(0, 2**40), st.floats(0, 1e12)), VALUE_TEXT), max_size=6)), max_size=4),
+       st.booleans())
+def test_any_matrix_reply_reads_as_json_says_or_is_one_clear_error(result: list, spaced: bool) -> None:
+    """What the reply means read by json.loads, one Python float per sample (a value's text that
+    is no number: the reply is garbage), against the cut-out lists read by Arrow."""
+    from gpuscope.metrics.safe_text import clean
 
-    body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": labels, "values": [[t, v] for t, v in points]} for labels, points in result]}}, separators=(",", ":")).encode()
-    fast, careful = parse_reply(body), _parse_reply(body)
-    assert [s.labels for s in fast] == [s.labels for s in careful]
-    for a, b in zip(fast, careful):
-        assert a.times.tolist() == b.times.tolist()
-        assert np.array_equal(a.values, b.values, equal_nan=True)
+    reply = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": [[t, v] for t, v in points]} for labels, points in result]}}
+    body = (json.dumps(reply, indent=1) if spaced else json.dumps(reply, separators=(",", ":"))).encode()
+    try:
+        expected = [[(float(t), float(v) if v else math.nan) for t, v in points] for _, points in result]
+    except ValueError:
+        with pytest.raises(PrometheusError, match="not \\[time, value\\]"):
+            parse_reply(body)
+        return
+    series = parse_reply(body)
+    assert [s.labels for s in series] == [{clean(k): clean(v) for k, v in labels.items()} for labels, _ in result]
+    for s, points in zip(series, expected):
+        assert s.times.tolist() == [t for t, _ in points]
+        assert np.array_equal(s.values, np.array([v for _, v in points], float), equal_nan=True)
 
 
 # --- the job's window from sacct ------------------------------------------------------------
