@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas  # noqa: F401 - pyarrow loads it at its first conversion to numpy: loaded here, not inside the first reply's deadline
+import pyarrow as pa
+import pyarrow.csv as csv
 
 from gpuscope.metrics.safe_text import clean
 
@@ -145,14 +148,9 @@ def _read_points(body: bytes, spans: list[tuple[int, int]], series: list[Series]
     counts = [0 if row == b"\n" else row.count(b"\n") - 1 for row in rows]  # [] has no samples
     if not sum(counts):
         return
-    import io
-
-    import pyarrow as pa
-    import pyarrow.csv as csv
-
     text = b"".join(b"," + row for row, n in zip(rows, counts) if n)
     try:
-        table = csv.read_csv(io.BytesIO(text), read_options=csv.ReadOptions(column_names=["_", "t", "v"]),
+        table = csv.read_csv(pa.py_buffer(text), read_options=csv.ReadOptions(column_names=["_", "t", "v"]),
                              parse_options=csv.ParseOptions(newlines_in_values=False),
                              convert_options=csv.ConvertOptions(column_types={"t": pa.float64(), "v": pa.float64()}, include_columns=["t", "v"]))
     except (pa.ArrowInvalid, ValueError):
