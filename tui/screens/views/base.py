@@ -50,6 +50,10 @@ class FileScreen(LoadingScreen):
     BINDINGS = [Binding("escape", "back", "Back", tooltip="Close this view: back to where it was opened from")]
     """Escape: back to the browser (or leave, when the view is the only screen)."""
 
+    HORIZONTAL_BREAKPOINTS = []
+    """None: a view's layout is the same at any width. The app's breakpoints gave each view a
+    width class on its first resize, and adding it restyled every node just styled as mounted."""
+
     def __init__(self, path: str | Path, recognition: Any = None) -> None:
         """`recognition`: the registry's `Recognition` of the file, when the browser has one
         (its kind and reason are shown in the title); optional."""
