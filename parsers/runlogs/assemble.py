@@ -98,7 +98,7 @@ def assemble(collected: list[tuple[Run, tuple[str, ...], bool]], findings: list[
     sacct_by_id = {run.job_id: run for run, _p, _e in collected if run.format == "sacct" and run.job_id}
     used_sacct: set[str] = set()
     script_cache: dict[str, list[tuple[Path, Counts, str | None, str | None]]] = {}
-    system_cache: dict[Path, tuple[Any, list[Finding]]] = {}
+    system_cache: dict[Any, Any] = {}
     rows: list[dict[str, Any]] = []
     by_job: dict[tuple[str, str], dict[str, Any]] = {}
     for run, parts, _explicit in collected:

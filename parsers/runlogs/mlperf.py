@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import repeat
+from operator import add
 from pathlib import Path
 from typing import Any
 
@@ -81,13 +83,14 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
     first_bad = None
     train_samples = math.nan
     tag, skip = fmt.MLLOG_TAG, len(fmt.MLLOG_TAG)
-    for i, line in enumerate(text.splitlines()):
-        at = line.find(tag)
-        if at < 0:
-            continue
-        written = _MLLOG_KEY.search(line, at + skip)
-        if written is not None and written.group(1) not in _MLPERF_KEYS:
-            continue
+    lines = text.splitlines()
+    # the lines to decode, found by C-level maps over all lines (not a Python step per line):
+    # those with the tag whose first written key is used, or that write no key that way
+    ats = list(map(str.find, lines, repeat(tag)))
+    written = map(_MLLOG_KEY.search, lines, map(add, ats, repeat(skip)))
+    chosen = [i for i, at, w in zip(range(len(ats)), ats, written) if at >= 0 and (w is None or w[1] in _MLPERF_KEYS)]
+    for i in chosen:
+        line, at = lines[i], ats[i]
         try:
             event = _json_value(line, at + skip)
             key = str(event["key"])

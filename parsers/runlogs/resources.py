@@ -209,10 +209,14 @@ def _mlperf_system(path: Path | None) -> tuple[Path | None, str | None]:
     return None, None
 
 
-def system_counts(path: Path | None, findings: list[Finding], label: str, cache: dict[Path, tuple[Any, list[Finding]]]) -> Counts:
-    """Nodes and GPUs of an MLPerf run from its `systems/NAME.json` (read once per file: `cache`)."""
+def system_counts(path: Path | None, findings: list[Finding], label: str, cache: dict[Any, Any]) -> Counts:
+    """Nodes and GPUs of an MLPerf run from its `systems/NAME.json` (`cache`: each results folder's
+    system file found once, by the folder's path as text; each system file read once, by its Path)."""
     counts: Counts = {}
-    system_file, system = _mlperf_system(path)
+    folder = os.path.dirname(path) if path is not None else ""
+    if folder not in cache:  # the results of one system share a folder: its look-up (a stat) once
+        cache[folder] = _mlperf_system(path)
+    system_file, system = cache[folder]
     if system is None:
         return counts
     if system_file is None:

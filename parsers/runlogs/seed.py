@@ -179,10 +179,10 @@ def _seed_line_pattern() -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _seed_line(line: str) -> tuple[str, str, re.Match[str]] | None:
-    """(tag, what it gives, the match of its own pattern) of a seed log line, or None: a pure
-    function of the text, kept for the lines that repeat from log to log (`Max epochs: 50`,
-    `  SLURM_NNODES: 1`, banners)."""
-    found = _seed_line_pattern().match(line)
+    """(tag, what it gives, the match of its own pattern) of a seed log line, or None (also for a
+    line over 2,000 characters: no seed line is that long): a pure function of the text, kept
+    for the lines that repeat from log to log (`Max epochs: 50`, `  SLURM_NNODES: 1`, banners)."""
+    found = _seed_line_pattern().match(line) if len(line) <= 2000 else None
     if found is None:
         return None
     tag = found.lastgroup or ""
@@ -215,18 +215,10 @@ def _lines_to_visit(lines: list[str]) -> tuple[dict[str, tuple[str, str, re.Matc
     prints the same blocks again, so most lines of a seed 002 log are copies: they are found with
     dictionary and set look-ups over the whole list, not by a Python step per line."""
     first = dict(zip(reversed(lines), range(len(lines) - 1, -1, -1)))  # each distinct line -> its first index
-    kinds: dict[str, tuple[str, str, re.Match[str]]] = {}
-    visits: list[int] = []
-    every: set[str] = set()
-    for line, at in first.items():
-        kind_of_line = _seed_line(line) if len(line) <= 2000 else None
-        if kind_of_line is None:
-            continue
-        kinds[line] = kind_of_line
-        if kind_of_line[0] in _ONCE_PER_TEXT:
-            visits.append(at)
-        else:
-            every.add(line)
+    # what each distinct line is, by one C-level map over them (most lines of a log are none)
+    kinds = {line: kind for line, kind in zip(first, map(_seed_line, first)) if kind is not None}
+    visits = [first[line] for line, kind in kinds.items() if kind[0] in _ONCE_PER_TEXT]
+    every = {line for line, kind in kinds.items() if kind[0] not in _ONCE_PER_TEXT}
     if every:
         visits.extend(itertools.compress(range(len(lines)), map(every.__contains__, lines)))
     visits.sort()
