@@ -72,11 +72,10 @@ def step_for(start: float, end: float, scrape_s: float | None = None) -> float:
     return step
 
 
-_VALUES = re.compile(rb'"values"\s*:\s*(\[(?:\s*\])?)')
-"""Where a series' samples start (and end, when there are none). Inside a JSON string every `"`
-is escaped, so only a key matches."""
-_VALUES_END = re.compile(rb"\]\s*\]")
-"""Where they end: samples are [time, "value"] pairs, so the list ends at the first `]]` (spaces allowed)."""
+_KEY = b'"values"'
+"""A series' samples list's key: inside a JSON string every `"` is escaped, so only a key (or a
+string that is the whole word) reads so."""
+_LIST = re.compile(rb"\s*:\s*\[")
 _TO_ROWS = bytes.maketrans(b"]", b"\n")
 _NOT_IN_ROWS = b'[" \t\r\n'
 """[[t,"v"],[t,"v"]] -> t,v LF ,t,v LF LF once `]` is a line end and `[`, `"` and spaces are gone:
@@ -90,15 +89,22 @@ def parse_reply(body: bytes) -> list[Series]:
 
     Each series' samples list is cut out of the body and read by Arrow's CSV reader; the rest
     (status, labels: a few KB) is parsed as JSON with each list replaced by its number, so that
-    every series is known to have its own list."""
+    every series is known to have its own list. A samples list holds no `}` and, as Prometheus
+    (and the servers speaking its API) write a series, comes after its labels: it ends at the
+    last `]` before the series' closing brace."""
     spans: list[tuple[int, int]] = []
     at = 0
-    while (start := _VALUES.search(body, at)) is not None:
-        end = start if start.group(1).endswith(b"]") else _VALUES_END.search(body, start.end() - 1)
-        if end is None:
-            raise PrometheusError("a series' samples in the reply have no end (cut off?)")
-        spans.append((start.start(1), end.end()))
-        at = end.end()
+    while (key := body.find(_KEY, at)) >= 0:
+        at = key + len(_KEY)
+        if (colon := _LIST.match(body, at)) is None:  # a label's value "values"
+            continue
+        start = colon.end() - 1
+        brace = body.find(b"}", start)
+        end = body.rfind(b"]", start, brace) + 1
+        if brace < 0 or not end or body[end:brace].strip():
+            raise PrometheusError("a series' samples list in the reply does not end its series (cut off?)")
+        spans.append((start, end))
+        at = end
     skeleton, at = [], 0
     for k, (a, b) in enumerate(spans):
         skeleton += [body[at:a], b"%d" % k]
@@ -144,20 +150,20 @@ def _json_reply(text: bytes) -> list[Any]:
 
 def _read_points(body: bytes, spans: list[tuple[int, int]], series: list[Series]) -> None:
     """Each series' times and values from its samples list `body[a:b]`, one CSV read for all."""
-    rows = [body[a:b].translate(_TO_ROWS, _NOT_IN_ROWS) for a, b in spans]
-    counts = [0 if row == b"\n" else row.count(b"\n") - 1 for row in rows]  # [] has no samples
+    counts = [body.count(b"]", a, b) - 1 for a, b in spans]  # a `]` ends each sample, and one the list
     if not sum(counts):
         return
-    text = b"".join(b"," + row for row, n in zip(rows, counts) if n)
-    try:
-        table = csv.read_csv(pa.py_buffer(text), read_options=csv.ReadOptions(column_names=["_", "t", "v"]),
+    view = memoryview(body)
+    text = b",".join([b"", *(view[a:b] for (a, b), n in zip(spans, counts) if n)]).translate(_TO_ROWS, _NOT_IN_ROWS)  # each after a comma
+    try:  # one thread: the replies are parsed several at once already
+        table = csv.read_csv(pa.py_buffer(text), read_options=csv.ReadOptions(column_names=["_", "t", "v"], use_threads=False),
                              parse_options=csv.ParseOptions(newlines_in_values=False),
                              convert_options=csv.ConvertOptions(column_types={"t": pa.float64(), "v": pa.float64()}, include_columns=["t", "v"]))
     except (pa.ArrowInvalid, ValueError):
         raise PrometheusError("a sample in the reply is not [time, value] (a number and a number's text)") from None
     times = table.column("t").to_numpy()
     values = table.column("v").fill_null(math.nan).to_numpy()  # "NaN" (and an empty text) is Arrow's null
-    if len(times) != sum(counts):
+    if len(times) != sum(counts):  # a `]` that ended no sample
         raise PrometheusError("a sample in the reply is not [time, value] (a number and a number's text)")
     if not np.isfinite(times).all():
         raise PrometheusError("a sample in the reply is not [time, value] with a finite time")
