@@ -121,8 +121,10 @@ def _typed(frame: pd.DataFrame, label: str) -> tuple[pd.DataFrame, list[Finding]
             numbers = raw.to_numpy(dtype=float, na_value=np.nan)  # Parquet's columns: already numbers
         else:
             numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-            text = raw.astype("string").str.strip().str.lower()
-            junk = np.isnan(numbers) & raw.notna().to_numpy() & ~text.isin(NULL_WORDS).to_numpy(dtype=bool, na_value=False)
+            junk = np.isnan(numbers) & raw.notna().to_numpy()
+            if junk.any():  # only the values that are not numbers can be null words
+                text = raw[junk].astype("string").str.strip().str.lower()
+                junk[junk] = ~text.isin(NULL_WORDS).to_numpy(dtype=bool, na_value=False)
             if junk.any():
                 example = str(raw[junk].iloc[0])[:40]
                 findings.append(Finding("warning", "bad-number",

@@ -195,7 +195,7 @@ def build_model(
     limits = overall_peaks(kernels, peak)
     totals = _totals(sums, runs)
     return KernelsModel(
-        paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, totals, peak, limits, _devices(kernels, labels, timeline), findings),
+        paths=tuple(map(str, paths)), peak=peak, summary=_summary(loaded, sums, moved, totals, peak, limits, _devices(kernels, labels, timeline), findings),
         cards=_cards(sums, totals, peak, limits, timeline), rankings=Rankings(kernels, peak, ranked), launches=_launches(kernels), runs=runs, fields=fields,
         group_by=tuple(group_by), grouped=grouped, markers_found=loaded.markers_found, findings=tuple(findings),
         transfers=_transfers(loaded.everything, moved), profiler_metrics=profiler_metrics.metrics_table(loaded.metrics),
@@ -422,14 +422,14 @@ def _totals(s: ke.KernelSums, runs: pd.DataFrame) -> Totals:
                   None if no_bytes else gbs, notes)
 
 
-def _summary(loaded: ProfileRuns, s: ke.KernelSums, totals: Totals, peak: ChosenPeak, limits: Limits,
+def _summary(loaded: ProfileRuns, s: ke.KernelSums, moved: kernel_transfers.TransferSums, totals: Totals, peak: ChosenPeak, limits: Limits,
              devices: pd.DataFrame, findings: list[Finding]) -> ResultTable:
     kernels = loaded.kernels
     rows: list[tuple[str, object]] = [("peak used", peak.source_text), ("kernel launches", int(ke.launch_counts(kernels).sum())),
                                       ("distinct kernels", len(s.names))]
     if len(loaded.runs) > 1:
         rows.insert(1, ("profiles read", len(loaded.runs)))
-    rows += transfer_rows(kernel_transfers.transfer_sums(loaded.everything))
+    rows += transfer_rows(moved)
     tflops_peak, gbs_peak = limits.tflops, limits.gbs
     if s.used_rows:
         tflops, gbs = totals.tflops, totals.gbs
