@@ -27,8 +27,10 @@ TIME_UNITS: dict[str, float] = {
 """Seconds per unit, for every spelling of a time unit the readers accept."""
 
 
+@functools.lru_cache(maxsize=256)
 def unit_seconds(unit: str | None) -> float | None:
-    """Seconds in one `unit` (case-insensitive, `(s)` / `[ms]` brackets allowed); None if not a time unit."""
+    """Seconds in one `unit` (case-insensitive, `(s)` / `[ms]` brackets allowed); None if not a time
+    unit. Kept per spelling: every time line of every log asks, in a handful of spellings."""
     if unit is None:
         return None
     u = unit.strip().strip("()[]").strip()

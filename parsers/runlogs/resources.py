@@ -165,11 +165,11 @@ def compile_resources_pattern(text: str) -> re.Pattern[str]:
 
 def resolve(layers: list[Counts]) -> dict[str, tuple[int, str] | None]:
     """Final nodes / gpus / processes / threads from layers in priority order."""
-    def first(kind: str) -> tuple[int, str] | None:
-        return next((layer[kind] for layer in layers if kind in layer), None)
-
-    nodes = first("nodes")
-    out: dict[str, tuple[int, str] | None] = {"nodes": nodes, "threads": first("threads")}
+    first: Counts = {}  # each kind's value in the first layer that has it
+    for layer in reversed(layers):
+        first.update(layer)
+    nodes = first.get("nodes")
+    out: dict[str, tuple[int, str] | None] = {"nodes": nodes, "threads": first.get("threads")}
     out["processes"] = None
     for layer in layers:
         if "processes" in layer:
