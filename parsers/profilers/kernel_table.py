@@ -9,6 +9,7 @@ number; each reader also says which fields its format cannot provide at all.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,15 @@ def _nulls(rows: int, dtype: str) -> pd.Series:
     return pd.Series(pd.NA, index=pd.RangeIndex(rows), dtype=dtype)
 
 
-def empty(source: str) -> pd.DataFrame:
-    return canonical(pd.DataFrame(), source)
+def empty(source: str) -> pd.DataFrame:  # noqa: ARG001 - no row to name a source in
+    """The canonical table with no rows: a copy of one built once (a failed or kernel-less read
+    asks for one, and building the ten typed columns costs more than reading a small file)."""
+    return _empty().copy()
+
+
+@functools.cache
+def _empty() -> pd.DataFrame:
+    return canonical(pd.DataFrame(), "")
 
 
 FILE_META = ("rows", "kernels", "unavailable")

@@ -450,19 +450,18 @@ def _nvtx_csv(kind: str, header: list[str], body: Sequence[tuple[int, list[str]]
     good, more = _collect(header, body, label)
     findings = findings + more
     bad: dict[str, list[int]] = {}
-    frame = pd.DataFrame(index=range(len(good)))
+    columns: dict[str, Any] = {}  # one frame built at the end: a column inserted at a time costs pandas more than the 100 rows
     for position, cell in enumerate(header):
         base, unit = split_unit(cell)
         factor = time_factor(unit) if unit else None
         if factor is not None:
-            values = _numbers(good, position, factor, cell, bad)
-            frame[base.replace(" ", "_") + "_ns"] = values
+            columns[base.replace(" ", "_") + "_ns"] = _numbers(good, position, factor, cell, bad)
         elif base in ("name", "range", "style", "rangestack", "nametree"):
-            frame[base] = [f[position] for _, f in good]
+            columns[base] = [f[position] for _, f in good]
         else:
-            frame[base.replace(" ", "_") + ("_pct" if unit == "%" else "")] = pd.to_numeric(pd.Series([number(f[position]) for _, f in good], dtype="object"), errors="coerce")
-    for column in list(frame.columns):
-        frame[column] = _integral(frame[column])
+            columns[base.replace(" ", "_") + ("_pct" if unit == "%" else "")] = pd.to_numeric(pd.Series([number(f[position]) for _, f in good], dtype="object"), errors="coerce")
+    frame = pd.DataFrame(columns, index=range(len(good)))
+    frame = pd.DataFrame({column: _integral(frame[column]) for column in frame.columns}, index=frame.index)
     findings += not_numeric_finding(bad, label)
     findings.append(Finding("info", "no-kernels", f"NVTX report ({len(frame)} range rows) has no kernels; ranges are in meta['nvtx']", label))
     return KernelRead(empty(SOURCE), findings, ("kernel", "start_ns", "duration_ns", "flops", "bytes"), {"format": f"nsys-{kind}", "nvtx": frame})
