@@ -41,6 +41,7 @@ def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding])
             # more than the rest of the walk); the folder's own values once per folder
             folders: dict[str, tuple[str, tuple[str, ...], str]] = {}
             real_root = os.path.realpath(path)
+            top = path.name
             for file in walk(path):
                 full = os.fspath(file)
                 here_text, name = os.path.split(full)
@@ -54,16 +55,17 @@ def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding])
                     here = file.parent
                     inner_parts = here.relative_to(path).parts
                     # the walk enters no link to a folder: below the real `path`, a folder's real path is its name
-                    folders[here_text] = (os.path.join(real_root, *inner_parts), tuple(reversed(inner_parts)),
-                                          str(here.relative_to(base)) if str(base) not in ("", ".") else str(here))
-                real, inner, prefix = folders[here_text]
+                    prefix = str(here.relative_to(base)) if str(base) not in ("", ".") else str(here)
+                    # os.path.join(folder, "") + name is os.path.join(folder, name) for a bare name: joined once per folder
+                    folders[here_text] = (os.path.join(real_root, *inner_parts, ""), (*reversed(inner_parts), top),
+                                          "" if prefix == "." else os.path.join(prefix, ""))
+                real, folder_parts, prefix = folders[here_text]
                 # a file's real path is its folder's plus its name, unless it is a link itself
-                key = os.path.realpath(full) if stat.S_ISLNK(mode) else os.path.join(real, name)
+                key = os.path.realpath(full) if stat.S_ISLNK(mode) else real + name
                 if key in seen:
                     continue
                 seen.add(key)
-                label = name if prefix == "." else os.path.join(prefix, name)  # str(Path(prefix) / name)
-                found.append(Candidate(file, label, (_stem(name), *inner, path.name), False))
+                found.append(Candidate(file, prefix + name, (_stem(name), *folder_parts), False))  # label: str(Path(prefix) / name)
         elif path.exists():
             key = os.path.realpath(path)
             if key in seen:
