@@ -56,8 +56,13 @@ def card_texts(screen: KernelsScreen) -> list[str]:
     return [f"{card.border_title}: {card.render()}" for card in screen.query_one(KernelCards).query(".kernel-card")]
 
 
-async def test_sample_loads_cards_ranking_bars_and_roofline() -> None:
+async def test_sample_cards_sort_filter_help_zoom_and_resize() -> None:
+    """One screen on the bundled sample through its keys: what it shows once loaded, the sort
+    keys, the filter box, help and the command palette, zoom, then a smaller terminal."""
+    from gpuscope.tui.commands import GpuscopeCommands
+
     async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
+        # Loaded: cards, ranking, bars, roofline.
         assert screen.model is not None and not screen.model.empty
         assert len(ranking(screen)) == 11  # 12 kernel lines, elementwise_kernel under two ops
         assert first_names(screen) == ["cudnn::detail::implicit_convolve_sgemm"]  # default: FLOPS efficiency
@@ -72,15 +77,7 @@ async def test_sample_loads_cards_ranking_bars_and_roofline() -> None:
         roofline = screen.query_one(RooflinePane)
         assert roofline.points == 9 and "2 row(s) without FLOPs or bytes" in roofline.note
         assert "2 profile(s)" in (screen.sub_title or "")
-        await pilot.resize_terminal(100, 36)  # plots are rebuilt at every render: must not degrade
-        await pilot.pause()
-        plot = str(roofline.query_one(RooflinePlot).render())
-        assert plot == str(roofline.query_one(RooflinePlot).render())
-        assert "roofs" in plot and "memory-bound" in plot and "compute-bound" in plot and "1T" in plot
-
-
-async def test_sort_keys_change_the_first_row() -> None:
-    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
+        # Sort keys: t b s f.
         await pilot.press("t")
         await pilot.pause()
         assert screen.view.sort == "time" and first_names(screen) == ["cudnn::detail::wgrad_alg0_engine"]
@@ -97,10 +94,7 @@ async def test_sort_keys_change_the_first_row() -> None:
         assert first_names(screen) == ["cudnn::detail::implicit_convolve_sgemm"]
         table = screen.query_one("#kernels-ranking", ResultTableView)
         assert table.get_cell_at((0, 0)).plain == "cudnn::detail::implicit_convolve_sgemm"  # the view, too
-
-
-async def test_filter_narrows_rows_case_insensitively_and_escape_restores() -> None:
-    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
+        # The filter box narrows rows case-insensitively; Enter keeps it, Escape restores.
         await pilot.press("slash")
         await pilot.pause()
         box = screen.query_one("#kernels-filter", Input)
@@ -118,9 +112,42 @@ async def test_filter_narrows_rows_case_insensitively_and_escape_restores() -> N
         await pilot.press("escape")
         await pilot.pause()
         assert screen.view.filter == "" and len(ranking(screen)) == 11 and not box.display
+        # Help and the command palette list the kernel keys.
+        titles = [title for title, _, _ in GpuscopeCommands(screen)._available()]
+        assert titles == ["Next sort", "Group kernels", "Filter rows", "Export table", "Toggle theme"]
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        described = {description for _, description, _ in app.screen.keys}
+        assert {"Sort", "By time", "By FLOPS", "By bandwidth", "Filter", "Group", "Export", "Zoom", "Help"} <= described
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen, "escape closes help"
+        # Zoom fills the screen with the tables or the roofline.
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one("#kernels-tables")
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        screen.query_one(RooflinePlot).focus()
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is screen.query_one(RooflinePane)
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
+        # A smaller terminal: plots are rebuilt at every render and must not degrade.
+        await pilot.resize_terminal(100, 36)  # plots are rebuilt at every render: must not degrade
+        await pilot.pause()
+        plot = str(roofline.query_one(RooflinePlot).render())
+        assert plot == str(roofline.query_one(RooflinePlot).render())
+        assert "roofs" in plot and "memory-bound" in plot and "compute-bound" in plot and "1T" in plot
 
 
-async def test_group_by_direction_then_op_then_kernel() -> None:
+async def test_group_by_direction_then_op_then_kernel_and_after_a_name_filter() -> None:
+    """`g` cycles direction, op, kernel; then `/cudnn` and `g`: cudnn's time per direction, not
+    the directions whose name has 'cudnn'."""
     async with open_screen(kernels_app(SAMPLE), KernelsScreen, (160, 40)) as (app, pilot, screen):
         assert screen.model is not None and screen.model.groups == ("kernel", "direction", "op")
         await pilot.press("g")
@@ -140,11 +167,7 @@ async def test_group_by_direction_then_op_then_kernel() -> None:
         await pilot.press("g")
         await pilot.pause()
         assert screen.view.group == "kernel" and len(ranking(screen)) == 11
-
-
-async def test_a_name_filter_then_grouping_ranks_the_matching_launches() -> None:
-    """`/cudnn` then `g`: cudnn's time per direction, not the directions whose name has 'cudnn'."""
-    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (160, 40)) as (app, pilot, screen):
+        # A name filter, then grouping ranks the matching launches.
         await pilot.press("slash", *"cudnn", "enter")
         await pilot.pause()
         matching = ranking(screen)
@@ -248,19 +271,6 @@ async def test_markup_in_kernel_names_is_shown_as_typed(tmp_path: Path) -> None:
         assert "[bold]evil_kernel" in screen.query_one(ShareBars).render().plain
 
 
-async def test_help_and_command_palette_list_the_kernel_keys() -> None:
-    from gpuscope.tui.commands import GpuscopeCommands
-
-    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
-        titles = [title for title, _, _ in GpuscopeCommands(screen)._available()]
-        assert titles == ["Next sort", "Group kernels", "Filter rows", "Export table", "Toggle theme"]
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
-        described = {description for _, description, _ in app.screen.keys}
-        assert {"Sort", "By time", "By FLOPS", "By bandwidth", "Filter", "Group", "Export", "Zoom", "Help"} <= described
-
-
 @needs_seed_run
 async def test_seed_run_reproduces_the_notebook() -> None:
     async with open_screen(kernels_app(SEED_RUN), KernelsScreen, (120, 40)) as (app, pilot, screen):
@@ -290,20 +300,6 @@ async def test_incomplete_peak_draws_points_but_no_roofs() -> None:
         assert "compute-bound" not in drawn and "roofs" not in drawn  # no verdicts without a ridge point
         assert "unknown" in drawn
         assert "? GB/s" in card_texts(screen)[4] and "n/a" in card_texts(screen)[2]
-
-
-async def test_zoom_fills_the_screen_with_tables_or_roofline() -> None:
-    async with open_screen(kernels_app(SAMPLE), KernelsScreen, (120, 40)) as (app, pilot, screen):
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is screen.query_one("#kernels-tables")
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is None
-        screen.query_one(RooflinePlot).focus()
-        await pilot.press("z")
-        await pilot.pause()
-        assert screen.maximized is screen.query_one(RooflinePane)
 
 
 @pytest.fixture(scope="module")
