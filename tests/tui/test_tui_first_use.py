@@ -48,48 +48,86 @@ def footer_keys(app: GpuscopeApp) -> dict[str, bool]:
 # --- footer ----------------------------------------------------------------------------------
 
 
-async def test_quit_and_help_are_on_the_watch_footer_at_80_columns() -> None:
-    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, _):
+async def test_watch_at_80_columns_footer_gpu_columns_help_and_window_key() -> None:
+    """One watch screen at 80x24: Quit and Help on the footer, a GPU node keeps its GPU columns,
+    help details whole, and `w` says what it chose (the help and `w` checks are below)."""
+    app = watch_app(FakeSource())
+    notes: list[str] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append(message)
+        original(message, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    async with open_screen(app, WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         await pilot.pause()
         keys = footer_keys(app)
         assert keys.get("Quit") and keys.get("Help"), keys
         assert "Commands" not in keys  # ctrl+p still works; docked right it covered Quit
+        assert "gpu_mem_bytes" in [c[0] for c in screen.query_one(ProcessTable).columns()], "a GPU node keeps its GPU columns"
+        await help_details_are_whole(app, pilot, screen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen, "escape closes help"
+        await pilot.press("w")
+        await pilot.pause()
+        assert notes and "15 minutes" in notes[-1] and "p shows them" in notes[-1], "w: says what it chose"
 
 
-async def test_quit_and_help_are_on_the_magma_footer_at_80_columns(magma_data: Path) -> None:
-    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, _):
+async def test_magma_at_80x24_footer_comparison_headers_and_findings_rows(magma_data: Path) -> None:
+    """One MAGMA screen at 80x24: Quit and Help on the footer, the comparison's headers wrap
+    instead of being cut, the findings tab shows rows."""
+    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, screen):
         await pilot.pause()
         keys = footer_keys(app)
         assert keys.get("Quit") and keys.get("Help"), keys
+        await pilot.press("c")
+        await pilot.pause()
+        table = screen.query_one("#comparison", ResultTableView)
+        labels = [column.label.plain for column in table.columns.values()]
+        assert labels and all("…" not in label for label in labels), labels
+        assert table.header_height == 2 and any("\n" in label for label in labels)
+        await pilot.press("f")
+        await pilot.pause()
+        findings = screen.query_one("#findings-pane", FindingsPane).table
+        assert findings.findings and findings.region.height >= 3  # header and at least two rows
 
 
-async def test_wide_footer_keeps_the_palette_key() -> None:
-    async with open_screen(watch_app(FakeSource()), WatchScreen, (160, 40), ready=polled()) as (app, pilot, _):
+async def test_wide_footer_keeps_the_palette_key_status_says_more_and_help_lists_fold_keys_next_to_tree() -> None:
+    from fake_watch import status
+
+    async with open_screen(watch_app(FakeSource()), WatchScreen, (160, 40), ready=polled()) as (app, pilot, screen):
         await pilot.pause()
         keys = footer_keys(app)
         assert keys.get("Quit") and keys.get("Help") and keys.get("Commands"), keys
+        assert "every 1 s (+/-)" in status(screen) and "scope processes" in status(screen), "a wide status line"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        actions = [row[1] for row in app.screen.keys]
+        assert actions.index("Fold") == actions.index("Tree") + 1 and actions.index("Unfold") == actions.index("Tree") + 2, actions
 
 
 # --- help ------------------------------------------------------------------------------------
 
 
-async def test_help_details_are_whole_at_80_columns() -> None:
-    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
-        await pilot.press("question_mark")
-        await pilot.pause()
-        help_screen = app.screen
-        assert isinstance(help_screen, HelpScreen)
-        listing = help_screen.query_one("#help-list")
-        console = Console(width=listing.content_region.width, color_system=None, record=True)
-        console.print(help_screen.keys_table())
-        text = " ".join(console.export_text().split())
-        for binding in screen.BINDINGS:
-            # every key the screen offers here (b, browse, only in the app of watch and browse)
-            if getattr(binding, "tooltip", "") and screen.check_action(binding.action.split("(")[0], ()) is not False:
-                assert " ".join(binding.tooltip.split()) in text  # wrapped, never cut
-        # F10 (the screen's) and q (the app's) are one Quit row
-        quit_rows = [row for row in help_screen.keys if row[1] == "Quit"]
-        assert len(quit_rows) == 1 and "f10" in quit_rows[0][0] and "q" in quit_rows[0][0].split(" / ")
+async def help_details_are_whole(app: Any, pilot: Any, screen: WatchScreen) -> None:
+    """At 80 columns (checked in the watch test above) every help detail is whole, wrapped."""
+    await pilot.press("question_mark")
+    await pilot.pause()
+    help_screen = app.screen
+    assert isinstance(help_screen, HelpScreen)
+    listing = help_screen.query_one("#help-list")
+    console = Console(width=listing.content_region.width, color_system=None, record=True)
+    console.print(help_screen.keys_table())
+    text = " ".join(console.export_text().split())
+    for binding in screen.BINDINGS:
+        # every key the screen offers here (b, browse, only in the app of watch and browse)
+        if getattr(binding, "tooltip", "") and screen.check_action(binding.action.split("(")[0], ()) is not False:
+            assert " ".join(binding.tooltip.split()) in text  # wrapped, never cut
+    # F10 (the screen's) and q (the app's) are one Quit row
+    quit_rows = [row for row in help_screen.keys if row[1] == "Quit"]
+    assert len(quit_rows) == 1 and "f10" in quit_rows[0][0] and "q" in quit_rows[0][0].split(" / ")
 
 
 # --- table headers ---------------------------------------------------------------------------
@@ -134,16 +172,6 @@ def test_text_table_wraps_a_header_onto_two_lines() -> None:
     assert "gpu-0" in lines[4]
 
 
-async def test_magma_comparison_headers_wrap_instead_of_being_cut(magma_data: Path) -> None:
-    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, screen):
-        await pilot.press("c")
-        await pilot.pause()
-        table = screen.query_one("#comparison", ResultTableView)
-        labels = [column.label.plain for column in table.columns.values()]
-        assert labels and all("…" not in label for label in labels), labels
-        assert table.header_height == 2 and any("\n" in label for label in labels)
-
-
 async def test_wide_magma_summary_keeps_names_whole(magma_data: Path) -> None:
     async with open_screen(magma_app(magma_data), MagmaScreen, (200, 50)) as (app, pilot, screen):
         table = screen.query_one("#summary", ResultTableView)
@@ -159,26 +187,7 @@ async def test_no_gpu_node_gives_the_gpu_columns_room_to_the_command() -> None:
         procs = screen.query_one(ProcessTable)
         keys = [c[0] for c in procs.columns()]
         assert "gpu_mem_bytes" not in keys and "sm_percent" not in keys and "gpus" not in keys
-        assert "command" in keys
-    async with open_screen(watch_app(FakeSource()), WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
-        assert "gpu_mem_bytes" in [c[0] for c in screen.query_one(ProcessTable).columns()]
-
-
-async def test_window_key_says_what_it_chose() -> None:
-    app = watch_app(FakeSource())
-    notes: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        notes.append(message)
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
-    async with app.run_test(size=(80, 24)) as pilot:
-        await poll(pilot)
-        await pilot.press("w")
-        await pilot.pause()
-        assert notes and "15 minutes" in notes[-1] and "p shows them" in notes[-1]
+        assert "command" in keys  # a GPU node's are checked in the first watch test
 
 
 # --- kernels and MAGMA at 80x24 --------------------------------------------------------------
@@ -190,18 +199,10 @@ async def test_kernel_cards_keep_readable_titles_at_80_columns() -> None:
         cards = screen.query_one(KernelCards)
         titles = [str(card.border_title) for card in cards.query(".kernel-card")]
         assert titles[:4] == ["Compute", "FLOPS", "Bandwidth", "Busy/sum"], titles
-    async with open_screen(GpuscopeApp(first_screen=lambda: KernelsScreen([KERNELS_SAMPLE])), KernelsScreen, (160, 40)) as (app, pilot, screen):
+        await pilot.resize_terminal(160, 40)
         await pilot.pause()
         titles = [str(card.border_title) for card in screen.query_one(KernelCards).query(".kernel-card")]
         assert titles[0] == "Compute eff.", titles
-
-
-async def test_magma_findings_rows_are_visible_at_80x24(magma_data: Path) -> None:
-    async with open_screen(magma_app(magma_data), MagmaScreen, (80, 24)) as (app, pilot, screen):
-        await pilot.press("f")
-        await pilot.pause()
-        findings = screen.query_one("#findings-pane", FindingsPane).table
-        assert findings.findings and findings.region.height >= 3  # header and at least two rows
 
 
 def test_one_gpu_model_with_rounded_peaks_is_one_roof() -> None:
@@ -226,8 +227,6 @@ async def test_status_line_keeps_counts_and_filter_on_screen_at_80_columns() -> 
         line = status(screen)
         assert len(line) <= 78, line  # inside the line's padding
         assert "filter 'python'" in line and re.search(r"\d+/\d+ scope procs", line) and "tree" in line, line
-    async with open_screen(watch_app(FakeSource()), WatchScreen, (140, 40), ready=polled()) as (app, pilot, screen):
-        assert "every 1 s (+/-)" in status(screen) and "scope processes" in status(screen)
 
 
 async def test_all_key_in_node_scope_says_every_process_is_listed() -> None:
@@ -271,14 +270,6 @@ async def test_plots_asked_for_at_80x24_get_rows_in_both_columns() -> None:
         plots = list(screen.query(HistoryPlot))
         assert len(plots) == 2 and all(p.display for p in plots)
         assert all(p.content_region.height >= 3 for p in plots), [p.content_region for p in plots]
-
-
-async def test_help_lists_fold_keys_next_to_tree() -> None:
-    async with open_screen(watch_app(FakeSource()), WatchScreen, (120, 40), ready=polled()) as (app, pilot, _):
-        await pilot.press("question_mark")
-        await pilot.pause()
-        actions = [row[1] for row in app.screen.keys]
-        assert actions.index("Fold") == actions.index("Tree") + 1 and actions.index("Unfold") == actions.index("Tree") + 2, actions
 
 
 def test_once_process_table_leaves_out_empty_gpu_columns_under_a_width() -> None:
