@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -69,12 +68,6 @@ def test_missing_path_and_bad_pattern_are_clear_errors(tmp_path: Path, gpuscope_
     assert bad.returncode == 2 and "path-pattern" in bad.stderr and "Traceback" not in bad.stderr
     tui = gpuscope_cli("magma", str(tmp_path / "nope"))
     assert tui.returncode == 2 and "no such file or folder" in tui.stderr
-
-
-def test_print_path_does_not_import_textual() -> None:
-    code = "import sys; from gpuscope.tui.cli.main import main; main(['magma', sys.argv[1], '--format', 'csv']); print('textual' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code, str(EXAMPLES)], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip().splitlines()[-1] == "False"
 
 
 @needs_shared

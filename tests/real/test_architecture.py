@@ -54,6 +54,7 @@ def test_data_layers_and_print_path_never_load_textual() -> None:
 
 PRINT_COMMANDS = {
     "magma": ["magma", "examples/magma", "--exclude", "attempt-1", "--format", "text"],
+    "magma-csv": ["magma", "examples/magma", "--format", "csv"],
     "kernels": ["kernels", "examples/profiles", "--gpu", "A100", "--top", "10", "--format", "text"],
     "scaling": ["scaling", "examples/scaling", "--format", "text", "--width", "120"],
     "browse": ["browse", "examples", "--format", "csv"],
