@@ -47,7 +47,9 @@ def text_of(screen: ScalingScreen, selector: str) -> str:
     return str(screen.query_one(selector, Static).render())
 
 
-async def test_tabs_switch_and_every_tab_has_its_content(examples: ScalingModel) -> None:
+async def test_tabs_export_then_compare_two_runs(examples: ScalingModel, tmp_path: Path) -> None:
+    """One screen on the example logs: every tab has its content, help opens, `e` writes the
+    tab shown, then two runs marked are compared (curves overlaid, settings diffed)."""
     async with open_screen(app_for(examples), ScalingScreen, (120, 40)) as (app, pilot, screen):
         assert active(screen) == "tab-speedup" and "12 runs" in str(screen.sub_title)
         assert screen.query_one("#speedup-plot", SpeedupPlot).display
@@ -67,10 +69,23 @@ async def test_tabs_switch_and_every_tab_has_its_content(examples: ScalingModel)
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
-
-
-async def test_compare_marks_two_runs_overlays_curves_and_diffs_settings(examples: ScalingModel) -> None:
-    async with open_screen(app_for(examples), ScalingScreen, (120, 40)) as (app, pilot, screen):
+        await pilot.pause()
+        assert app.screen is screen, "escape closes help"
+        # `e` writes the tab shown.
+        for tab, name in (("4", "runs.csv"), ("1", "speedup.txt")):
+            await pilot.press(tab, "e")
+            await pilot.pause()
+            assert isinstance(app.screen, ExportModal)
+            app.screen.query_one("#export-path", Input).value = str(tmp_path / name)
+            await pilot.press("enter")
+            await pilot.pause()
+        with open(tmp_path / "runs.csv", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        assert len(rows) == 12 and "resources_from" in rows[0] and "mark" not in rows[0]
+        text = (tmp_path / "speedup.txt").read_text()
+        assert "Speedup analysis" in text and "ideal" in text and "processes (log2)" in text
+        assert isinstance(screen, ScalingScreen)
+        # Compare: two runs marked in the Runs tab, curves overlaid and settings diffed.
         await pilot.press("space")  # not in the Runs tab: nothing is marked
         assert screen.marked == ()
         await pilot.press("4")
@@ -102,23 +117,6 @@ async def test_compare_marks_two_runs_overlays_curves_and_diffs_settings(example
         await pilot.pause()
         assert screen.marked == (1, 11, 12)
         assert "#1, #11, #12" in text_of(screen, f"#{screen.VIEW_ID}")
-
-
-async def test_export_writes_the_tab_shown(examples: ScalingModel, tmp_path: Path) -> None:
-    async with open_screen(app_for(examples), ScalingScreen, (120, 40)) as (app, pilot, screen):
-        for tab, name in (("4", "runs.csv"), ("1", "speedup.txt")):
-            await pilot.press(tab, "e")
-            await pilot.pause()
-            assert isinstance(app.screen, ExportModal)
-            app.screen.query_one("#export-path", Input).value = str(tmp_path / name)
-            await pilot.press("enter")
-            await pilot.pause()
-        with open(tmp_path / "runs.csv", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-        assert len(rows) == 12 and "resources_from" in rows[0] and "mark" not in rows[0]
-        text = (tmp_path / "speedup.txt").read_text()
-        assert "Speedup analysis" in text and "ideal" in text and "processes (log2)" in text
-        assert isinstance(screen, ScalingScreen)
 
 
 async def test_several_series_are_drawn_together_then_apart() -> None:
@@ -184,28 +182,33 @@ def screen_lines(app: GpuscopeApp) -> list[str]:
     return ["".join(t for _, t in sorted(parts)) for _, parts in sorted(rows.items())]
 
 
-@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
-async def test_the_screen_says_how_the_series_were_split(size: tuple[int, int]) -> None:
+@pytest.fixture(scope="module")
+def shared_model() -> ScalingModel:
+    """../shared/data/scaling read once for the test below."""
     if not SCALING.is_dir():
         pytest.skip("../shared/data/scaling is absent")
-    model = build_model(read_runs([SCALING]))
-    async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model)), ScalingScreen, size) as (app, pilot, screen):
-        assert len(model.series) == 4  # bert on two machines, resnet, ssd
-        for tab in ("tab-speedup", "tab-table"):  # under the tabs: on every tab
-            screen.action_show_tab(tab)
-            await pilot.pause()
-            lines = screen_lines(app)
-            assert any("Series split by benchmark, accelerator, framework" in line for line in lines), lines
-            assert any("Resources from" in line for line in lines), lines
+    return build_model(read_runs([SCALING]))
 
 
-async def test_one_configuration_series_have_no_efficiency_bar() -> None:
-    if not SCALING.is_dir():
-        pytest.skip("../shared/data/scaling is absent")
-    model = build_model(read_runs([SCALING]))
+async def test_the_screen_says_how_the_series_were_split_and_one_configuration_has_no_efficiency_bar(shared_model: ScalingModel) -> None:
+    """At 80x24 and, widened, at 200x60: under the tabs, on every tab, the screen says how the
+    series were split and where the resources came from; at 80x24 the efficiency tab says which
+    series have one configuration only."""
+    model = shared_model
     async with open_screen(GpuscopeApp(first_screen=lambda: ScalingScreen([SCALING], loader=lambda: model)), ScalingScreen, (80, 24)) as (app, pilot, screen):
+        assert len(model.series) == 4  # bert on two machines, resnet, ssd
         screen.action_show_tab("tab-efficiency")
         await pilot.pause()
         note = "one configuration, no efficiency: bert · A5000 (gpus), bert · H100 (gpus)"
         assert text_of(screen, "#efficiency-note") == note
         assert any(note[:60] in line for line in screen_lines(app))
+        for size in ((80, 24), (200, 60)):
+            if size != (80, 24):
+                await pilot.resize_terminal(*size)
+                await pilot.pause()
+            for tab in ("tab-speedup", "tab-table"):  # under the tabs: on every tab
+                screen.action_show_tab(tab)
+                await pilot.pause()
+                lines = screen_lines(app)
+                assert any("Series split by benchmark, accelerator, framework" in line for line in lines), (size, lines)
+                assert any("Resources from" in line for line in lines), (size, lines)
