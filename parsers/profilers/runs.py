@@ -123,9 +123,12 @@ UNKNOWN_NAMED = 20
 
 
 def _without_copies(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` without its copies and memsets; the table itself when it has none (most formats:
+    selecting every row would copy every column for nothing)."""
     if "op" not in table:
         return table
-    return table[~table["op"].isin(COPY_OPS).fillna(False).astype(bool)]
+    copies = table["op"].isin(COPY_OPS).to_numpy(dtype=bool, na_value=False)
+    return table[~copies] if copies.any() else table
 
 
 def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tuple[float | None, Path | None]:
