@@ -37,19 +37,10 @@ DATA_AND_PRINT_MODULES = ["gpuscope.parsers.magma.read", "gpuscope.metrics.magma
                           "gpuscope.tui.model.scaling_report"]
 
 
-def test_data_layers_and_print_path_never_load_textual() -> None:
-    """One interpreter imports the modules one after another and names the first after which
-    Textual is loaded (one child instead of one per module: each costs a second of imports)."""
-    code = ("import importlib, sys\n"
-            "for name in sys.argv[1:]:\n"
-            "    importlib.import_module(name)\n"
-            "    if any(m == 'textual' or m.startswith('textual.') for m in sys.modules):\n"
-            "        print('TEXTUAL', name)\n"
-            "        break\n"
-            "else:\n"
-            "    print('CLEAN')\n")
-    out = subprocess.run([sys.executable, "-c", code, *DATA_AND_PRINT_MODULES], capture_output=True, text=True, cwd=ROOT / "tests", timeout=120)
-    assert out.stdout.strip() == "CLEAN", (out.stdout, out.stderr[-2000:])
+def test_data_layers_and_print_path_never_load_textual(fresh_imports: list[list[str]]) -> None:
+    """The modules are imported one after another and the first after which Textual is loaded
+    is named (one child for all of them: each costs a second of imports)."""
+    assert [said for said in fresh_imports if said[0] in ("TEXTUAL", "CLEAN")] == [["CLEAN"]], fresh_imports
 
 
 PRINT_COMMANDS = {
@@ -66,25 +57,44 @@ PRINT_COMMANDS = {
 """Every command's print path, on the bundled examples (as the README runs them)."""
 
 
-def test_print_commands_never_load_textual_scipy_or_plotext() -> None:
-    """The commands run one after another in one process (as `main` runs in the CLI tests) and
-    each says what was loaded once it was done: what a command imported is what it cost to
-    start. The first to load Textual, scipy or plotext is the one named. scipy is a test dependency
-    only (its stats module takes longer to import than pandas); text plots are drawn on a
-    character grid (tui/render/grid_plot.py), plotext is for the screens."""
-    code = ("import json, sys\n"
+@pytest.fixture(scope="module")
+def fresh_imports() -> list[list[str]]:
+    """One fresh interpreter imports DATA_AND_PRINT_MODULES one after another, saying CLEAN or the
+    first after which Textual is loaded, then runs every PRINT_COMMANDS command one after another
+    (as `main` runs in the CLI tests), saying after each what was loaded once it was done: what a
+    command imported is what it cost to start. One child for both tests: each start costs a
+    second of imports."""
+    code = ("import importlib, json, sys\n"
+            "modules, commands = json.loads(sys.argv[1])\n"
+            "for name in modules:\n"
+            "    importlib.import_module(name)\n"
+            "    if any(m == 'textual' or m.startswith('textual.') for m in sys.modules):\n"
+            "        print('TEXTUAL', name, file=sys.stderr)\n"
+            "        break\n"
+            "else:\n"
+            "    print('CLEAN', file=sys.stderr)\n"
             "from gpuscope.tui.cli.main import main\n"
-            "for name, argv in json.loads(sys.argv[1]).items():\n"
+            "for name, argv in commands.items():\n"
             "    try:\n"
             "        main(argv)\n"
             "    except SystemExit:\n"
             "        pass\n"
             "    print('LOADED', name, *sorted({m.split('.')[0] for m in sys.modules} & {'textual', 'scipy', 'plotext'}), file=sys.stderr)\n")
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(PRINT_COMMANDS)], capture_output=True, text=True, cwd=ROOT, timeout=240,
-                         stdin=subprocess.DEVNULL)
-    loaded = [line.split()[1:] for line in out.stderr.splitlines() if line.startswith("LOADED")]
-    assert [said[0] for said in loaded] == list(PRINT_COMMANDS), out.stderr[-2000:]
+    out = subprocess.run([sys.executable, "-c", code, json.dumps([DATA_AND_PRINT_MODULES, PRINT_COMMANDS])], capture_output=True, text=True, cwd=ROOT,
+                         timeout=240, stdin=subprocess.DEVNULL)
+    said = [line.split() for line in out.stderr.splitlines() if line.startswith(("CLEAN", "TEXTUAL", "LOADED"))]
+    assert said, out.stderr[-2000:]
+    return said
+
+
+def test_print_commands_never_load_textual_scipy_or_plotext(fresh_imports: list[list[str]]) -> None:
+    """The first command to load Textual, scipy or plotext is the one named. scipy is a test
+    dependency only (its stats module takes longer to import than pandas); text plots are drawn
+    on a character grid (tui/render/grid_plot.py), plotext is for the screens."""
+    loaded = [said[1:] for said in fresh_imports if said[0] == "LOADED"]
+    assert [said[0] for said in loaded] == list(PRINT_COMMANDS), fresh_imports
     assert [said for said in loaded if said[1:]] == [], loaded
+
 
 def test_every_subpackage_is_listed() -> None:
     on_disk = {"gpuscope." + ".".join(p.parent.relative_to(ROOT).parts) for layer in LAYERS for p in (ROOT / layer).rglob("__init__.py")}
