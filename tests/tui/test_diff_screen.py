@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from rich.style import Style
+from textual.screen import Screen
 from textual.widgets import Input, Static, TabbedContent
 
 from gpuscope.metrics.findings import Finding
@@ -29,7 +30,7 @@ from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.studies.diff_tab import TAB_ID, DiffTab
 from gpuscope.tui.screens.studies.kernels import KernelsScreen
 from gpuscope.tui.widgets.result_table import ResultTableView
-from loading_helpers import open_screen, until
+from loading_helpers import open_screen, settled, until
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "tests" / "data" / "kernels"
@@ -194,7 +195,10 @@ async def test_space_marks_two_and_d_opens_their_diff(runs: Path, recorder: Reco
 
 
 async def test_diff_tab_checks_the_path_and_shows_the_diff(tmp_path: Path, recorder: Recorder) -> None:
-    async with open_screen(lambda: KernelsScreen([str(KERNELS)]), KernelsScreen) as (app, pilot, screen):
+    # Opened over another screen, as from the browser, so that Escape has a screen to close.
+    async with open_screen(Screen, Screen) as (app, pilot, _):
+        await app.push_screen(KernelsScreen([str(KERNELS)]))
+        screen = await settled(app, pilot, KernelsScreen)
         await pilot.press("d")
         tab = screen.query_one(DiffTab)
         assert screen.query_one("#kernels-tables", TabbedContent).active == TAB_ID
@@ -224,7 +228,7 @@ async def test_diff_tab_checks_the_path_and_shows_the_diff(tmp_path: Path, recor
         await until(pilot, lambda: not box.display and app.focused is not box)
         assert app.screen is screen
         await pilot.press("escape")  # out of the box, Escape closes the screen as everywhere
-        await until(pilot, lambda: app.screen is not screen)
+        assert await until(pilot, lambda: app.screen is not screen), "Escape out of the box closes the screen"
 
 
 async def test_diff_tab_offers_the_browsers_mark(runs: Path, recorder: Recorder) -> None:
