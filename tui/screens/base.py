@@ -9,7 +9,10 @@ never a traceback: a full disk or a folder without write permission is one line)
 Reading can take seconds (thousands of files, a 10-million-row profile, a gigabyte log on a
 slow mount), so it runs in a worker thread and the main thread only gets what is ready to show:
 each step `read_steps` yields (by default the one model `read_model` builds) goes to `show`, and
-the reason nothing can be shown goes to `show_failed`, never a traceback. The layout is one too:
+the reason nothing can be shown goes to `show_failed`, never a traceback. A screen can wait a
+moment for its first step before it is first drawn (`FIRST_STEP_S`): a small file is then shown
+in the first frame, not after a loading frame drawn and laid out for nothing, and the loading
+indicator is made only when the step is not there by then. The layout is one too:
 a header, a status line, a switcher between the loading indicator, the empty state and the
 screen's body (`compose_body`), the keys footer. The empty state's message and findings are
 built the first time it is shown: most screens never show it, and a hidden findings table
@@ -20,6 +23,7 @@ sequence in a folder name must not retitle or clear the terminal).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from inspect import isawaitable
 from pathlib import Path
@@ -150,11 +154,18 @@ class LoadingScreen(ExportingScreen):
     """The empty state's message when nothing could be read; `{error}` says why."""
     EXPECTED: tuple[type[Exception], ...] = ()
     """Errors whose message says it all (a flag's ValueError): shown without the type's name."""
+    FIRST_STEP_S = 0.0
+    """How long the screen, once mounted, waits for the worker's first step (or failure) before
+    Textual first draws it; 0: it does not wait. A step that comes in time is shown in the
+    first frame; a later one as usual, after the loading frame."""
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _waiting: asyncio.Future[Message] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id=self.VIEW_ID, markup=False)
-        with ContentSwitcher(initial=f"{self.STATE_PREFIX}loading", id=self.SWITCH_ID):
+        with ContentSwitcher(initial=None, id=self.SWITCH_ID):  # the loading indicator is added on mount
             yield from self.compose_states()
             yield from self.compose_body()
         yield from self.compose_below()
@@ -169,11 +180,9 @@ class LoadingScreen(ExportingScreen):
         yield from ()
 
     def compose_states(self) -> ComposeResult:
-        """The loading indicator and the empty state's box (`show_empty` fills it): the first
-        children of the screen's ContentSwitcher, before its body."""
-        prefix = self.STATE_PREFIX
-        yield Loading(id=f"{prefix}loading")
-        yield Vertical(id=f"{prefix}empty")
+        """The empty state's box (`show_empty` fills it): the first child of the screen's
+        ContentSwitcher, before its body (the loading indicator joins them on mount)."""
+        yield Vertical(id=f"{self.STATE_PREFIX}empty")
 
     def text_fields(self) -> dict[str, str]:
         """What the titles and messages above name (`{paths}`), cleaned."""
@@ -190,12 +199,38 @@ class LoadingScreen(ExportingScreen):
             self._resumed = True
             event.refresh_styles = False
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         fields = self.text_fields()
         if self.LOADING_TITLE:
             self.sub_title = self.LOADING_TITLE.format(**fields)
         self.status(self.LOADING_TEXT.format(**fields))
+        self._loop = asyncio.get_running_loop()
+        # Textual lays the screen out and draws it when it handles the ScreenResume queued
+        # behind this Mount: until this returns, nothing of it is drawn.
+        waiting = self._waiting = self._loop.create_future()
         self.load()
+        if self.FIRST_STEP_S:
+            await asyncio.wait({waiting}, timeout=self.FIRST_STEP_S)
+        self._waiting = None  # what comes later is a message, as usual
+        if waiting.done():
+            await self._handle(waiting.result())
+        else:
+            switch = self.query_one(f"#{self.SWITCH_ID}", ContentSwitcher)
+            await switch.add_content(Loading(id=f"{self.STATE_PREFIX}loading"), set_current=True)
+
+    def _arrive(self, message: Message) -> None:
+        """A message from the worker, on the main thread: to `on_mount` while it waits, else
+        to the screen's queue."""
+        if self._waiting is not None and not self._waiting.done():
+            self._waiting.set_result(message)
+        else:
+            self.post_message(message)
+
+    async def _handle(self, message: Message) -> None:
+        if isinstance(message, self.Loaded):
+            await self.on_loading_screen_loaded(message)
+        elif isinstance(message, self.LoadFailed):
+            self.on_loading_screen_load_failed(message)
 
     def status(self, text: Text | str) -> None:
         """Replace the one-line status under the header (plain text, never markup)."""
@@ -242,13 +277,14 @@ class LoadingScreen(ExportingScreen):
     @work(thread=True, exclusive=True, group="results", exit_on_error=False)
     def load(self) -> None:
         worker = get_current_worker()
+        assert self._loop is not None  # set on mount
         try:
             for step in self.read_steps():
-                self.post_message(self.Loaded(step))
+                self._loop.call_soon_threadsafe(self._arrive, self.Loaded(step))
                 if worker.is_cancelled:  # the screen was closed: the rest would go nowhere
                     return
         except Exception as error:  # noqa: BLE001 - shown to the user instead of a traceback
-            self.post_message(self.LoadFailed(self.error_text(error)))
+            self._loop.call_soon_threadsafe(self._arrive, self.LoadFailed(self.error_text(error)))
 
     async def on_loading_screen_loaded(self, message: Loaded) -> None:
         shown = self.show(message.model)

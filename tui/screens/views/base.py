@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.binding import Binding
 
 from gpuscope.metrics.safe_text import clean
@@ -74,6 +75,13 @@ class FileScreen(LoadingScreen):
         took it for this kind, when it says)."""
         reason = getattr(self.recognition, "reason", "")
         return {**super().text_fields(), "kind": self.KIND, "name": self.name_text, "reason": f" · {clean(reason)}" if reason else ""}
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A view's first layout sends the view a Resize to the size it was just laid out at;
+        Textual's handler would lay it and the screens under it out again, unchanged (a sixth
+        of the calls of opening a view then). Any other size (the terminal's) is Textual's."""
+        if event.size == self.outer_size:
+            event.prevent_default()
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:

@@ -411,8 +411,7 @@ class LogViewScreen(FileScreen):
             lines.scroll_home(animate=False, immediate=True)
         self._update_status()
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # before LoadingScreen's, which starts the reading (Textual calls each class's)
         self.watch(self.query_one(LogLines), "scroll_y", self._scrolled, init=False)
 
     @property

@@ -110,8 +110,14 @@ class TableViewScreen(FileScreen):
         self._restored = False
         self._shown: list[str] = []
         self._stats: dict[str, str] = {}
+        self._stats_line = ""
+        """The statistics line shown (the highlighted cell moves within a column often)."""
+        self._notes = ""
 
     FAILED_TITLE = "Table · could not read {name}"
+    FIRST_STEP_S = 0.2
+    """A table whose first rows are read by then is shown in the view's first frame (its grid
+    laid out and drawn once), not after a loading frame; most take a few milliseconds."""
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="table-body"):
@@ -133,9 +139,10 @@ class TableViewScreen(FileScreen):
 
     def read_steps(self) -> Iterator[TableModel]:
         """The head, then (when there is more) every row: two models, each shown."""
-        model = TableModel(read_head(self.path), self.marks)
-        yield model
-        if not model.read.final:
+        head = read_head(self.path)
+        if head.final or len(head.frame.columns):  # else nothing to show yet (a small file or JSON: read whole)
+            yield TableModel(head, self.marks)
+        if not head.final:
             yield TableModel(read_all(self.path), self.marks)
 
     def show(self, model: TableModel) -> None:
@@ -156,8 +163,10 @@ class TableViewScreen(FileScreen):
         if switch.current != "table-body":
             switch.current = "table-body"
             self.query_one("#table-grid", DataTable).focus()
-        notes = [f"{clean(f.message)}" + (f" ({f.count:,})" if f.count > 1 else "") for f in model.findings]
-        self.query_one("#table-notes", Static).update(Text("\n".join(notes)))
+        notes = "\n".join(f"{clean(f.message)}" + (f" ({f.count:,})" if f.count > 1 else "") for f in model.findings)
+        if notes != self._notes:  # an update lays the screen out again, even with the same text
+            self._notes = notes
+            self.query_one("#table-notes", Static).update(Text(notes))
         self.apply(self.view)
 
     def _restore(self, model: TableModel) -> None:
@@ -274,7 +283,10 @@ class TableViewScreen(FileScreen):
 
     def _show_stats(self) -> None:
         column = self.cursor_column()
-        self.query_one("#table-stats", Static).update(Text(self.stats_text(column) if column else ""))
+        line = self.stats_text(column) if column else ""
+        if line != self._stats_line:  # an update lays the screen out again, even with the same text
+            self._stats_line = line
+            self.query_one("#table-stats", Static).update(Text(line))
 
     @on(DataTable.CellHighlighted, "#table-grid")
     def _cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
