@@ -211,10 +211,8 @@ def _put(into: np.ndarray, at: np.ndarray, values: np.ndarray, add: bool) -> Non
     cgroup), else filling the points still empty (the same GPU under two label sets)."""
     ok = ~np.isnan(values)
     at, values = at[ok], values[ok]
-    if add:
-        into[at] = np.where(np.isnan(into[at]), values, into[at] + values)
-    else:
-        into[at] = np.where(np.isnan(into[at]), values, into[at])
+    here = into[at]
+    into[at] = np.where(np.isnan(here), values, here + values if add else here)
 
 
 def _gather(window: Window, sections: dict[str, _Section], step: float) -> dict[str, _Node]:
