@@ -20,8 +20,11 @@ from gpuscope.tui.screens.watch.dialogs import SignalModal
 from loading_helpers import open_screen, polled
 
 
-async def test_first_poll_fills_every_pane() -> None:
+async def test_first_poll_then_sort_filter_user_and_tree_keys() -> None:
+    """One watch screen through its process-table keys: what the first polls fill, `a`, the
+    sort keys, the filter box, `u`, then the tree (each step starts from the state it says)."""
     async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled(2)) as (app, pilot, screen):
+        # The first polls fill every pane.
         assert set(pids(screen)) == set(screen.snapshot.scope.pids)  # the job's processes first
         assert len(screen.history) == 2
         assert "job 4242" in str(screen.query_one("#watch-job").border_title)
@@ -30,10 +33,7 @@ async def test_first_poll_fills_every_pane() -> None:
         await pilot.press("a")
         assert len(pids(screen)) == 40 and "of 40 all" in status(screen)
 
-
-async def test_sort_cycles_columns_and_changes_order() -> None:
-    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
-        await pilot.press("a")
+        # Sort keys cycle the columns and change the order (every process shown).
         rows = lambda: [s.row for s in table(screen).shown]  # noqa: E731
         cpu = [r.cpu_percent for r in rows()]
         assert cpu == sorted(cpu, reverse=True)
@@ -49,10 +49,8 @@ async def test_sort_cycles_columns_and_changes_order() -> None:
         await pilot.press("s", "s")
         assert screen.view.sort == "cpu" and "CPU%" in status(screen)
 
-
-async def test_filter_narrows_rows_and_escape_restores() -> None:
-    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
-        await pilot.press("a", "slash")
+        # The filter narrows rows (case-insensitively), survives a poll; Escape restores.
+        await pilot.press("slash")
         box = screen.query_one("#watch-filter", Input)
         assert box.display and box.has_focus
         await pilot.press(*"SERVE")  # case-insensitive
@@ -65,9 +63,19 @@ async def test_filter_narrows_rows_and_escape_restores() -> None:
         await pilot.press("escape")
         assert len(pids(screen)) == 40 and not box.display
 
+        # `u` cycles through the users present, your own first.
+        await pilot.press("u")
+        assert screen.view.user == "alice"  # your own user first (by uid)
+        assert {s.row.user for s in table(screen).shown} == {"alice"}
+        seen = ["alice"]
+        for _ in range(4):
+            await pilot.press("u")
+            seen.append(screen.view.user)
+        assert seen == ["alice", "bob", "carol", "root", None]
 
-async def test_tree_puts_children_under_their_parent() -> None:
-    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
+        # The tree puts children under their parent (from the scope's processes).
+        await pilot.press("a")
+        assert "of 6 scope processes" in status(screen), "a again: the scope's processes"
         await pilot.press("t")
         shown = table(screen).shown
         order = [s.row.pid for s in shown]
@@ -78,18 +86,6 @@ async def test_tree_puts_children_under_their_parent() -> None:
         await pilot.press("a")  # whole node: grandchildren are indented deeper
         deep = [s for s in table(screen).shown if s.row.ppid == 1000]
         assert deep and all(len(s.prefix) == 9 for s in deep)  # init > slurmstepd > launcher > worker
-
-
-async def test_user_key_cycles_through_users_present() -> None:
-    async with open_screen(watch_app(), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
-        await pilot.press("a", "u")
-        assert screen.view.user == "alice"  # your own user first (by uid)
-        assert {s.row.user for s in table(screen).shown} == {"alice"}
-        seen = ["alice"]
-        for _ in range(4):
-            await pilot.press("u")
-            seen.append(screen.view.user)
-        assert seen == ["alice", "bob", "carol", "root", None]
 
 
 async def test_pause_stops_polling_and_resume_restarts() -> None:
