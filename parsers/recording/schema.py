@@ -26,8 +26,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import operator
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -120,21 +121,12 @@ def _column(values: Sequence[Any], kind: Any) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), _struct(rows, kind))
 
 
-@functools.lru_cache(maxsize=None)
-def _reader(names: tuple[str, ...]) -> Callable[[Sequence[Any]], tuple[list[Any], ...]]:
-    """rows -> one list per field of `names`, each row's value in order: one list comprehension
-    per field, compiled once per kind. Python specialises `row.pid` written out in a
-    comprehension (a slot read), which costs a third of `map(attrgetter("pid"), rows)`: the
-    attribute reads were half a recorded sample's CPU. `names` are the declared fields above."""
-    body = "".join(f"[row.{name} for row in rows], " for name in names)
-    return eval(compile(f"lambda rows: ({body})", f"<recording fields {names[0]}...>", "eval"))  # noqa: S307 - our own field names
-
-
 def _struct(rows: Sequence[Any], kind: tuple) -> pa.StructArray:
     """Dataclass rows as one struct array, built a field at a time (half the CPU of rows zipped
     into columns); a set is written sorted."""
     children = []
-    for values, (_name, sub) in zip(_reader(tuple(name for name, _sub in kind))(rows), kind):
+    for name, sub in kind:
+        values = list(map(operator.attrgetter(name), rows))
         children.append(_column([sorted(v) for v in values] if values and isinstance(values[0], (set, frozenset)) else values, sub))
     return pa.StructArray.from_arrays(children, fields=_fields(kind))
 
@@ -165,7 +157,7 @@ def _scope_column(scopes: Sequence[JobScope]) -> pa.StructArray:
 def to_batch(snapshots: Sequence[Snapshot]) -> pa.RecordBatch:
     """Samples as one record batch in SCHEMA."""
     host = [s.host for s in snapshots]
-    arrays = [_column(values, t) for values, (_n, t) in zip(_reader(tuple(n for n, _t in HOST))(host), HOST)]
+    arrays = [_column([getattr(h, n) for h in host], t) for n, t in HOST]
     arrays.append(_column([list(h.load_avg) for h in host], pa.list_(pa.float64())))
     arrays += [_column([getattr(h.memory, n) for h in host], t) for n, t in MEMORY]
     arrays.append(_column([list(h.cpu_percent) for h in host], pa.list_(pa.float64())))
