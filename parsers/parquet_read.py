@@ -17,7 +17,7 @@ So the rows are read in order and counted as they decode:
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Sequence
 
 import numpy as np
 
@@ -71,10 +71,12 @@ def _decoded(batch, expanded: set[str], schema):  # noqa: ANN001, ANN202 - pyarr
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def read_budgeted(source: str | IO[bytes], label: str, max_rows: int | None = None, max_bytes: int | None = None):  # noqa: ANN201
+def read_budgeted(source: str | IO[bytes], label: str, max_rows: int | None = None, max_bytes: int | None = None,
+                  columns: Sequence[str] | None = None):  # noqa: ANN201
     """(an Arrow table of the first rows, rows in the file, findings). The table is None when not
-    one row fits (a finding says why). Raises what pyarrow raises on a file that is not Parquet
-    or is corrupt (callers word that); running out of memory is a finding."""
+    one row fits (a finding says why). `columns`: the only columns read, decoded and counted
+    (None: all). Raises what pyarrow raises on a file that is not Parquet or is corrupt (callers
+    word that); running out of memory is a finding."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -82,6 +84,9 @@ def read_budgeted(source: str | IO[bytes], label: str, max_rows: int | None = No
     max_bytes = MAX_DECODED if max_bytes is None else max_bytes
     with pq.ParquetFile(source) as plain:
         metadata, schema = plain.metadata, plain.schema_arrow
+    if columns is not None:
+        schema = pa.schema([f for f in schema if f.name in columns], metadata=schema.metadata)
+    read = [c for c in range(metadata.num_columns) if metadata.schema.column(c).path.split(".")[0] in schema.names]
     total = metadata.num_rows
     expanded = _expanded(metadata, schema)
     if hasattr(source, "seek"):
@@ -90,11 +95,12 @@ def read_budgeted(source: str | IO[bytes], label: str, max_rows: int | None = No
     try:
         with pq.ParquetFile(source, read_dictionary=expanded or None) as parquet:
             for group in range(metadata.num_row_groups):
-                stored = sum(metadata.row_group(group).column(c).total_uncompressed_size for c in range(metadata.num_columns))
+                stored = sum(metadata.row_group(group).column(c).total_uncompressed_size for c in read)
                 if stored > max_bytes - used:
                     over = f"row group {group + 1} of {metadata.num_row_groups} holds {_human(stored)} uncompressed"
                     break
-                for batch in parquet.iter_batches(batch_size=min(BATCH_ROWS, max_rows - rows + 1), row_groups=[group], use_threads=False):
+                for batch in parquet.iter_batches(batch_size=min(BATCH_ROWS, max_rows - rows + 1), row_groups=[group],
+                                                 columns=schema.names, use_threads=False):
                     sizes = np.cumsum(_row_sizes(batch, set(expanded)))
                     fit = min(int(np.searchsorted(sizes, max_bytes - used, side="right")), max_rows - rows)
                     if fit:

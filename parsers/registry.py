@@ -148,9 +148,9 @@ def _recognised(path: Path, entry: Reader | ModuleType, reason: str, head: bytes
 
 
 # ============================================================== reading
-def read(path: str | os.PathLike[str]) -> FileRead:
+def read(path: str | os.PathLike[str], **options: Any) -> FileRead:
     """The file read by the reader of its kind, `meta` with its `kind` and `reason`. Never
-    raises: what fails is a finding."""
+    raises: what fails is a finding. `options` go to the reader (profiles: `columns`)."""
     path = Path(path)
     seen = recognise(path)
     label = clean(display_name(path))
@@ -159,7 +159,7 @@ def read(path: str | os.PathLike[str]) -> FileRead:
         finding = seen.problem or Finding("error", "unknown-format", f"{seen.reason}: no reader for it", label)
         return FileRead(None, [finding], {})
     try:
-        got = entry.read(path)
+        got = entry.read(path, **options)
     except MemoryError:
         return FileRead(None, [Finding("error", "huge", "not enough memory to read it", label)], {})
     except Exception as exc:  # noqa: BLE001 - one bad file never stops a browser

@@ -17,6 +17,8 @@ from gpuscope.metrics.compare import names, noise
 from gpuscope.metrics.table import Column, ResultTable
 
 NA = "n/a"
+READS = ("kernel", "duration_ns", "op")
+"""The launch columns a comparison reads (op: copies and memsets are left out)."""
 COLUMNS = ["kernel", "base_kernel", "match", "base_calls", "new_calls", "base_total_ms", "new_total_ms", "base_mean_us", "new_mean_us",
            "base_share", "new_share", "slowdown", "total_change", "base_runs", "new_runs", "p_raw", "p_value", "verdict"]
 

@@ -78,7 +78,7 @@ def describe(head: Head, size: int) -> str:
     return "nsys SQLite" if head_bytes(head).startswith(SQLITE_MAGIC[:15]) else describe_rows(head, size)
 
 
-def read(path: Path) -> FileRead:
+def read(path: Path, columns: Sequence[str] | None = None) -> FileRead:  # noqa: ARG001 - read whole: every column
     return file_read(read_kernels(path))
 
 

@@ -91,7 +91,7 @@ def match(name: str, head: Head) -> str | None:
 describe = describe_rows
 
 
-def read(path: Path) -> FileRead:
+def read(path: Path, columns: Sequence[str] | None = None) -> FileRead:  # noqa: ARG001 - read whole: every column
     return file_read(read_kernels(path))
 
 

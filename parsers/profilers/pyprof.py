@@ -24,6 +24,7 @@ import csv
 import io
 import re
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -182,12 +183,24 @@ def _error(label: str, kind: str, message: str) -> KernelRead:
 
 # --- Parquet -----------------------------------------------------------------------------------
 
-def _read_parquet(data: bytes, label: str) -> KernelRead:
+def _read_parquet(data: bytes, label: str, columns: Sequence[str] | None) -> KernelRead:
     if len(data) < 12 or data[-4:] != PARQUET_MAGIC:
         return _error(label, "corrupt", "Parquet file is truncated or corrupt (no PAR1 footer)")
+    import pyarrow.parquet as pq  # Parquet only: text profiles never need it
+
     try:
+        # the header from the footer alone: the findings name every column, read or not
+        names = pq.read_schema(io.BytesIO(data)).names
+        headers: list[str] = []
+        rename: dict[str, str] = {}
+        for column in names:
+            header = _header_name(column)
+            if header is not None and header not in headers:
+                headers.append(header)
+                rename[column] = HEADERS[header]
+        wanted = None if columns is None else [c for c, ours in rename.items() if ours in columns]
         # up to the row limit and the budget for decoded data: a small file can decode to gigabytes
-        table, total, findings = read_budgeted(io.BytesIO(data), label)
+        table, total, findings = read_budgeted(io.BytesIO(data), label, columns=wanted)
         if table is None:
             return KernelRead(table=empty(label), findings=findings, unavailable=UNAVAILABLE, meta={})
         frame = table.to_pandas()
@@ -195,16 +208,9 @@ def _read_parquet(data: bytes, label: str) -> KernelRead:
         return _error(label, "huge", "not enough memory to read it")
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types on corrupt input
         return _error(label, "corrupt", f"Parquet file is corrupt or unreadable ({type(exc).__name__}: {str(exc)[:200]})")
-    headers: list[str] = []
-    rename: dict[str, str] = {}
-    for column in frame.columns:
-        header = _header_name(column)
-        if header is not None and header not in headers:
-            headers.append(header)
-            rename[column] = HEADERS[header]
     frame = frame.rename(columns=rename)
     frame = frame.loc[:, ~frame.columns.duplicated()]
-    others = [c for c in frame.columns if c not in rename.values()]
+    others = [c for c in names if c not in rename and c not in rename.values()]
     if others:
         findings.append(Finding("info", "extra-columns",
                                 f"kept columns PyProf does not write: {', '.join(map(str, others))}", label))
@@ -388,19 +394,20 @@ def describe(head: Head, size: int) -> str:
     return "PyProf Parquet" if head_bytes(head).startswith(PARQUET_MAGIC) else describe_rows(head, size)
 
 
-def read(path: Path) -> FileRead:
-    return file_read(read_kernels(path))
+def read(path: Path, columns: Sequence[str] | None = None) -> FileRead:
+    return file_read(read_kernels(path, columns=columns))
 
 
-def read_kernels(path: str | Path, label: str | None = None) -> KernelRead:
+def read_kernels(path: str | Path, label: str | None = None, columns: Sequence[str] | None = None) -> KernelRead:
     """PyProf kernel rows from `path` (Parquet, `--csv` or `-w` text) plus findings; never raises
-    on bad content."""
+    on bad content. `columns`: the canonical columns wanted (None: all); Parquet reads only
+    those (the others are null), text is read whole."""
     label = label if label is not None else display_name(path)
     data, findings = read_raw(path, label)
     if data is None:
         return KernelRead(table=empty(label), findings=findings, unavailable=UNAVAILABLE, meta={})
     if data[:4] == PARQUET_MAGIC:
-        return _read_parquet(data, label)
+        return _read_parquet(data, label, columns)
     if not data or data.isspace():
         return _error(label, "empty", "file is empty")
     if looks_binary(data[:SNIFF_BYTES]):

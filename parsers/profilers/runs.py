@@ -79,7 +79,8 @@ class Seen(Protocol):
 
 
 Recognise = Callable[[Path], Seen]
-Read = Callable[[Path], FileRead]
+Read = Callable[..., FileRead]
+"""The registry's `read(path, columns=...)`."""
 
 
 def find_files(paths: Sequence[str | os.PathLike[str]], recognise: Recognise) -> tuple[list[Path], list[Path], list[Finding]]:
@@ -143,7 +144,7 @@ def _batch(profile: Path, candidates: list[Path], findings: list[Finding]) -> tu
     return batch, path
 
 
-def _profile(path: Path, recognise: Recognise, read: Read) -> KernelRead:
+def _profile(path: Path, recognise: Recognise, read: Read, columns: Sequence[str] | None) -> KernelRead:
     """One profile read through the registry; a file of another kind read as none (a finding)."""
     label = display_name(path)
     seen = recognise(path)
@@ -151,15 +152,18 @@ def _profile(path: Path, recognise: Recognise, read: Read) -> KernelRead:
         problem = seen.problem if seen.kind is None and seen.problem is not None else \
             Finding("error", "unknown-format", f"not a profiler export gpuscope reads (it reads {KNOWN})", label)
         return KernelRead(empty("unknown"), [problem])
-    return kernel_read(read(path), drop=("kind", "reason"))
+    return kernel_read(read(path, columns=columns), drop=("kind", "reason"))
 
 
 def read_runs(paths: Sequence[str | os.PathLike[str]], *, recognise: Recognise, read: Read, name_pattern: str | None = None,
-              markers: Sequence[str | os.PathLike[str]] = (), want_fields: bool = False) -> ProfileRuns:
+              markers: Sequence[str | os.PathLike[str]] = (), want_fields: bool = False,
+              columns: Sequence[str] | None = None) -> ProfileRuns:
     """Read every profile under `paths`, each file recognised and read by `recognise` and `read`
     (the registry's: `registry.read_profiles`). Raises ValueError only for a malformed
     `name_pattern`. `want_fields`: report names that do not match as findings even for a single
-    profile (the user asked for fields); otherwise only when several profiles are compared."""
+    profile (the user asked for fields); otherwise only when several profiles are compared.
+    `columns`: the canonical columns the caller uses (None: all); a reader that can leave the
+    others unread does (PyProf Parquet), and they are null."""
     pattern = NamePattern.compile(name_pattern) if name_pattern else None
     files, given_markers, findings = find_files(paths, recognise)
     for path in markers:
@@ -170,7 +174,7 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, recognise: Recognise, 
     tables: list[pd.DataFrame] = []
     meta: dict[str, Any] = {}
     name_findings: list[Finding] = []
-    reads, metrics, metric_findings = nvprof.pair_metrics([(path, _profile(path, recognise, read)) for path in files])
+    reads, metrics, metric_findings = nvprof.pair_metrics([(path, _profile(path, recognise, read, columns)) for path in files])
     used: set[Path] = set()
     findings.extend(metric_findings)
     for path, result in reads:

@@ -40,7 +40,7 @@ import re
 from collections import Counter, defaultdict
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -225,7 +225,7 @@ def describe(head: Head, size: int) -> str:
     return "PyTorch trace"
 
 
-def read(path: Path) -> FileRead:
+def read(path: Path, columns: Sequence[str] | None = None) -> FileRead:  # noqa: ARG001 - read whole: every column
     return file_read(read_kernels(path))
 
 

@@ -59,3 +59,18 @@ def test_numeric_columns_read_alike_from_parquet_and_text(tmp_path: Path, rows: 
     table = from_parquet.table
     assert not np.isinf(table[["duration_ns", "flops", "bytes"]].astype(float).to_numpy()).any()
     assert not (table["flops"].dropna() < 0).any() and not (table["bytes"].dropna() < 0).any()
+
+
+def test_parquet_read_for_some_columns_holds_those_alike_and_nulls_the_rest(tmp_path: Path) -> None:
+    """`gpuscope diff` reads only kernel, duration and op: the same values as a whole read, the
+    other canonical columns null, and the findings about the file's columns still said."""
+    frame = pd.read_csv(EXAMPLE, dtype=str, keep_default_na=False).drop(columns=["FLOPs"])
+    frame["Sil(ns)"] = pd.to_numeric(frame["Sil(ns)"]).astype("int64")
+    path = tmp_path / "p.gzip"
+    frame.to_parquet(path, index=False)
+    whole, some = pyprof.read_kernels(path), pyprof.read_kernels(path, columns=("kernel", "duration_ns", "op"))
+    for column in ("kernel", "duration_ns", "op"):
+        pd.testing.assert_series_equal(some.table[column], whole.table[column])
+    assert some.table[["flops", "bytes", "direction", "stream"]].isna().all().all()
+    assert [(f.kind, f.message) for f in some.findings] == [(f.kind, f.message) for f in whole.findings]
+    assert any(f.kind == "missing-column" and "'FLOPs'" in f.message for f in some.findings)

@@ -247,7 +247,7 @@ def _both_sides(kind: str, base: Path, new: Path, read: Callable[[Path], tuple[A
 
 
 def _profiles(path: Path) -> tuple[pd.DataFrame, list[Finding]]:
-    loaded = registry.read_profiles([path])
+    loaded = registry.read_profiles([path], columns=compare_kernels.READS)
     return loaded.kernels, loaded.findings
 
 
