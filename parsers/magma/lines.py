@@ -19,16 +19,6 @@ from gpuscope.metrics.magma.run import RunInfo, block_labels
 from gpuscope.parsers.joblog import JobLog
 from gpuscope.parsers.magma import layout as fmt
 
-MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
-"""A file met in a folder is read when it holds one of these (a banner, a table header, a Flux
-trailer, the assertions of a run that printed nothing else). Recognition among all kinds asks
-for more (`kind.match`): a README that mentions MAGMA stays a README."""
-
-
-def mentions_magma(data: bytes) -> bool:
-    return any(m in data for m in MARKERS)
-
-
 SEPARATORS = bytes(range(0x2A)).replace(b"\n", b"")
 """Row separators: blanks, control bytes and `!"#$%&'()` (`(` and `)` part `94.60 (   0.26)`)."""
 BLANKS = bytes.maketrans(SEPARATORS, b" " * len(SEPARATORS))

@@ -27,7 +27,8 @@ from gpuscope.metrics.magma import trust as magma_trust
 from gpuscope.metrics.magma.run import RunInfo, precision_of
 from gpuscope.parsers.files import MAX_BYTES, MAX_LINES
 from gpuscope.parsers.magma import layout as fmt
-from gpuscope.parsers.magma.lines import BLANKS, Block, mentions_magma, scan
+from gpuscope.parsers.magma.kind import mentions_magma
+from gpuscope.parsers.magma.lines import BLANKS, Block, scan
 from gpuscope.parsers.tree import Text, categorical, context_columns, integers, read_texts
 
 
