@@ -8,22 +8,12 @@ from pathlib import Path
 
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import head_bytes, line_at, line_of, quote
+from gpuscope.parsers.magma.layout import mentions_magma
 
 KIND = "magma"
 TITLE = "MAGMA tester output"
 VIEW = "magma"
 BOUNDED = False
-
-MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
-"""A file met in a folder is read when it holds one of these (a banner, a table header, a Flux
-trailer, the assertions of a run that printed nothing else). Recognition among all kinds asks
-for more (`match`): a README that mentions MAGMA stays a README. Here, not in the line parser:
-recognising a file must not import the MAGMA reader."""
-
-
-def mentions_magma(data: bytes) -> bool:
-    return any(m in data for m in MARKERS)
-
 
 _LINES = ((re.compile(rb"^% MAGMA \d", re.M), "banner"), (re.compile(rb"^%.*G[Ff]lop/s", re.M), "table header"),
           (re.compile(rb"^Assert failed: ", re.M), "assertion of a MAGMA tester"))

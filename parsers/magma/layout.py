@@ -14,6 +14,17 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+MARKERS = (b"MAGMA ", b"Gflop/s", b"GFlop/s", b"START OF JOBSPEC", b"Assert failed")
+"""A file met in a folder is read when it holds one of these (a banner, a table header, a Flux
+trailer, the assertions of a run that printed nothing else). Recognition among all kinds asks
+for more (`kind.match`): a README that mentions MAGMA stays a README. Declared with the
+layouts, not in the line parser: recognising a file must not import the MAGMA reader."""
+
+
+def mentions_magma(data: bytes) -> bool:
+    return any(m in data for m in MARKERS)
+
+
 SIZE_WORDS = {"batchcount": "batch_count", "m": "m", "n": "n", "k": "k", "nrhs": "nrhs"}
 """Header words of the leading integer columns (the problem size is M x N x K; NRHS, the
 right-hand sides of testing_?gesv, is a column of its own)."""

@@ -27,7 +27,6 @@ from gpuscope.metrics.magma import trust as magma_trust
 from gpuscope.metrics.magma.run import RunInfo, precision_of
 from gpuscope.parsers.files import MAX_BYTES, MAX_LINES
 from gpuscope.parsers.magma import layout as fmt
-from gpuscope.parsers.magma.kind import mentions_magma
 from gpuscope.parsers.magma.lines import BLANKS, Block, scan
 from gpuscope.parsers.tree import Text, categorical, context_columns, integers, read_texts
 
@@ -46,7 +45,7 @@ def read_tree(paths: Sequence[str | os.PathLike[str]], *, path_pattern: str | No
               peak_override: float | None = None, root: str | os.PathLike[str] | None = None) -> MagmaResult:
     """Every MAGMA output under `paths` (files or folders) in one tidy table. `peak_override`
     (Gflop/s) replaces the peak table for the impossible-value check."""
-    texts, findings = read_texts(paths, mentions_magma, "MAGMA", path_pattern=path_pattern, exclude=exclude, root=root, budget=(MAX_BYTES, MAX_LINES))
+    texts, findings = read_texts(paths, fmt.mentions_magma, "MAGMA", path_pattern=path_pattern, exclude=exclude, root=root, budget=(MAX_BYTES, MAX_LINES))
     runs = [RunInfo(t.label, t.context, findings=t.findings, digest=t.digest, last_line_cut=t.cut) for t in texts]
     rows, table, judged = magma_trust.judge(_rows(texts, runs), runs, peak_override)
     return MagmaResult(rows=rows, runs=table, findings=findings + [f for r in runs for f in r.findings] + judged, files_read=len(runs))
