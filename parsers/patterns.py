@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
+from gpuscope.parsers.files import display_name
 
 # A folder name that states the cluster size. Ordered: the first that matches wins.
 NODE_COMPONENT = re.compile(
@@ -217,14 +218,14 @@ def config_fields(path: str | PurePath, pattern: NamePattern | str | None = None
     if pattern is None:
         fields = seed_fields(name)
         if fields is None:
-            return None, [Finding("warning", "no-config", f"file name does not follow {DEFAULT_PATTERN}; give --name-pattern", str(path))]
+            return None, [Finding("warning", "no-config", f"file name does not follow {DEFAULT_PATTERN}; give --name-pattern", display_name(path))]
         findings = []
         if "field_1" in fields:
-            findings.append(Finding("info", "config-fields", f"{len([k for k in fields if k.startswith('field_')])} config parts, not {len(SEED_FIELDS)}; named field_1...", str(path)))
+            findings.append(Finding("info", "config-fields", f"{len([k for k in fields if k.startswith('field_')])} config parts, not {len(SEED_FIELDS)}; named field_1...", display_name(path)))
         return fields, findings
     fields = pattern.match(name)
     if fields is None:
-        return None, [Finding("warning", "no-config", f"file name does not match --name-pattern {pattern.text!r}", str(path))]
+        return None, [Finding("warning", "no-config", f"file name does not match --name-pattern {pattern.text!r}", display_name(path))]
     return fields, []
 
 
@@ -236,5 +237,5 @@ def config_frame(paths: Iterable[str | PurePath], pattern: NamePattern | str | N
     for path in paths:
         fields, found = config_fields(path, pattern)
         findings.extend(found)
-        rows.append({"file": str(path), **(fields or {})})
+        rows.append({"file": display_name(path), **(fields or {})})
     return pd.DataFrame(rows), findings

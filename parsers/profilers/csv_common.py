@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.profilers.kernel_table import KernelRead, empty
-from gpuscope.parsers.files import decode, read_bytes
+from gpuscope.parsers.files import decode, display_name, read_bytes
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -139,7 +139,7 @@ def classify_name(name: str) -> tuple[str, str | None]:
 
 def load_text(path: str | os.PathLike[str], label: str | None = None) -> tuple[str | None, str, list[Finding]]:
     """Text of a CSV result, or None and one error finding (empty, binary, unreadable...)."""
-    label = label if label is not None else str(path)
+    label = label if label is not None else display_name(path)
     data, findings = read_bytes(Path(path), label)
     if data is None:
         return None, label, findings

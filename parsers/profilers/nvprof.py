@@ -36,7 +36,7 @@ import pandas as pd
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.profilers import nvprof_text
 from gpuscope.parsers.base import FileRead, Head
-from gpuscope.parsers.files import describe_rows, head_text
+from gpuscope.parsers.files import describe_rows, display_name, head_text
 from gpuscope.parsers.profilers.kernel_table import KernelRead, canonical, file_read
 from gpuscope.parsers.profilers.csv_common import is_code
 from gpuscope.parsers.profilers.csv_common import (
@@ -366,10 +366,10 @@ def _same_run(path: Path, metrics: pd.DataFrame, reads: list[tuple[Path, KernelR
         return found[0]
     if found:
         findings.append(Finding("warning", "metrics-not-joined", f"these nvprof metrics fit {len(found)} traces equally well ({', '.join(reads[i][0].name for i in found)}); "
-                                "not joined: read them with the one trace of the same run", str(path)))
+                                "not joined: read them with the one trace of the same run", display_name(path)))
     else:
         findings.append(Finding("info", "metrics-alone", "no nvprof trace or summary of the same run was read with these metrics (no kernel name in common): "
-                                "they are shown on their own, without times", str(path)))
+                                "they are shown on their own, without times", display_name(path)))
     return None
 
 
@@ -390,9 +390,9 @@ def pair_metrics(reads: list[tuple[Path, KernelRead]]) -> tuple[list[tuple[Path,
         joined_to = None
         if index is not None:
             target, timed = kept[index]
-            table, more = join_metrics(timed.table, read.table, str(path), str(target))
+            table, more = join_metrics(timed.table, read.table, display_name(path), display_name(target))
             unavailable = tuple(u for u in timed.unavailable if u not in ("flops", "bytes"))
             kept[index] = (target, replace(timed, table=table, findings=timed.findings + more, unavailable=unavailable))
-            joined_to = str(target)
-        tables.append(read.table.assign(file=str(path), joined_to=joined_to))
+            joined_to = display_name(target)
+        tables.append(read.table.assign(file=display_name(path), joined_to=joined_to))
     return kept, (pd.concat(tables, ignore_index=True) if tables else None), findings

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.files import walk
+from gpuscope.parsers.files import display_name, walk
 from gpuscope.parsers.runlogs import formats as fmt
 
 
@@ -65,15 +65,15 @@ def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding])
                 if key in seen:
                     continue
                 seen.add(key)
-                found.append(Candidate(file, prefix + name, (_stem(name), *folder_parts), False))  # label: str(Path(prefix) / name)
+                found.append(Candidate(file, display_name(prefix + name), (_stem(name), *folder_parts), False))  # label: str(Path(prefix) / name)
         elif path.exists():
             key = os.path.realpath(path)
             if key in seen:
                 continue
             seen.add(key)
-            found.append(Candidate(path, str(given), (path.stem, path.parent.name), True))
+            found.append(Candidate(path, display_name(given), (path.stem, path.parent.name), True))
         else:
-            findings.append(Finding("error", "missing", "no such file or folder", str(given)))
+            findings.append(Finding("error", "missing", "no such file or folder", display_name(given)))
     return found
 
 

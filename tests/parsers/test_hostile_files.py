@@ -305,6 +305,26 @@ def test_non_utf8_names_do_not_sink_the_read(tmp_path: Path) -> None:
         text.encode("utf-8")  # strict: no surrogate left
 
 
+def test_non_utf8_names_print_on_a_strict_utf8_stdout(tmp_path: Path) -> None:
+    """Point 4 for the text readers and the run logs too: an nvprof summary and a run log under a
+    name that is not UTF-8 are labelled with U+FFFD, and `kernels` and `scaling` print on a
+    strict UTF-8 stdout (en_US.UTF-8; this machine's C.UTF-8 escapes surrogates) without a
+    traceback."""
+    folder = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.mkdir(folder)
+    with open(folder + b"/summary_\xff.txt", "wb") as out:
+        out.write((ROOT.parent / "examples" / "profiles" / "nvprof_gpu_summary.txt").read_bytes())
+    for workers in (b"workers-1", b"workers-2"):  # the resource count from the folder's name
+        os.mkdir(folder + b"/" + workers)
+        with open(folder + b"/" + workers + b"/run_\xff.log", "wb") as out:
+            out.write((ROOT.parent / "examples" / "scaling" / workers.decode() / "run-1.log").read_bytes())
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    for command in ("kernels", "scaling"):
+        done = subprocess.run([GPUSCOPE, command, str(tmp_path), "--format", "text"], capture_output=True, env=env, timeout=TIMEOUT_S)
+        assert b"Traceback" not in done.stderr and done.returncode == 0, (command, done.stderr[-600:])
+        assert "caf\ufffd/".encode() in done.stdout + done.stderr, command
+
+
 def test_symlink_loop_and_long_path_are_named(tmp_path: Path) -> None:
     os.symlink("b.out", tmp_path / "a.out")
     os.symlink("a.out", tmp_path / "b.out")

@@ -48,10 +48,12 @@ def write_stdout(text: str) -> None:
     stdout is a raw file whose write may take only part of the bytes (a pipe whose reader has
     gone) without an error: the rest is written again until it goes or fails, so a closed pipe
     is said instead of losing the output silently. A full disk or a closed pipe shows here,
-    not at exit."""
+    not at exit. A character the terminal's encoding lacks (a box line on Latin-1) is
+    written as `?`, never a traceback."""
     sys.stdout.flush()
     out = sys.stdout.buffer
-    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    errors = sys.stdout.errors if sys.stdout.errors not in (None, "strict") else "replace"
+    data = memoryview(text.encode(sys.stdout.encoding or "utf-8", errors))
     while data:
         written = out.write(data)
         data = data[written if written is not None else 0:]
