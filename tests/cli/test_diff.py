@@ -72,6 +72,8 @@ def test_kernels_single_run_has_no_noise_estimate(tmp_path: Path, capsys: pytest
     assert "--fail-if-slower 1: nothing could be judged against noise" in err
     assert out.splitlines()[1].startswith("single run on each side: no noise estimate; largest change +")
     assert "beyond noise" not in out.splitlines()[1]
+    code, out, err = cli(capsys, base, base)
+    assert out.splitlines()[1] == "single run on each side: no noise estimate; no value changed"  # not "largest change +0.0 %"
 
 
 @pytest.mark.skipif(not SHARED_PYPROF.is_dir(), reason="../shared/data/pyprof is absent")

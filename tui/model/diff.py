@@ -195,7 +195,9 @@ def verdict_line(noun: str, frame: pd.DataFrame, label: str = "kernel") -> str:
               "one run on a side: no noise estimate" if (verdicts == noise.ONE_SIDE).any() else "no noise test could be made"
         both = frame[frame["slowdown"].map(lambda v: isinstance(v, float) and math.isfinite(v))]
         head = why
-        if len(both):
+        if len(both) and (both["slowdown"] == 0).all():
+            head += "; no value changed"
+        elif len(both):
             worst = both.loc[both["slowdown"].idxmax()]
             head += f"; largest change {noise.percent(worst['slowdown'])} `{_short(worst[label])}`"
     return "; ".join([head, *tail])
