@@ -263,6 +263,8 @@ class Stream:
 
     path: str | os.PathLike[str]
     processes: bool = True
+    columns: tuple[str, ...] | None = None
+    """Only these columns are decoded (None: all); the others are not even decompressed."""
     version: int | None = None
     schema: pa.Schema | None = None
     findings: list[Finding] = field(default_factory=list)
@@ -299,7 +301,8 @@ class Stream:
         if problem is not None:
             self._say(*problem)
             return
-        wanted = [i for i, name in enumerate(schema.names) if self.processes or name != "processes"]
+        wanted = [i for i, name in enumerate(schema.names)
+                  if (self.processes or name != "processes") and (self.columns is None or name in self.columns)]
         try:  # a second reader over the same bytes decodes (only the wanted fields) what the first checked
             reader = pa.ipc.open_stream(pa.BufferReader(whole), options=pa.ipc.IpcReadOptions(included_fields=wanted, use_threads=False))
         except ARROW_ERRORS as exc:
@@ -334,12 +337,13 @@ class Stream:
             self._say("empty", "the recording holds no samples", "info")
 
 
-def read(path: str | os.PathLike[str], *, processes: bool = True) -> Recording:
+def read(path: str | os.PathLike[str], *, processes: bool = True, columns: tuple[str, ...] | None = None) -> Recording:
     """Every whole batch of a recording, up to HELD_BYTES decoded. `processes=False` leaves
     the process lists out (most of a recording's bytes: they are not even decompressed), so a
     long recording opens at once with its host and GPU history; its snapshots then have no
-    processes."""
-    stream = Stream(path, processes)
+    processes. `columns`: only those are read (the others are not decompressed either); a
+    snapshot then has what they hold, the rest n/a or its default."""
+    stream = Stream(path, processes, columns)
     batches, held = [], 0
     for batch in stream.batches():
         held += batch.get_total_buffer_size()  # its buffers whole (nbytes walks every slice: slower, the same here)

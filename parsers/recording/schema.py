@@ -305,13 +305,14 @@ def _scope_from(data: dict[str, Any]) -> JobScope:
 
 
 def _snapshot(row: dict[str, Any]) -> Snapshot:
-    """A row of the current layout back as a Snapshot."""
-    memory = MemoryUse(**{n: row[f"memory_{n}"] for n, _t in MEMORY})
-    host = HostSample(timestamp=row["timestamp"], hostname=row["hostname"], cpu_percent=tuple(row["cpu_percent"] or ()),
-                      load_avg=tuple(row["load_avg"] or (None, None, None)), memory=memory, cpu_count=row["cpu_count"], uptime=row["uptime"])
-    status = GpuStatus(backend=row["gpu_backend"] or "none", reason=row["gpu_reason"] or "", driver_version=row["gpu_driver"])
-    return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row["gpus"], GPU), gpu_status=status,
-                    scope=scope_from(row["scope"]), verdicts=_rows(row["verdicts"], VERDICT), rapl=rapl_from(row.get("node_rapl")))
+    """A row of the current layout back as a Snapshot; a column not read (`read(columns=...)`)
+    is n/a, as a null in it would be."""
+    memory = MemoryUse(**{n: row.get(f"memory_{n}") for n, _t in MEMORY})
+    host = HostSample(timestamp=row["timestamp"], hostname=row.get("hostname"), cpu_percent=tuple(row.get("cpu_percent") or ()),
+                      load_avg=tuple(row.get("load_avg") or (None, None, None)), memory=memory, cpu_count=row.get("cpu_count"), uptime=row.get("uptime"))
+    status = GpuStatus(backend=row.get("gpu_backend") or "none", reason=row.get("gpu_reason") or "", driver_version=row.get("gpu_driver"))
+    return Snapshot(host=host, processes=_rows(row.get("processes"), PROCESS), gpus=_rows(row.get("gpus"), GPU), gpu_status=status,
+                    scope=scope_from(row.get("scope")), verdicts=_rows(row.get("verdicts"), VERDICT), rapl=rapl_from(row.get("node_rapl")))
 
 
 def from_json_dict(data: dict[str, Any]) -> Snapshot:
@@ -339,6 +340,8 @@ def scope_structs(scopes: Sequence[JobScope]) -> pa.StructArray:
 def _scope_from_json(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Version 1 -> 2: the scope's JSON text parsed (once per distinct text) into the struct."""
     at = batch.schema.get_field_index("scope")
+    if at < 0:  # not read
+        return batch
     encoded = pc.dictionary_encode(batch.column(at))
     scopes = [scope_of(text) for text in encoded.dictionary.to_pylist()]
     try:

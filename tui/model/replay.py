@@ -3,8 +3,8 @@ history as arrays, its events, any sample's snapshot on demand), the time cursor
 play at a speed) and the jump-to-time grammar ("14:05", "+10m", "1h", "#1234").
 
 Opening is fast (a day at 1 Hz, 86,400 samples, opens in under 2 s) because nothing
-is done a sample at a time: the recording is read without its process lists
-(`recording.read(processes=False)`: most of the bytes, never decompressed), the history and
+is done a sample at a time: the recording is read for the columns the history and the events
+need only (`COLUMNS`: the process lists, most of the bytes, are never decompressed), the history and
 the events are computed column-wise from the Arrow arrays, and the sample under the cursor is
 decoded from its own batch only (`recording.Batches`: the file memory-mapped, its messages
 indexed still compressed, one batch decoded when the cursor reaches it).
@@ -48,6 +48,9 @@ BIG_STEP_S = 60.0
 PANE_SECONDS = 600.0
 """The panes' history at the cursor: the last 10 minutes (sparklines and 1-minute means)."""
 KINDS = ("memory-peak", "idle", "throttle", "process-start", "process-end")
+COLUMNS = ("timestamp", "hostname", "cpu_percent", "memory_used", "memory_total", "memory_swap_used", "memory_swap_total", "gpus", "scope")
+"""What the history and the events are made of: all a recording is read for (the rest, the
+process lists too, comes with the sample under the cursor from its own batch)."""
 
 
 @dataclass(frozen=True)
@@ -316,7 +319,7 @@ class Replay:
 
 def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay:
     """Read `path` for replay (the first node of a multi-node recording unless `node`)."""
-    replay = replay_of(recording.read(path, processes=False), node)
+    replay = replay_of(recording.read(path, columns=COLUMNS), node)
     replay.in_memory = False
     if replay.samples:
         replay.batches = recording.Batches(replay.path)
@@ -329,15 +332,18 @@ def replay_of(rec: recording.Recording, node: str | None = None) -> Replay:
     replay = Replay(rec.path, rec, in_memory=True)
     if rec.table is None or rec.samples == 0:
         return replay
-    hosts = rec.table.column("hostname")
+    lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
+    replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
+    whole = rec.table
+    hosts = whole.column("hostname")
     replay.nodes = tuple(str(h) for h in pc.unique(hosts).to_pylist() if h is not None) or ("",)
     replay.node = node if node in replay.nodes else replay.nodes[0]
     if len(replay.nodes) > 1:
         replay.rows = np.flatnonzero(pc.fill_null(pc.equal(hosts, replay.node), False).to_numpy(zero_copy_only=False))
-        table = rec.table.take(pa.array(replay.rows))
+        table = whole.take(pa.array(replay.rows))
     else:
         replay.rows = np.arange(rec.samples)
-        table = rec.table
+        table = whole
     replay.times = floats(table.column("timestamp"))
     replay.times = np.where(np.isnan(replay.times), np.fmax.accumulate(replay.times), replay.times)
     replay.clock = np.fmax.accumulate(replay.times)
@@ -349,8 +355,6 @@ def replay_of(rec: recording.Recording, node: str | None = None) -> Replay:
     events = (gpu_events(gpus, replay.times) + process_events(pc.struct_field(scope, "pids"), replay.times)
               + scope_events(scope, replay.series["scope.mem"], replay.times))
     replay.events = sorted(events, key=lambda e: (e.index, KINDS.index(e.kind)))
-    lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
-    replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
     return replay
 
 
