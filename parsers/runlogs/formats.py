@@ -173,8 +173,7 @@ RESOURCE_FIELDS = ("threads", "processes", "gpus", "nodes")
 KIND_PREFERENCE = ("gpus", "nodes", "processes", "threads")
 """The kind a series scales over: the first that varies between its runs, else the first known."""
 
-# ---------------------------------------------------------------- MLPerf
-MLLOG_TAG = ":::MLLOG "
+# ---------------------------------------------------------------- MLPerf (the line tag: mlperf.MLLOG_TAG)
 MLPERF_SETTINGS: dict[str, str] = {
     # MLLOG key -> settings column (set_ prefix added by the reader)
     "global_batch_size": "global_batch_size", "local_batch_size": "local_batch_size", "d_batch_size": "local_batch_size",

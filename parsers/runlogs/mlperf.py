@@ -14,25 +14,28 @@ import re
 from itertools import repeat
 from operator import add
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.metrics.safe_text import clean
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import head_text, line_of
-from gpuscope.parsers.runlogs import assemble
-from gpuscope.parsers.runlogs import formats as fmt
-from gpuscope.parsers.runlogs.run import Run, put
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.runlogs.run import Run
 
 KIND = "mlperf-log"
 TITLE = "MLPerf log"
 VIEW = "scaling"
 BOUNDED = False
+MLLOG_TAG = ":::MLLOG "
+"""What starts an MLPerf log line (mlcommons/logging); here, not in `formats`, so recognising a
+file does not import the run-log reader (every command imports the kinds through the registry)."""
 
 
 def match(name: str, head: Head) -> str | None:
     text = head_text(head)
-    at = text.find(fmt.MLLOG_TAG)
+    at = text.find(MLLOG_TAG)
     return None if at < 0 else f"`:::MLLOG` JSON lines (first on line {line_of(text, at)}): MLPerf log"
 
 
@@ -43,11 +46,13 @@ def describe(head: Head, size: int) -> str:
 
 def read(path: Path) -> FileRead:
     """The run of one MLPerf log, with its nodes and GPUs (systems/NAME.json, the path, the log)."""
+    from gpuscope.parsers.runlogs import assemble  # the run-log reader: only when a log is read
+
     return assemble.read_one(path, parse)
 
 
-_MLPERF_KEYS = frozenset({"run_start", "run_stop", "submission_benchmark", "epoch_start", "epoch_stop", "train_samples", "submission_platform", *fmt.MLPERF_QUALITY_KEYS, *fmt.MLPERF_SETTINGS})
-"""Every MLLOG key `_read_mlperf` uses."""
+_MLPERF_EVENTS = frozenset({"run_start", "run_stop", "submission_benchmark", "epoch_start", "epoch_stop", "train_samples", "submission_platform"})
+"""The MLLOG keys `parse` uses besides `formats`' quality and settings keys."""
 _MLLOG_KEY = re.compile(r'"key": *"([a-z_0-9]+)"')
 """An event's key as MLPerf's logger writes it: lines whose key is not used are not decoded
 (half of a log is `weights_initialization` and `tracked_stats`), so a malformed line among
@@ -73,6 +78,11 @@ def _json_value(line: str, start: int) -> Any:
 
 
 def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> list[Run] | None:
+    from gpuscope.parsers.runlogs import formats as fmt
+    from gpuscope.parsers.runlogs.run import Run, put
+
+    used = _MLPERF_EVENTS.union(fmt.MLPERF_QUALITY_KEYS, fmt.MLPERF_SETTINGS)
+    """Every MLLOG key read."""
     run = Run(label, "mlperf", path)
     starts: list[tuple[int, int]] = []
     stops: list[tuple[int, int, str | None]] = []
@@ -82,13 +92,13 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
     bad = 0
     first_bad = None
     train_samples = math.nan
-    tag, skip = fmt.MLLOG_TAG, len(fmt.MLLOG_TAG)
+    tag, skip = MLLOG_TAG, len(MLLOG_TAG)
     lines = text.splitlines()
     # the lines to decode, found by C-level maps over all lines (not a Python step per line):
     # those with the tag whose first written key is used, or that write no key that way
     ats = list(map(str.find, lines, repeat(tag)))
     written = map(_MLLOG_KEY.search, lines, map(add, ats, repeat(skip)))
-    chosen = [i for i, at, w in zip(range(len(ats)), ats, written) if at >= 0 and (w is None or w[1] in _MLPERF_KEYS)]
+    chosen = [i for i, at, w in zip(range(len(ats)), ats, written) if at >= 0 and (w is None or w[1] in used)]
     for i in chosen:
         line, at = lines[i], ats[i]
         try:
@@ -102,7 +112,7 @@ def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> 
         if not isinstance(event, dict):
             bad += 1
             continue
-        if key not in _MLPERF_KEYS:  # most events (weights_initialization, tracked_stats ...) are not used
+        if key not in used:  # most events (weights_initialization, tracked_stats ...) are not used
             continue
         value = event.get("value")
         meta = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import describe_lines, first_line, head_text
-from gpuscope.parsers.runlogs import assemble
-from gpuscope.parsers.runlogs import formats as fmt
-from gpuscope.parsers.runlogs.run import Counts, Run, put
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.runlogs.run import Counts, Run
 
 KIND = "reframe"
 TITLE = "ReFrame perflog"
@@ -42,10 +43,15 @@ def describe(head: Head, size: int) -> str:
 
 def read(path: Path) -> FileRead:
     """The test runs of one perflog."""
+    from gpuscope.parsers.runlogs import assemble  # the run-log reader: only when a log is read
+
     return assemble.read_one(path, parse)
 
 
 def _reframe_params(name: str) -> Counts:
+    from gpuscope.parsers.runlogs import formats as fmt
+    from gpuscope.parsers.runlogs.run import put
+
     counts: Counts = {}
     for m in fmt.REFRAME_PARAMETER.finditer(name):
         param = m.group("name").split(".")[-1].lower()
@@ -57,6 +63,8 @@ def _reframe_params(name: str) -> Counts:
 
 def _perf_pick(perf: list[tuple[str, float, str]], run: Run, where: str) -> None:
     """Sets time_s from the time-unit performance variable; another variable becomes the quality."""
+    from gpuscope.parsers.runlogs import formats as fmt
+
     timed = [(n, v, u) for n, v, u in perf if fmt.unit_seconds(u) is not None]
     timed.sort(key=lambda p: not any(w in p[0].lower() for w in ("time", "elapsed", "runtime", "duration")))
     if timed:
@@ -74,6 +82,9 @@ def _perf_pick(perf: list[tuple[str, float, str]], run: Run, where: str) -> None
 
 
 def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> list[Run] | None:
+    from gpuscope.parsers.runlogs import formats as fmt
+    from gpuscope.parsers.runlogs.run import Run, put
+
     lines = text.splitlines()
     runs: list[Run] = []
     # ReFrame 3.x: one line per performance variable

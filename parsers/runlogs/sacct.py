@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import describe_rows, first_line, head_text
-from gpuscope.parsers.runlogs import assemble
-from gpuscope.parsers.runlogs import formats as fmt
-from gpuscope.parsers.runlogs.run import Run, benchmark_name, put
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.runlogs.run import Run
 
 KIND = "sacct"
 TITLE = "sacct output"
@@ -48,10 +49,15 @@ def describe(head: Head, size: int) -> str:
 
 def read(path: Path) -> FileRead:
     """The jobs of one sacct output."""
+    from gpuscope.parsers.runlogs import assemble  # the run-log reader: only when a log is read
+
     return assemble.read_one(path, parse)
 
 
 def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> list[Run] | None:
+    from gpuscope.parsers.runlogs import formats as fmt
+    from gpuscope.parsers.runlogs.run import Run, benchmark_name, put
+
     lines = [ln for ln in text.splitlines()]
     start = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if start is None:

@@ -13,27 +13,35 @@ import itertools
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuscope.metrics.findings import Finding
 from gpuscope.parsers.base import FileRead, Head
 from gpuscope.parsers.files import describe_lines, head_text, line_at, line_of, quote
-from gpuscope.parsers.runlogs import assemble
-from gpuscope.parsers.runlogs import formats as fmt
-from gpuscope.parsers.runlogs.run import Run, benchmark_name, put, time_value
+
+if TYPE_CHECKING:
+    from gpuscope.parsers.runlogs.run import Run
 
 KIND = "seed-log"
 TITLE = "Training log"
 VIEW = "scaling"
 BOUNDED = False
 
-_SEED_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (fmt.SLURM_ECHO, "Slurm variable echo"),
-    (fmt.JOB_ID_LINE, "`Job ID:` line"),
-    *((p, "seed 002 training summary") for p in fmt.SEED002_MARKERS),
-    (fmt.SEED002_TABLE_TITLE, "seed 002 results table"),
-    *((p, "seed 004 training line") for p in fmt.SEED004_MARKERS),
-    *((p, "resource line") for p, _kind in fmt.LOG_RESOURCE_LINES),
-)
+@functools.cache
+def _seed_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(pattern, what the line is) of the lines that say a file is a seed log. Built when first
+    needed, as the patterns below: `formats` compiles its patterns on import, and every command
+    imports this module through the registry; only recognising or reading a run log needs them."""
+    from gpuscope.parsers.runlogs import formats as fmt
+
+    return (
+        (fmt.SLURM_ECHO, "Slurm variable echo"),
+        (fmt.JOB_ID_LINE, "`Job ID:` line"),
+        *((p, "seed 002 training summary") for p in fmt.SEED002_MARKERS),
+        (fmt.SEED002_TABLE_TITLE, "seed 002 results table"),
+        *((p, "seed 004 training line") for p in fmt.SEED004_MARKERS),
+        *((p, "resource line") for p, _kind in fmt.LOG_RESOURCE_LINES),
+    )
 
 
 @functools.cache
@@ -41,7 +49,7 @@ def _head_scan() -> re.Pattern[str]:
     """All of them in one regex (their group names dropped: names may not repeat), so a head is
     searched once, not line by line and pattern by pattern. Compiled when first needed: every
     command imports this module through the registry; only recognising or reading a file needs it."""
-    return re.compile("|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", p.pattern) + ")" for p, _ in _SEED_PATTERNS), re.MULTILINE)
+    return re.compile("|".join("(?:" + re.sub(r"\(\?P<\w+>", "(?:", p.pattern) + ")" for p, _ in _seed_patterns()), re.MULTILINE)
 
 
 def match(name: str, head: Head) -> str | None:
@@ -52,7 +60,7 @@ def match(name: str, head: Head) -> str | None:
         return None
     at = found.start() + (len(found.group()) - len(found.group().lstrip()))  # `^\s*` may span blank lines
     line = line_at(text, at)
-    what = next((w for p, w in _SEED_PATTERNS if p.match(line)), "training line")
+    what = next((w for p, w in _seed_patterns() if p.match(line)), "training line")
     return f"{quote(line)} {what} on line {line_of(text, at)}: training log"
 
 
@@ -62,11 +70,16 @@ def describe(head: Head, size: int) -> str:
 
 def read(path: Path) -> FileRead:
     """The runs of one seed log, with their resources (the log, a job script beside it, its name)."""
+    from gpuscope.parsers.runlogs import assemble  # the run-log reader: only when a log is read
+
     return assemble.read_one(path, parse)
 
 
 def _seed_table(lines: list[str], start: int, label: str, findings: list[Finding]) -> list[Run]:
     """Seed 002's `BENCHMARK RESULTS SUMMARY` table, one run per row (start = title line index)."""
+    from gpuscope.parsers.runlogs import formats as fmt
+    from gpuscope.parsers.runlogs.run import Run, put
+
     runs: list[Run] = []
     header_idx = next((i for i in range(start + 1, min(start + 4, len(lines))) if "configuration" in lines[i].lower() or "time (s)" in lines[i].lower()), None)
     if header_idx is None:
@@ -133,31 +146,41 @@ _FAILURE_LINES = (
     (re.compile(r"^Traceback \(most recent call last\):"), "failed"),
 )
 
-# Every line pattern of a seed log, in the order a line is tried against them (the first that
-# matches decides what the line is). (tag, pattern, what it gives).
-_SEED_LINES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("slurm", fmt.SLURM_ECHO, ""),
-    *((f"res{i}", pattern, kind) for i, (pattern, kind) in enumerate(fmt.LOG_RESOURCE_LINES)),
-    ("job_id", fmt.JOB_ID_LINE, ""),
-    ("table", fmt.SEED002_TABLE_TITLE, ""),
-    ("total002", fmt.SEED002_TOTAL, ""),
-    ("total004", fmt.SEED004_TOTAL, ""),
-    ("per_epoch", fmt.SEED002_PER_EPOCH, ""),
-    ("best_loss", fmt.SEED002_BEST_LOSS, ""),
-    ("best_acc", fmt.SEED002_BEST_ACC, ""),
-    ("max_epochs", fmt.SEED002_MAX_EPOCHS, ""),
-    ("setting0", fmt.SEED002_BATCH, "local_batch_size"),
-    ("setting1", fmt.SEED002_EFFECTIVE_BATCH, "global_batch_size"),
-    ("setting2", fmt.SEED002_LEARNING_RATE, "learning_rate"),
-    ("setting3", fmt.SEED002_TORCH, "code_version"),
-    ("duration", fmt.SEED002_DURATION, ""),
-    ("complete", fmt.SEED002_COMPLETE, ""),
-    ("epochs004", fmt.SEED004_EPOCHS, ""),
-    ("rate004", fmt.SEED004_RATE, ""),
-    ("train004", fmt.SEED004_TRAIN, ""),
-    ("test004", fmt.SEED004_TEST, ""),
-)
-_SEED_BRANCHES = {tag: (pattern, what) for tag, pattern, what in _SEED_LINES}
+
+@functools.cache
+def _seed_lines() -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    """Every line pattern of a seed log, in the order a line is tried against them (the first that
+    matches decides what the line is): (tag, pattern, what it gives). Built when first needed,
+    as `_seed_patterns`."""
+    from gpuscope.parsers.runlogs import formats as fmt
+
+    return (
+        ("slurm", fmt.SLURM_ECHO, ""),
+        *((f"res{i}", pattern, kind) for i, (pattern, kind) in enumerate(fmt.LOG_RESOURCE_LINES)),
+        ("job_id", fmt.JOB_ID_LINE, ""),
+        ("table", fmt.SEED002_TABLE_TITLE, ""),
+        ("total002", fmt.SEED002_TOTAL, ""),
+        ("total004", fmt.SEED004_TOTAL, ""),
+        ("per_epoch", fmt.SEED002_PER_EPOCH, ""),
+        ("best_loss", fmt.SEED002_BEST_LOSS, ""),
+        ("best_acc", fmt.SEED002_BEST_ACC, ""),
+        ("max_epochs", fmt.SEED002_MAX_EPOCHS, ""),
+        ("setting0", fmt.SEED002_BATCH, "local_batch_size"),
+        ("setting1", fmt.SEED002_EFFECTIVE_BATCH, "global_batch_size"),
+        ("setting2", fmt.SEED002_LEARNING_RATE, "learning_rate"),
+        ("setting3", fmt.SEED002_TORCH, "code_version"),
+        ("duration", fmt.SEED002_DURATION, ""),
+        ("complete", fmt.SEED002_COMPLETE, ""),
+        ("epochs004", fmt.SEED004_EPOCHS, ""),
+        ("rate004", fmt.SEED004_RATE, ""),
+        ("train004", fmt.SEED004_TRAIN, ""),
+        ("test004", fmt.SEED004_TEST, ""),
+    )
+
+
+@functools.cache
+def _seed_branches() -> dict[str, tuple[re.Pattern[str], str]]:
+    return {tag: (pattern, what) for tag, pattern, what in _seed_lines()}
 
 
 def _branch(tag: str, pattern: re.Pattern[str]) -> str:
@@ -171,10 +194,10 @@ def _branch(tag: str, pattern: re.Pattern[str]) -> str:
 
 @functools.cache
 def _seed_line_pattern() -> re.Pattern[str]:
-    """All of `_SEED_LINES` in one regex: one match per line says which one a line is (`lastgroup`),
+    """All of `_seed_lines` in one regex: one match per line says which one a line is (`lastgroup`),
     instead of trying the patterns one by one; the named pattern is then matched for its groups.
     Compiled when first needed, as `_head_scan`."""
-    return re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pattern, _what in _SEED_LINES) + ")")
+    return re.compile(r"^\s*(?:" + "|".join(_branch(tag, pattern) for tag, pattern, _what in _seed_lines()) + ")")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -186,18 +209,21 @@ def _seed_line(line: str) -> tuple[str, str, re.Match[str]] | None:
     if found is None:
         return None
     tag = found.lastgroup or ""
-    pattern, what = _SEED_BRANCHES[tag]
+    pattern, what = _seed_branches()[tag]
     m = pattern.match(line)  # the same pattern as the branch that matched: never None
     return (tag, what, m) if m is not None else None
 
 
-_ONCE_PER_TEXT = frozenset({"slurm", *(f"res{i}" for i in range(len(fmt.LOG_RESOURCE_LINES))), "job_id", "max_epochs", "complete", *(f"setting{i}" for i in range(4))})
-"""Lines whose handling only fills what is still empty (or sets a flag): a second copy of the
-same line does nothing, so it is skipped."""
+@functools.cache
+def _once_per_text() -> frozenset[str]:
+    """The tags of the lines whose handling only fills what is still empty (or sets a flag): a
+    second copy of the same line does nothing, so it is skipped."""
+    resources = (tag for tag, _pattern, _what in _seed_lines() if tag.startswith("res"))
+    return frozenset({"slurm", *resources, "job_id", "max_epochs", "complete", *(f"setting{i}" for i in range(4))})
 
 
 def _first_failure(lines: list[str]) -> tuple[str, int] | None:
-    """(status, line number) of the first line that is none of `_SEED_LINES` but says the run
+    """(status, line number) of the first line that is none of `_seed_lines` but says the run
     ended early (`_FAILURE_LINES`, first pattern first); only asked when a log has no time."""
     seed_line = _seed_line_pattern()
     for i, line in enumerate(lines):
@@ -217,8 +243,9 @@ def _lines_to_visit(lines: list[str]) -> tuple[dict[str, tuple[str, str, re.Matc
     first = dict(zip(reversed(lines), range(len(lines) - 1, -1, -1)))  # each distinct line -> its first index
     # what each distinct line is, by one C-level map over them (most lines of a log are none)
     kinds = {line: kind for line, kind in zip(first, map(_seed_line, first)) if kind is not None}
-    visits = [first[line] for line, kind in kinds.items() if kind[0] in _ONCE_PER_TEXT]
-    every = {line for line, kind in kinds.items() if kind[0] not in _ONCE_PER_TEXT}
+    once = _once_per_text()
+    visits = [first[line] for line, kind in kinds.items() if kind[0] in once]
+    every = {line for line, kind in kinds.items() if kind[0] not in once}
     if every:
         visits.extend(itertools.compress(range(len(lines)), map(every.__contains__, lines)))
     visits.sort()
@@ -227,6 +254,9 @@ def _lines_to_visit(lines: list[str]) -> tuple[dict[str, tuple[str, str, re.Matc
 
 def parse(text: str, label: str, path: Path | None, findings: list[Finding]) -> list[Run] | None:
     """Seed 002 / seed 004 logs (and the job-script echo lines around them)."""
+    from gpuscope.parsers.runlogs import formats as fmt
+    from gpuscope.parsers.runlogs.run import Run, benchmark_name, put, time_value
+
     lines = text.splitlines()  # splits at \r too: a progress bar's redraws are lines of their own
     run = Run(label, "seed004")
     totals: list[tuple[float, int, str]] = []  # (seconds, line, unit)
