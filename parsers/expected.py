@@ -40,11 +40,6 @@ from gpuscope.parsers.files import display_name, read_text
 if TYPE_CHECKING:
     from gpuscope.metrics.expected import Check
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 FILE_NAME = "expected.toml"
 """Looked for in the folder being checked or browsed."""
 KEYS = frozenset({"name", "file", "where", "column", "range", "min", "max"})
@@ -126,6 +121,11 @@ def _check(index: int, raw: Any, line: int | None) -> Check:
 
 def parse(text: str, label: str = FILE_NAME) -> tuple[list[Check], list[Finding]]:
     """The checks of an expected-ranges file's text, and findings for what was left out."""
+    if sys.version_info >= (3, 11):  # imported here: every command imports this kind through the registry
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
