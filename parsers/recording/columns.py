@@ -89,31 +89,39 @@ def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuCol
     readings = {name: floats(fields.column(name)) for name in READINGS}
     notes = {name: fields.column(name) for name in NOTES}
     said = {name: pc.fill_null(pc.not_equal(note, ""), False).to_numpy(zero_copy_only=False) for name, note in notes.items()}
+    # each reading laid out GPU x sample at once (one scatter per reading, not one per GPU):
+    # row k of a grid is GPU ids[k] over the samples, cell `k * rows + sample` of it flat;
+    # a GPU listed twice in a sample keeps its last reading, as one assignment in order does
+    known = np.flatnonzero(index != -1)
+    ids = np.unique(index[known])
+    slot = np.searchsorted(ids, index[known])
+    cell = slot * rows + parent[known]
+
+    def grid(values: np.ndarray, empty: float | bool = np.nan) -> np.ndarray:
+        out = np.full(len(ids) * rows, empty)
+        out[cell] = values[known]
+        return out.reshape(len(ids), rows)
+
+    utils, useds, totals, throttled = grid(util), grid(used), grid(total), grid(throttled_item, False)
+    grids = {name: grid(values) for name, values in readings.items()}
+    first_item = np.full(len(ids) * rows, -1)
+    first_item[cell[::-1].copy()] = known[::-1]  # assigned last to first: a GPU listed twice in a sample gives its first item's reasons
+    first_item = first_item.reshape(len(ids), rows)
+    simulated_any = np.bincount(slot, weights=simulated[known], minlength=len(ids)) > 0
     out: dict[int, GpuColumns] = {}
-    for g in sorted(set(index.tolist()) - {-1}):
-        at = np.flatnonzero(index == g)
-        rows_of = parent[at]
-        columns = GpuColumns(*(np.full(rows, np.nan) for _ in range(3)), np.zeros(rows, bool))
-        columns.util[rows_of] = util[at]
-        columns.mem_bytes[rows_of] = used[at]
-        columns.mem_total[rows_of] = total[at]
-        columns.throttled[rows_of] = throttled_item[at]
-        columns.simulated = bool(simulated[at].any())
-        for name, values in readings.items():
-            columns.readings[name] = np.full(rows, np.nan)
-            columns.readings[name][rows_of] = values[at]
+    for k, g in enumerate(ids.tolist()):
+        columns = GpuColumns(utils[k], useds[k], totals[k], throttled[k], simulated=bool(simulated_any[k]))
+        columns.readings = {name: values[k] for name, values in grids.items()}
         for name, note in notes.items():
-            last = at[said[name][at]]
+            last = known[(slot == k) & said[name][known]]
             columns.notes[name] = note[int(last[-1])].as_py() if last.size else ""
         starts = np.flatnonzero(columns.throttled[1:] & ~columns.throttled[:-1]) + 1
         if starts.size:
-            items = at[np.searchsorted(rows_of, starts)]
+            items = first_item[k][starts]
             listed = pc.take(reasons, pa.array(items)).to_pylist()
             columns.reasons_at = {int(s): [r for r in (lst or []) if r not in BENIGN_THROTTLE] for s, lst in zip(starts, listed)}
         out[int(g)] = columns
     return out
-
-
 
 
 def _differs(array: pa.Array, a: np.ndarray, b: np.ndarray) -> np.ndarray:

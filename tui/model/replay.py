@@ -334,16 +334,15 @@ def replay_of(rec: recording.Recording, node: str | None = None) -> Replay:
         return replay
     lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
     replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
-    whole = rec.table
-    hosts = whole.column("hostname")
+    hosts = rec.table.column("hostname")
     replay.nodes = tuple(str(h) for h in pc.unique(hosts).to_pylist() if h is not None) or ("",)
     replay.node = node if node in replay.nodes else replay.nodes[0]
     if len(replay.nodes) > 1:
         replay.rows = np.flatnonzero(pc.fill_null(pc.equal(hosts, replay.node), False).to_numpy(zero_copy_only=False))
-        table = whole.take(pa.array(replay.rows))
+        table = rec.table.take(pa.array(replay.rows))
     else:
         replay.rows = np.arange(rec.samples)
-        table = whole
+        table = rec.table
     replay.times = floats(table.column("timestamp"))
     replay.times = np.where(np.isnan(replay.times), np.fmax.accumulate(replay.times), replay.times)
     replay.clock = np.fmax.accumulate(replay.times)
