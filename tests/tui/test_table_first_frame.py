@@ -4,7 +4,7 @@ handled twice, and a real terminal resize still lays the view out again."""
 
 from __future__ import annotations
 
-import time
+import threading
 from typing import Iterator
 
 from textual.widgets import ContentSwitcher, DataTable
@@ -28,8 +28,12 @@ async def test_a_table_read_in_time_has_no_loading_indicator() -> None:
 class SlowTable(TableViewScreen):
     FIRST_STEP_S = 0.01
 
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.release = threading.Event()
+
     def read_steps(self) -> Iterator[TableModel]:
-        time.sleep(0.3)  # past FIRST_STEP_S: the loading indicator is shown meanwhile
+        self.release.wait(60)  # past FIRST_STEP_S until the test has seen the loading indicator
         yield from super().read_steps()
 
 
@@ -39,10 +43,12 @@ async def mounted(app: object, pilot: object) -> object:
 
 
 async def test_a_slow_read_shows_the_loading_indicator_then_the_table() -> None:
-    async with open_screen(SlowTable(CSV), SlowTable, (100, 30), ready=mounted) as (app, pilot, screen):
+    slow = SlowTable(CSV)
+    async with open_screen(slow, SlowTable, (100, 30), ready=mounted) as (app, pilot, screen):
         switch = screen.query_one("#view-switch", ContentSwitcher)
         assert await until(pilot, lambda: switch.current == "view-loading")
         assert screen.query_one(Loading).display
+        slow.release.set()
         assert await until(pilot, lambda: switch.current == "table-body")
         assert len(screen.rows) == 25 and not screen.query_one(Loading).display
 
