@@ -13,8 +13,10 @@ to open a 24-hour recording.
    they cost);
    it reports CPU time per sample (process time, the samples' creation not counted) and bytes
    per sample and per GPU;
-2. writes a `--hours` recording at 1 Hz (the 60-sample batch written again with its times
-   shifted: the same bytes a real day would cost at this churn) and times opening it as
+2. writes a `--hours` recording at 1 Hz (one batch written again with its times shifted: the
+   same bytes a real day would cost at this churn) in batches of as many samples as the
+   Recorder puts in one at 1 Hz (its batch_seconds comes before its batch_samples: asked of a
+   Recorder on a 1 Hz clock; `--day-batch N` for another size) and times opening it as
    `gpuscope replay` does for its first screen (`open_as_replay`: the replay model's open, the
    first sample with its processes, the panes' and the plots' histories);
 3. writes the first `--small-batches` samples one batch each (what `record` leaves when every
@@ -74,13 +76,25 @@ def write_recording(path: Path, snapshots) -> float:
     return time.process_time() - start
 
 
-def write_day(path: Path, snapshots, hours: float) -> int:
-    """`hours` at 1 Hz: the first 60 samples' batch again and again, times shifted."""
-    batch = recording_schema.to_batch(snapshots[:60])
+def batch_at_1hz(path: Path, snapshots) -> int:
+    """How many samples the Recorder writes in a batch when a sample comes every second."""
+    now = [0.0]
+    with Recorder(path, clock=lambda: now[0]) as rec:
+        for i, s in enumerate(snapshots):
+            now[0] = float(i)
+            rec.add(s)
+            if rec.batches_written:
+                return rec.samples_written
+    return len(snapshots)
+
+
+def write_day(path: Path, snapshots, hours: float, per_batch: int) -> int:
+    """`hours` at 1 Hz: the first `per_batch` samples' batch again and again, times shifted."""
+    batch = recording_schema.to_batch(snapshots[:per_batch])
     t0 = batch.column("timestamp")
     total = int(hours * 3600)
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, recording_schema.SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
-        for start in range(0, total, 60):
+        for start in range(0, total, per_batch):
             shifted = pc.add(t0, pa.scalar(float(start), pa.float64()))
             arrays = [shifted if name == "timestamp" else batch.column(name) for name in batch.schema.names]
             writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=batch.schema))
@@ -133,6 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=int, default=600)
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--day-batch", type=int, default=0, help="samples per batch of the day's recording (step 2; default: as the Recorder writes at 1 Hz)")
     parser.add_argument("--small-batches", type=int, default=10_000, help="one-sample batches for the report's time (step 3)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
@@ -159,9 +174,10 @@ def main(argv=None) -> int:
         print(f"  without energy, activity and RAPL: {per(cpu_bare):.3f} ms CPU per sample, {size_bare / args.samples / max(1, args.gpus):,.0f} B per GPU "
               f"(the fields: {per(cpu_rec) / per(cpu_bare):.2f}x the CPU, {size_rec / size_bare:.2f}x the bytes; medians of {args.repeat})")
         day = Path(tmp) / "day.gsrec"
-        n = write_day(day, snapshots, args.hours)
+        per_batch = args.day_batch or batch_at_1hz(Path(tmp) / "probe.gsrec", snapshots)
+        n = write_day(day, snapshots, args.hours, per_batch)
         opens = [open_as_replay(day)[0] for _ in range(args.repeat)]
-        print(f"{args.hours:g} h at 1 Hz: {n:,} samples, {day.stat().st_size / 1e6:.0f} MB; opened as replay in {statistics.median(opens):.2f} s "
+        print(f"{args.hours:g} h at 1 Hz: {n:,} samples in {per_batch}-sample batches, {day.stat().st_size / 1e6:.0f} MB; opened as replay in {statistics.median(opens):.2f} s "
               f"(median of {args.repeat})")
         n_small = args.small_batches
         few = write_batches(Path(tmp) / "few.gsrec", snapshots, n_small // 10, 1)
