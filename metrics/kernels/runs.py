@@ -91,7 +91,7 @@ def runs_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(list(rows))
     for column in (*EFFICIENCY_COLUMNS, *PEAK_COLUMNS[1:]):
         if column.key in frame:
-            dtype = "Int64" if column.key == "launches" else "float64"
+            dtype = pd.Int64Dtype() if column.key == "launches" else float
             frame[column.key] = pd.to_numeric(frame[column.key], errors="coerce").astype(dtype)
     return frame
 
@@ -127,12 +127,12 @@ def runs_table(frame: pd.DataFrame, fields: Sequence[str], compact: bool = True)
     shown_fields = [f for f in fields if f in frame]
     notes = []
     if compact and len(frame):
-        same = [f for f in shown_fields if frame[f].astype("string").nunique(dropna=False) == 1]
+        same = [f for f in shown_fields if frame[f].astype(pd.StringDtype()).nunique(dropna=False) == 1]
         if same:
             notes.append("Same in every run: " + ", ".join(f"{f}={frame[f].iloc[0]}" for f in same))
         shown_fields = [f for f in shown_fields if f not in same]
     peaks = [c for c in PEAK_COLUMNS if c.key in frame]
-    if compact and peaks and all(frame[c.key].astype("string").nunique(dropna=False) == 1 for c in peaks):
+    if compact and peaks and all(frame[c.key].astype(pd.StringDtype()).nunique(dropna=False) == 1 for c in peaks):
         peaks = []  # one peak for every run: the summary says which
     columns = [Column("file", "File"), *(Column(f) for f in shown_fields), *peaks, *_shown_columns(frame)]
     notes.append(_scaled_note(frame))

@@ -70,7 +70,7 @@ def _peak_values(peak: Any) -> tuple[float | None, float | None]:
 
 def _clean(values: np.ndarray) -> pd.array:
     values = np.asarray(values, dtype="float64")
-    out = pd.array(np.where(np.isfinite(values), values, 0.0), dtype="Float64")
+    out = pd.array(np.where(np.isfinite(values), values, 0.0), dtype=pd.Float64Dtype())
     out[~np.isfinite(values)] = pd.NA
     return out
 

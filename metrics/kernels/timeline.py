@@ -103,12 +103,12 @@ def summarize(table: pd.DataFrame, gap_threshold_ns: float = 10_000.0, include_c
             "busy_fraction": busy / span if span > 0 else pd.NA,
         })
     out = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
-    out["device"] = out["device"].astype("string")
+    out["device"] = out["device"].astype(pd.StringDtype())
     for name in ("intervals", "skipped", "gaps", "long_gaps"):
-        out[name] = out[name].astype("int64")
+        out[name] = out[name].astype(np.int64)
     for name in ("span_ns", "busy_ns", "summed_ns", "overlap_ns", "idle_ns", "longest_gap_ns"):
-        out[name] = out[name].astype("float64")
-    out["busy_fraction"] = out["busy_fraction"].astype("Float64")
+        out[name] = out[name].astype(np.float64)
+    out["busy_fraction"] = out["busy_fraction"].astype(pd.Float64Dtype())
     return out
 
 

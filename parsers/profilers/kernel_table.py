@@ -25,6 +25,10 @@ DTYPES = {
     "start_ns": "Int64", "duration_ns": "Float64", "flops": "Float64", "bytes": "Float64",
     "op": "string", "direction": "string",
 }
+_RESOLVED = {name: pd.api.types.pandas_dtype(dtype) for name, dtype in DTYPES.items()}
+"""DTYPES as dtype objects, looked up once: given a name, pandas tries it against every
+registered dtype (~0.1 M instructions a time), and every profile read types ten columns."""
+_STRING = _RESOLVED["op"]  # the string dtype
 
 
 @dataclass(frozen=True)
@@ -45,27 +49,27 @@ def canonical(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     extra columns are kept after them. Built in one go: a column set at a time costs pandas a
     copy each, and every profile read passes here."""
     frame = frame.reset_index(drop=True)
-    columns = {name: _typed(frame[name], dtype) if name in frame else _nulls(len(frame), dtype) for name, dtype in DTYPES.items()}
+    columns = {name: _typed(frame[name], dtype) if name in frame else _nulls(len(frame), dtype) for name, dtype in _RESOLVED.items()}
     if "source" not in frame or frame["source"].isna().all():
-        columns["source"] = pd.Series(source, index=pd.RangeIndex(len(frame)), dtype="string")
+        columns["source"] = pd.Series(source, index=pd.RangeIndex(len(frame)), dtype=_STRING)
     columns.update((name, frame[name]) for name in frame.columns if name not in DTYPES)
     return pd.DataFrame(columns)
 
 
-def _typed(values: pd.Series, dtype: str) -> pd.Series:
-    if dtype == "category":  # millions of launches, a few hundred names: codes, not strings
-        return values.astype("string").astype("category")
-    if values.dtype == pd.api.types.pandas_dtype(dtype):
+def _typed(values: pd.Series, dtype: Any) -> pd.Series:
+    if isinstance(dtype, pd.CategoricalDtype):  # millions of launches, a few hundred names: codes, not strings
+        return values.astype(_STRING).astype(dtype)
+    if values.dtype == dtype:
         return values
-    if dtype == "string":
+    if isinstance(dtype, pd.StringDtype):
         return values.astype(dtype)
     return pd.to_numeric(values, errors="coerce").astype(dtype)
 
 
-def _nulls(rows: int, dtype: str) -> pd.Series:
+def _nulls(rows: int, dtype: Any) -> pd.Series:
     """A column of `rows` nulls, made whole (a list of a million `pd.NA` takes pandas ~0.2 s)."""
-    if dtype == "category":
-        return pd.Series(pd.Categorical.from_codes(np.full(rows, -1, dtype=np.int8), dtype=pd.CategoricalDtype(pd.Index([], dtype="string"))))
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pd.Series(pd.Categorical.from_codes(np.full(rows, -1, dtype=np.int8), dtype=pd.CategoricalDtype(pd.Index([], dtype=_STRING))))
     return pd.Series(pd.NA, index=pd.RangeIndex(rows), dtype=dtype)
 
 

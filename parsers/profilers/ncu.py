@@ -237,7 +237,7 @@ def _assemble(launches: list[dict[str, Any]], label: str, findings: list[Finding
     frame = pd.DataFrame.from_records(records, columns=list(_INFO.values()) + ["duration_ns", "flops_fp64", "flops_fp32", "flops_fp16", "flops", "bytes", "tensor_inst"])
     frame["op"] = "kernel"
     for column in ("flops_fp64", "flops_fp32", "flops_fp16", "tensor_inst"):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Float64")
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(pd.Float64Dtype())
     ids = pd.to_numeric(frame["id"], errors="coerce")
     frame["id"] = ids.astype("Int64") if ids.notna().all() and (ids == ids.round()).all() else frame["id"]
     table = canonical(frame, SOURCE)

@@ -442,8 +442,8 @@ def _integral(column: pd.Series) -> pd.Series:
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)  # numpy: a column costs µs
     known = values[~np.isnan(values)]
     if len(known) and (known == np.round(known)).all() and (np.abs(known) < 2**62).all():
-        return pd.Series(pd.array(np.round(values), dtype="Int64"), index=column.index)
-    return pd.Series(pd.array(values, dtype="Float64"), index=column.index)
+        return pd.Series(pd.array(np.round(values), dtype=pd.Int64Dtype()), index=column.index)
+    return pd.Series(pd.array(values, dtype=pd.Float64Dtype()), index=column.index)
 
 
 def _nvtx_csv(kind: str, header: list[str], body: Sequence[tuple[int, list[str]]], label: str, findings: list[Finding]) -> KernelRead:
@@ -459,7 +459,7 @@ def _nvtx_csv(kind: str, header: list[str], body: Sequence[tuple[int, list[str]]
         elif base in ("name", "range", "style", "rangestack", "nametree"):
             columns[base] = [f[position] for _, f in good]
         else:
-            columns[base.replace(" ", "_") + ("_pct" if unit == "%" else "")] = pd.to_numeric(pd.Series([number(f[position]) for _, f in good], dtype="object"), errors="coerce")
+            columns[base.replace(" ", "_") + ("_pct" if unit == "%" else "")] = pd.to_numeric(pd.Series([number(f[position]) for _, f in good], dtype=object), errors="coerce")
     frame = pd.DataFrame(columns, index=range(len(good)))
     frame = pd.DataFrame({column: _integral(frame[column]) for column in frame.columns}, index=frame.index)
     findings += not_numeric_finding(bad, label)

@@ -159,7 +159,7 @@ def _typed(frame: pd.DataFrame, label: str) -> tuple[pd.DataFrame, list[Finding]
     for column in frame.columns:
         if column not in NUMERIC and column not in ("kernel", "op", "direction"):
             if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
-                frame[column] = frame[column].astype("string")
+                frame[column] = frame[column].astype(pd.StringDtype())
     return frame, findings
 
 
@@ -168,7 +168,7 @@ def _finish(frame: pd.DataFrame, headers: list[str], label: str, fmt: str, findi
     frame, more = _typed(frame, label)
     findings = findings + _missing_findings(headers, label, fmt) + more
     if "device" in frame:
-        frame["device"] = frame["device"].astype("string")
+        frame["device"] = frame["device"].astype(pd.StringDtype())
     table = canonical(frame, label)
     if table.empty:
         findings.append(Finding("warning", "no-rows", f"{fmt} file has a header but no kernel rows", label))

@@ -397,14 +397,14 @@ def parse(doc: Any, label: str = "") -> KernelRead:
     # build integer columns as Int64 directly: a None among ~1.7e18 ns values would otherwise
     # turn the column into float64 and round every start to 256 ns
     frame = pd.DataFrame({
-        n: pd.array([r[n] for r in rows], dtype="Int64") if n in ints else pd.Series([r[n] for r in rows], dtype="object")
+        n: pd.array([r[n] for r in rows], dtype=pd.Int64Dtype()) if n in ints else pd.Series([r[n] for r in rows], dtype=object)
         for n in names
     })
     table = canonical(frame, SOURCE)
     for col in ("correlation", "external_id", "range_ns"):
-        table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
+        table[col] = pd.to_numeric(table[col], errors="coerce").astype(pd.Int64Dtype())
     for col in ("category", "cpu_op"):
-        table[col] = table[col].astype("string")
+        table[col] = table[col].astype(pd.StringDtype())
     if not table.empty:
         table = table.sort_values(["device", "start_ns"], na_position="last", kind="stable").reset_index(drop=True)
     unavailable = tuple(c for c in ("flops", "bytes") if table[c].isna().all())
