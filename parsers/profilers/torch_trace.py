@@ -93,6 +93,8 @@ def _fits(n: int) -> int | None:
 
 
 def _us_to_ns(value: Any) -> int | None:
+    if type(value) is int:  # a JSON integer (most timestamps and ids) is exact already: no Decimal
+        return _fits(value * 1000)
     d = _decimal(value)
     if d is None or abs(d) > Decimal(INT64_LIMIT) / 1000:
         return None
@@ -100,6 +102,8 @@ def _us_to_ns(value: Any) -> int | None:
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int:
+        return _fits(value)
     d = _decimal(value)
     if d is None or abs(d) > INT64_LIMIT or d != d.to_integral_value():
         return None
