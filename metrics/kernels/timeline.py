@@ -78,7 +78,7 @@ def _device_arrays(group: pd.DataFrame) -> tuple[int, np.ndarray, np.ndarray, in
     skipped = int((~has).sum())
     if not has.any():
         return 0, np.empty(0), np.empty(0), skipped
-    ints = start[has].astype("int64").to_numpy()
+    ints = start[has].astype(np.int64).to_numpy()
     base = int(ints.min())
     return base, (ints - base).astype("float64"), dur[has], skipped
 

@@ -65,9 +65,9 @@ def _copies(everything: pd.DataFrame) -> pd.DataFrame:
     duration, is_copy = _durations(everything)
     keep = is_copy & np.isfinite(duration)
     rows = everything[keep]
-    label = rows["op"].astype("string")
+    label = rows["op"].astype(pd.StringDtype())
     if "direction" in rows:
-        label = label + (" " + rows["direction"].astype("string")).fillna("")
+        label = label + (" " + rows["direction"].astype(pd.StringDtype())).fillna("")
     return pd.DataFrame({
         "transfer": label.astype(str).to_numpy(),
         "duration_ns": duration[keep],

@@ -239,7 +239,7 @@ def _assemble(launches: list[dict[str, Any]], label: str, findings: list[Finding
     for column in ("flops_fp64", "flops_fp32", "flops_fp16", "tensor_inst"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(pd.Float64Dtype())
     ids = pd.to_numeric(frame["id"], errors="coerce")
-    frame["id"] = ids.astype("Int64") if ids.notna().all() and (ids == ids.round()).all() else frame["id"]
+    frame["id"] = ids.astype(pd.Int64Dtype()) if ids.notna().all() and (ids == ids.round()).all() else frame["id"]
     table = canonical(frame, SOURCE)
     if len(table):
         table = table.sort_values("id", kind="stable").reset_index(drop=True) if table["id"].dtype == "Int64" else table

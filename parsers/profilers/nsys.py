@@ -268,7 +268,7 @@ def _nvtx_sqlite(con: sqlite3.Connection, tables: set[str], strings: bool, budge
            f"WHERE n.eventType IN (59, 60, 70) ORDER BY n.start")
     frame = budget.read(con, sql, "NVTX_EVENTS")
     frame["style"] = frame["event_type"].map({59: "PushPop", 70: "PushPop", 60: "StartEnd"})
-    gtid = pd.to_numeric(frame["global_tid"], errors="coerce").astype("Int64")
+    gtid = pd.to_numeric(frame["global_tid"], errors="coerce").astype(pd.Int64Dtype())
     frame["pid"] = (gtid // (1 << 24)) % (1 << 24)
     frame["tid"] = gtid % (1 << 24)
     return frame.drop(columns=["global_tid"])

@@ -98,6 +98,6 @@ def parse_text(text: str, label: str = "<text>") -> KernelRead:
         return KernelRead(empty(SOURCE), [Finding("error", "unknown-format", f"no nvprof summary table found (expected {EXPECTED})", label)], (), {})
     frame = pd.DataFrame.from_records(records, columns=["kernel", "duration_ns", "calls", "avg_ns", "min_ns", "max_ns", "op", "direction", "type", "device"])
     frame["calls"] = pd.array(frame["calls"], dtype="Int64")
-    frame["type"] = frame["type"].astype("string")
+    frame["type"] = frame["type"].astype(pd.StringDtype())
     table = canonical(frame, SOURCE)
     return no_rows(KernelRead(table, findings, ("start_ns", "stream", "flops", "bytes"), {"format": "nvprof-summary-text"}), label)

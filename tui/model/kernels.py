@@ -316,7 +316,7 @@ class Rankings(Mapping[str, pd.DataFrame]):
         self._kernels: pd.DataFrame | None = kernels
         self._peak = peak
         self._groups = ("kernel", *(g for g in ("direction", "op")
-                                    if g in kernels and kernels[g].astype("string").dropna().nunique() >= 2))
+                                    if g in kernels and kernels[g].astype(pd.StringDtype()).dropna().nunique() >= 2))
         self._done: dict[str, pd.DataFrame] = {}
         for group in self._groups if ranked is None else [g for g in ranked if g in self._groups]:
             self._rank(group)
