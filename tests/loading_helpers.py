@@ -69,3 +69,16 @@ async def until(pilot: Any, condition: Callable[[], Any], guard_s: float = 60.0)
     while not (value := condition()) and time.monotonic() < give_up:
         await pilot.pause(0.05)
     return value
+
+
+def capture_notifications(app: Any) -> list[dict[str, Any]]:
+    """Every `app.notify` from now on, as {"message": ..., and its keywords}, still shown."""
+    notes: list[dict[str, Any]] = []
+    original = app.notify
+
+    def notify(message: str, **kwargs: Any) -> None:
+        notes.append({"message": message, **kwargs})
+        original(message, **kwargs)
+
+    app.notify = notify
+    return notes

@@ -26,7 +26,7 @@ from gpuscope.tui.screens.studies.kernel_cards import KernelCards
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.watch.screen import WatchScreen
-from loading_helpers import open_screen, polled
+from loading_helpers import capture_notifications, open_screen, polled
 from paths import ROOT
 
 KERNELS_SAMPLE = ROOT / "tests" / "data" / "kernels"
@@ -52,14 +52,7 @@ async def test_watch_at_80_columns_footer_gpu_columns_help_and_window_key() -> N
     """One watch screen at 80x24: Quit and Help on the footer, a GPU node keeps its GPU columns,
     help details whole, and `w` says what it chose (the help and `w` checks are below)."""
     app = watch_app(FakeSource())
-    notes: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        notes.append(message)
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
+    notes = capture_notifications(app)
     async with open_screen(app, WatchScreen, (80, 24), ready=polled()) as (app, pilot, screen):
         await pilot.pause()
         keys = footer_keys(app)
@@ -72,7 +65,7 @@ async def test_watch_at_80_columns_footer_gpu_columns_help_and_window_key() -> N
         assert app.screen is screen, "escape closes help"
         await pilot.press("w")
         await pilot.pause()
-        assert notes and "15 minutes" in notes[-1] and "p shows them" in notes[-1], "w: says what it chose"
+        assert notes and "15 minutes" in notes[-1]["message"] and "p shows them" in notes[-1]["message"], "w: says what it chose"
 
 
 async def test_magma_at_80x24_footer_comparison_headers_and_findings_rows(magma_data: Path) -> None:
@@ -231,19 +224,12 @@ async def test_status_line_keeps_counts_and_filter_on_screen_at_80_columns() -> 
 
 async def test_all_key_in_node_scope_says_every_process_is_listed() -> None:
     app = watch_app(FakeSource(scope="node"))
-    notes: list[str] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        notes.append(message)
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
+    notes = capture_notifications(app)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await poll(pilot)
         await pilot.press("a")
         await pilot.pause()
-        assert not screen.view.everyone and notes and "whole node" in notes[-1]
+        assert not screen.view.everyone and notes and "whole node" in notes[-1]["message"]
 
 
 async def test_status_line_says_a_search_is_running() -> None:

@@ -18,7 +18,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.magma import MagmaScreen
 from gpuscope.tui.screens.studies.boxplots import BoxPlot, BoxPlotStack
 from gpuscope.tui.widgets.result_table import ResultTableView
-from loading_helpers import open_screen, settled
+from loading_helpers import capture_notifications, open_screen, settled
 
 
 def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
@@ -28,18 +28,6 @@ def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
 
 async def settle(app: GpuscopeApp, pilot: Any) -> MagmaScreen:
     return await settled(app, pilot, MagmaScreen)
-
-
-def capture_notifications(app: GpuscopeApp) -> list[dict[str, Any]]:
-    notes: list[dict[str, Any]] = []
-    original = app.notify
-
-    def notify(message: str, **kwargs: Any) -> None:
-        notes.append({"message": message, **kwargs})
-        original(message, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
-    return notes
 
 
 def summary_model(screen: MagmaScreen):
