@@ -20,7 +20,7 @@ do for an unreadable /proc/meminfo).
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -84,13 +84,20 @@ def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: 
     except PrometheusError as exc:  # down, refused or slow from the first request
         out.problem = str(exc)
         return out
-    for name in SECTIONS:
-        if out.problem is not None:
-            out.said.append(f"{name}: n/a: not asked (Prometheus stopped answering)")
-            continue
-        found = _section(ask, maps, name, out)
-        if found is not None:
-            sections[name] = found
+    try:
+        for name in SECTIONS:  # each section's first map asked at once: Prometheus answers one while another is parsed
+            first = next((m for m in maps if _families(m, name, window.job)), None)
+            if first is not None:
+                ask.submit(first, _families(first, name, window.job), first.job_label is not None and window.job is not None)
+        for name in SECTIONS:
+            if out.problem is not None:
+                out.said.append(f"{name}: n/a: not asked (Prometheus stopped answering)")
+                continue
+            found = _section(ask, maps, name, out)
+            if found is not None:
+                sections[name] = found
+    finally:
+        ask.close()
     if sections:
         out.table = build_table(window, sections, out.step)
     if out.table is None and out.problem is None:
@@ -99,25 +106,63 @@ def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: 
 
 
 ASK_AT_ONCE = 3
-"""Queries of a section asked together (each reply up to query.MAX_BYTES is held while parsed)."""
+"""Queries asked together (each reply up to query.MAX_BYTES is held while parsed)."""
+
+
+def _families(m: MetricMap, name: str, job: str | None) -> list[Family]:
+    """`m`'s queries for section `name` (those naming $job only with a job)."""
+    return [f for f in m.section(name) if job is not None or "$job" not in f.query]
 
 
 @dataclass
 class _Asker:
+    """Asks ASK_AT_ONCE queries at a time, each once: Prometheus answers the next while a reply is
+    read and parsed (Arrow's parse lets go of the GIL). Queries asked ahead of their turn (the
+    further families of a map before its first has answered, the next sections' before this
+    one's) are answered from what was asked; what is still waiting at `close` is not asked."""
+
     client: Client
     window: Window
     step: float
     range_s: float
+    _pool: ThreadPoolExecutor = field(init=False, default_factory=lambda: ThreadPoolExecutor(ASK_AT_ONCE))
+    _asked: dict[tuple[MetricMap, Family, bool], Future] = field(init=False, default_factory=dict)
+    _stopped: PrometheusError | None = field(init=False, default=None)
+    """The first fatal error: the queries not yet under way then end with it, unasked."""
 
     def __call__(self, m: MetricMap, family: Family, by_job: bool) -> tuple[list[Series], str]:
         """(the series found, '') or ([], why not: "n/a: QUERY found nothing" or its error);
         a fatal error propagates."""
+        self.submit(m, [family], by_job)
+        return self._asked.pop((m, family, by_job)).result()
+
+    def each(self, m: MetricMap, families: Sequence[Family], by_job: bool) -> Iterator[tuple[list[Series], str]]:
+        """`self(m, family, by_job)` for each family in order, all asked at once. A fatal error
+        propagates at its family's turn."""
+        self.submit(m, families, by_job)
+        for family in families:
+            yield self(m, family, by_job)
+
+    def submit(self, m: MetricMap, families: Sequence[Family], by_job: bool) -> None:
+        """Ask for `families` (those not asked yet) without waiting for the answers."""
+        for family in families:
+            if (m, family, by_job) not in self._asked:
+                self._asked[m, family, by_job] = self._pool.submit(self._ask, m, family, by_job)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)  # those under way end by the client's deadline
+        self._asked.clear()
+
+    def _ask(self, m: MetricMap, family: Family, by_job: bool) -> tuple[list[Series], str]:
         w = self.window
         query = m.query(family, w.nodes, w.job, self.range_s, by_job)
+        if self._stopped is not None:
+            raise self._stopped
         try:
             found = self.client.query_range(query, w.start, w.end, self.step)
         except PrometheusError as exc:
             if exc.fatal:
+                self._stopped = self._stopped or exc
                 raise
             return [], f"n/a: {query}: {exc}"
         found = [s for s in found if s.values.size and not np.isnan(s.values).all()]
@@ -125,17 +170,6 @@ class _Asker:
             for s in found:
                 s.values = s.values * family.scale
         return found, "" if found else f"n/a: {query} found nothing"
-
-    def each(self, m: MetricMap, families: Sequence[Family], by_job: bool) -> Iterator[tuple[list[Series], str]]:
-        """`self(m, family, by_job)` for each family in order, ASK_AT_ONCE asked at a time: Prometheus
-        answers the next while a reply is read and parsed (Arrow's parse lets go of the GIL). A
-        fatal error propagates at its family's turn; what is still waiting is not asked."""
-        pool = ThreadPoolExecutor(ASK_AT_ONCE)
-        try:
-            for answer in [pool.submit(self, m, family, by_job) for family in families]:
-                yield answer.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)  # those under way end by the client's deadline
 
 
 def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -> _Section | None:
@@ -148,7 +182,7 @@ def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -
     m, by_job = None, False
     try:
         for m in maps:
-            families = [f for f in m.section(name) if job is not None or "$job" not in f.query]
+            families = _families(m, name, job)
             if not families:
                 continue
             by_job = m.job_label is not None and job is not None

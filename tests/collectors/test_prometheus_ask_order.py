@@ -56,3 +56,31 @@ def test_a_fatal_error_stops_at_its_familys_turn() -> None:
         for found, _why in ask.each(m, families, False):
             got.append(found[0].labels["query"])
     assert got == [m.query(families[0], ("n1",), "7", 60.0, False)]
+
+
+class WaitsForTheNextSection(SlowFirst):
+    """The GPU section's first query is answered only once a node query has been asked (or after 5 s)."""
+
+    where = "http://fake:9090"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.node_asked = threading.Event()
+        self.waited_for_node: bool | None = None
+
+    def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
+        if query.startswith("gpuscope_node_"):
+            self.node_asked.set()
+        if query.startswith("gpuscope_gpu_utilization_ratio"):
+            self.waited_for_node = self.node_asked.wait(5)
+        return super().query_range(query, start, end, step)
+
+
+def test_the_next_sections_are_asked_while_the_first_answer_is_awaited() -> None:
+    from gpuscope.collectors.prometheus.to_recording import import_job
+
+    client = WaitsForTheNextSection()
+    imported = import_job(client, Window("7", ("n1",), 1000.0, 1060.0), [builtin("gpuscope")], step=15.0)  # type: ignore[arg-type]
+    assert client.waited_for_node is True  # asked at once, not one section after another
+    assert set(imported.maps) == {"gpu", "node", "job"}  # (its series name no node: no table)
+    assert len(client.asked) == len(set(client.asked))  # each query asked once
