@@ -71,8 +71,10 @@ class GpuColumns:
     energy or activity readings are n/a (or what they cover: the whole GPU under MIG)."""
 
 
-def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuColumns]:
-    """Per GPU index, its columns over `rows` samples, from the recording's `gpus` list column."""
+def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int, readings: bool = True) -> dict[int, GpuColumns]:
+    """Per GPU index, its columns over `rows` samples, from the recording's `gpus` list column;
+    without `readings`, its READINGS and NOTES are left empty (the job report's reduction reads
+    only the utilisation and memory: each reading is a GPU x sample grid it would not use)."""
     parent = parents(gpus)
     if len(parent) == 0:
         return {}
@@ -86,8 +88,9 @@ def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuCol
     names = pc.list_flatten(reasons)
     real = ~pc.fill_null(pc.is_in(names, value_set=pa.array(sorted(BENIGN_THROTTLE))), False).to_numpy(zero_copy_only=False)
     throttled_item = np.bincount(parents(reasons)[real], minlength=len(parent)) > 0
-    readings = {name: floats(fields.column(name)) for name in READINGS}
-    notes = {name: fields.column(name) for name in NOTES}
+    wanted = READINGS if readings else ()
+    values = {name: floats(fields.column(name)) for name in wanted}
+    notes = {name: fields.column(name) for name in NOTES if readings}
     said = {name: pc.fill_null(pc.not_equal(note, ""), False).to_numpy(zero_copy_only=False) for name, note in notes.items()}
     # each reading laid out GPU x sample at once (one scatter per reading, not one per GPU):
     # row k of a grid is GPU ids[k] over the samples, cell `k * rows + sample` of it flat;
@@ -103,7 +106,7 @@ def gpu_columns(gpus: pa.ChunkedArray | pa.Array, rows: int) -> dict[int, GpuCol
         return out.reshape(len(ids), rows)
 
     utils, useds, totals, throttled = grid(util), grid(used), grid(total), grid(throttled_item, False)
-    grids = {name: grid(values) for name, values in readings.items()}
+    grids = {name: grid(column) for name, column in values.items()}
     first_item = np.full(len(ids) * rows, -1)
     first_item[cell[::-1].copy()] = known[::-1]  # assigned last to first: a GPU listed twice in a sample gives its first item's reasons
     first_item = first_item.reshape(len(ids), rows)

@@ -85,18 +85,20 @@ class GpuReadingsReduce:
         key = host_code[parent[read]] * (int(index.max()) + 1) + index[read]  # one per (host, GPU)
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
         items = read[np.argsort(group, kind="stable")]  # grouped, each group's in sample order
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(group))])
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(group))]).tolist()
+        values = {name: array[items] for name, array in values.items()}  # grouped once: a GPU's are one slice of each
+        notes = {name: (codes[items], texts) for name, (codes, texts) in notes.items()}
         for g in np.argsort(first).tolist():  # in the order first seen
-            at = items[bounds[g]:bounds[g + 1]]
-            gpu = self._gpus.setdefault((names_of[host_code[parent[at[0]]]], int(index[at[0]])), _Gpu())
+            a, b = bounds[g], bounds[g + 1]
+            gpu = self._gpus.setdefault((names_of[host_code[parent[items[a]]]], int(index[items[a]])), _Gpu())
             for name, array in values.items():
-                gpu.parts.setdefault(name, []).append(array[at])
+                gpu.parts.setdefault(name, []).append(array[a:b])
             for name, (codes, texts) in notes.items():
-                said = codes[at][codes[at] >= 0]
+                said = codes[a:b][codes[a:b] >= 0]
                 distinct, seen, counts = np.unique(said, return_index=True, return_counts=True)
                 for k in np.argsort(seen).tolist():  # Counter keeps the order first seen: most_common's tie-break
                     gpu.notes[name][texts[distinct[k]]] += int(counts[k])
-            gpu.simulated |= bool(simulated[at].any())
+            gpu.simulated |= bool(simulated[items[a:b]].any())
 
     def _add_rapl(self, hosts: pa.Array, rapl: pa.Array) -> None:
         """RaplSamples from the column's arrays (a zone without its id or name left out, as

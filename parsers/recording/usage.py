@@ -70,7 +70,7 @@ class _Reduce:
         self.scope = scopes[-1]
         gpus = batch.column("gpus")
         self.last_gpus = {g["index"] for g in gpus[n - 1].as_py() or () if g.get("index") is not None}
-        for index, columns in gpu_columns(gpus, n).items():
+        for index, columns in gpu_columns(gpus, n, readings=False).items():
             self.gpus.setdefault(index, []).append((self.rows, columns))
         self.rows += n
 

@@ -42,3 +42,14 @@ def test_gpu_columns_missing_twice_and_unindexed() -> None:
     array = pa.array(SAMPLES, type=recording_schema.GPUS_TYPE)
     _check(array)
     _check(pa.chunked_array([array.slice(0, 2), array.slice(2)]))
+
+
+def test_gpu_columns_without_readings_keeps_the_utilisation_and_memory() -> None:
+    array = pa.array(SAMPLES, type=recording_schema.GPUS_TYPE)
+    whole, lean = gpu_columns(array, len(SAMPLES)), gpu_columns(array, len(SAMPLES), readings=False)
+    assert sorted(lean) == sorted(whole)
+    for index, columns in lean.items():
+        assert columns.readings == {} and columns.notes == {}  # not made: the report's reduction reads none of them
+        for name in ("util", "mem_bytes", "mem_total", "throttled"):
+            np.testing.assert_array_equal(getattr(columns, name), getattr(whole[index], name))
+        assert columns.simulated == whole[index].simulated and columns.reasons_at == whole[index].reasons_at
