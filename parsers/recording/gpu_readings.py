@@ -85,20 +85,25 @@ class GpuReadingsReduce:
         key = host_code[parent[read]] * (int(index.max()) + 1) + index[read]  # one per (host, GPU)
         _, first, group = np.unique(key, return_index=True, return_inverse=True)
         items = read[np.argsort(group, kind="stable")]  # grouped, each group's in sample order
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(group))]).tolist()
+        sizes = np.bincount(group)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         values = {name: array[items] for name, array in values.items()}  # grouped once: a GPU's are one slice of each
-        notes = {name: (codes[items], texts) for name, (codes, texts) in notes.items()}
+        simulated = simulated[items]
+        gpus: dict[int, _Gpu] = {}
         for g in np.argsort(first).tolist():  # in the order first seen
             a, b = bounds[g], bounds[g + 1]
-            gpu = self._gpus.setdefault((names_of[host_code[parent[items[a]]]], int(index[items[a]])), _Gpu())
+            gpu = gpus[g] = self._gpus.setdefault((names_of[host_code[parent[items[a]]]], int(index[items[a]])), _Gpu())
             for name, array in values.items():
                 gpu.parts.setdefault(name, []).append(array[a:b])
-            for name, (codes, texts) in notes.items():
-                said = codes[a:b][codes[a:b] >= 0]
-                distinct, seen, counts = np.unique(said, return_index=True, return_counts=True)
-                for k in np.argsort(seen).tolist():  # Counter keeps the order first seen: most_common's tie-break
-                    gpu.notes[name][texts[distinct[k]]] += int(counts[k])
-            gpu.simulated |= bool(simulated[items[a:b]].any())
+            gpu.simulated |= bool(simulated[a:b].any())
+        owner = np.repeat(np.arange(len(sizes)), sizes)  # each grouped item's GPU
+        for name, (codes, texts) in notes.items():  # each GPU's notes counted, all GPUs at once
+            codes = codes[items]
+            said = codes >= 0
+            pair, seen, counts = np.unique(owner[said] * len(texts) + codes[said], return_index=True, return_counts=True)
+            for k in np.argsort(seen).tolist():  # grouped by GPU, each in the order first seen: Counter's order, most_common's tie-break
+                g, code = divmod(int(pair[k]), len(texts))
+                gpus[g].notes[name][texts[code]] += int(counts[k])
 
     def _add_rapl(self, hosts: pa.Array, rapl: pa.Array) -> None:
         """RaplSamples from the column's arrays (a zone without its id or name left out, as
@@ -127,7 +132,7 @@ class GpuReadingsReduce:
         """Each GPU's readings, in the order first seen."""
         out = []
         for (host, index), gpu in self._gpus.items():
-            frame = {name: np.concatenate(parts) for name, parts in gpu.parts.items()}
+            frame = {name: parts[0] if len(parts) == 1 else np.concatenate(parts) for name, parts in gpu.parts.items()}  # one batch's: no copy
             energy, activity = (gpu.notes[n].most_common(1) for n in ("energy_note", "activity_note"))
             out.append(GpuReadings(host, index, frame, clean(energy[0][0]) if energy else "", clean(activity[0][0]) if activity else "", gpu.simulated))
         return out
