@@ -148,9 +148,17 @@ def _differs(array: pa.Array, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             items = _differs(array.values, offsets[a][pair] + k, offsets[b][pair] + k)
             out[pair[items]] = True
     else:
-        unequal = pc.not_equal(array.take(pa.array(a)), array.take(pa.array(b)))
+        unequal = pc.not_equal(_rows(array, a), _rows(array, b))
         out |= pc.fill_null(unequal, False).to_numpy(zero_copy_only=False)  # both null: equal
     return out
+
+
+def _rows(array: pa.Array, at: np.ndarray) -> pa.Array:
+    """array[at]; a slice (no copy) where `at` is a run of consecutive rows, as it is when each
+    row is compared with the one before and every list of the column has the same length."""
+    if len(at) and at[-1] - at[0] == len(at) - 1 and (len(at) < 2 or (np.diff(at) == 1).all()):
+        return array.slice(int(at[0]), len(at))
+    return array.take(pa.array(at))
 
 
 def changed(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
