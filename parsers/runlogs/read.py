@@ -78,4 +78,8 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, resources_pattern: str
     pattern = pattern_of(resources_pattern, findings)
     with _collector_paused():
         collected = collect(candidates(paths, findings), parser_for, findings)
-        return assemble(collected, findings, pattern=pattern, resources_pattern=resources_pattern)
+        result = assemble(collected, findings, pattern=pattern, resources_pattern=resources_pattern)
+        # the runs read, freed while the collector is still off: turned on with them alive, its
+        # next pass would walk every one of them once more (a tenth of a second on 10,000 logs)
+        del collected
+    return result
