@@ -76,6 +76,8 @@ class Recording:
     findings: list[Finding] = field(default_factory=list)
     complete: bool = False
     """The stream ended with its end marker (a clean stop)."""
+    batches: "Batches | None" = None
+    """The file's batches still compressed, each decoded on demand (`read(indexed=True)`)."""
 
     @property
     def samples(self) -> int:
@@ -121,47 +123,78 @@ def _field(meta: bytes, table: tuple[int, int], i: int) -> int | None:
     return at + offset if offset else None
 
 
-def claim(message: pa.ipc.Message) -> tuple[int, int]:
-    """What a record batch message says it holds, read from its metadata without decoding it:
-    (rows, bytes its buffers take decoded). A compressed buffer starts with its decompressed
-    length (Arrow's format, Schema.fbs: Message > RecordBatch > length, buffers, compression).
-    Unreadable when the metadata is not a record batch's.
+def _layout(meta: pa.Buffer) -> tuple[int, int, int, bool]:
+    """What a record batch message's metadata says of its body, read without decoding it:
+    (rows, where its buffer list starts in `meta`, how many buffers, whether they are
+    compressed). Arrow's format, Schema.fbs: Message > RecordBatch > length, buffers
+    ((offset, length) pairs), compression. struct.error or ValueError when it is not that.
 
     Read by hand because pyarrow's public API gives a message's metadata and body as bytes
-    only (no row count, no buffer list), and `read_record_batch` allocates and decompresses
+    only (no row count, no buffer list), and `read_next_batch` allocates and decompresses
     every buffer to the size its prefix claims before anything can be checked: the bound
     must come before that call."""
-    meta, body = message.metadata.to_pybytes(), message.body
-    try:
-        header = _field(meta, _table(meta, struct.unpack_from("<I", meta, 0)[0]), 2)  # Message.header
-        batch = _table(meta, header + struct.unpack_from("<I", meta, header)[0])
-        at = _field(meta, batch, 0)
-        rows = struct.unpack_from("<q", meta, at)[0] if at is not None else 0
-        at = _field(meta, batch, 2)  # buffers: (offset, length) pairs
-        vector = at + struct.unpack_from("<I", meta, at)[0] if at is not None else None
-        count = struct.unpack_from("<I", meta, vector)[0] if vector is not None else 0
-        pairs = np.frombuffer(meta, "<i8", 2 * count, vector + 4).reshape(-1, 2) if count else np.zeros((0, 2), np.int64)
-        offsets, lengths = pairs[:, 0], pairs[:, 1]
-        if ((offsets < 0) | (lengths < 0) | (offsets > body.size - lengths)).any():  # no sum that could overflow
-            raise Unreadable("damaged", "a buffer lies outside its batch")
-        total = int(lengths.sum())  # each within the body: no overflow
-        prefixed = lengths >= 8 if _field(meta, batch, 3) is not None else np.zeros(len(lengths), bool)  # compressed
-        if prefixed.any():  # a compressed buffer's first 8 bytes: its length decoded, -1 when stored as it is
-            starts = offsets[prefixed]
-            decoded = np.frombuffer(body, np.uint8)[starts[:, None] + np.arange(8)].copy().view("<i8")[:, 0]
-            total += sum(np.where(decoded == -1, -8, decoded - lengths[prefixed]).tolist())  # Python ints: a crafted length cannot wrap
-    except (struct.error, TypeError, ValueError) as exc:
-        raise Unreadable("damaged", f"its batch header is not Arrow's ({exc})") from None
-    return rows, total
+    header = _field(meta, _table(meta, struct.unpack_from("<I", meta, 0)[0]), 2)  # Message.header
+    batch = _table(meta, header + struct.unpack_from("<I", meta, header)[0])
+    at = _field(meta, batch, 0)
+    rows = struct.unpack_from("<q", meta, at)[0] if at is not None else 0
+    at = _field(meta, batch, 2)
+    vector = at + struct.unpack_from("<I", meta, at)[0] if at is not None else None
+    count = struct.unpack_from("<I", meta, vector)[0] if vector is not None else 0
+    if count and not 0 <= vector + 4 <= meta.size - 16 * count:
+        raise ValueError("its buffer list runs past its header")
+    return rows, (vector or 0) + 4, count, _field(meta, batch, 3) is not None
 
 
-def _budget(message: pa.ipc.Message) -> None:
-    rows, size = claim(message)
-    if rows < 0 or size < 0:
-        raise Unreadable("damaged", f"a batch claims {rows:,} rows of {size:,} bytes")
-    if size > BATCH_BYTES or rows * 8 > BATCH_BYTES:  # each row takes at least its 8-byte timestamp
-        raise Unreadable("too-large", f"a batch claims {rows:,} row{'' if rows == 1 else 's'} and {human_bytes(size)} decoded, over the {human_bytes(BATCH_BYTES)} "
-                                      "a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
+def budget(messages: list[pa.ipc.Message], starts: list[int], data: pa.Buffer) -> tuple[np.ndarray, np.ndarray, Unreadable | None]:
+    """The rows and decoded bytes each record batch message claims, for the messages before the first one that
+    claims more than BATCH_BYTES decoded or whose metadata is not a batch's; that one's
+    Unreadable, else None. `starts`: where each message's body starts in `data` (the stream).
+
+    A message's decoded size is its buffers' lengths, a compressed buffer's being the
+    decompressed length its first 8 bytes hold (-1: stored as it is). All messages are
+    looked at at once (their buffer lists and prefixes gathered into arrays), before any of
+    them is decompressed: a few kilobytes that claim 2^31 rows or a gigabyte string are
+    refused, never allocated."""
+    rows, lists, counts, packed = [], [], [], []
+    layout_problem = None
+    for message in messages:
+        try:
+            r, at, count, compressed = _layout(message.metadata)
+        except (struct.error, TypeError, ValueError) as exc:
+            layout_problem = Unreadable("damaged", f"its batch header is not Arrow's ({exc})")
+            break
+        rows.append(r)
+        lists.append(memoryview(message.metadata)[at:at + 16 * count])
+        counts.append(count)
+        packed.append(compressed)
+    n = len(rows)
+    pairs = np.frombuffer(b"".join(lists), "<i8").reshape(-1, 2)
+    offsets, lengths = pairs[:, 0], pairs[:, 1]
+    owner = np.repeat(np.arange(n), counts)
+    body = np.array([m.body.size for m in messages[:n]], np.int64)
+    outside = (offsets < 0) | (lengths < 0) | (offsets > body[owner] - lengths)  # no sum that could overflow
+    prefixed = np.flatnonzero(np.array(packed, bool)[owner] & (lengths >= 8) & ~outside)
+    at = np.array(starts[:n], np.int64)[owner[prefixed]] + offsets[prefixed]
+    prefix = np.frombuffer(data, np.uint8)[at[:, None] + np.arange(8)].copy().view("<i8")[:, 0]
+    size = lengths.astype(float)  # sums of float: no wrap, exact within the budget, over it whatever a crafted length says
+    size[prefixed] = np.where(prefix == -1, lengths[prefixed] - 8, prefix)
+    total = np.bincount(owner, size, minlength=n)
+    claimed = np.array(rows, np.int64)
+    negative = (claimed < 0) | (np.bincount(owner, size < 0, minlength=n) > 0)
+    over = (total > BATCH_BYTES) | (claimed > BATCH_BYTES // 8)  # each row takes at least its 8-byte timestamp
+    bad = np.flatnonzero((np.bincount(owner, outside, minlength=n) > 0) | negative | over)
+    if not bad.size:
+        return claimed, total, layout_problem
+    k = int(bad[0])
+    said = sum(size[owner == k].tolist())
+    if np.any(outside[owner == k]):
+        problem = Unreadable("damaged", "a buffer lies outside its batch")
+    elif negative[k]:
+        problem = Unreadable("damaged", f"a batch claims {rows[k]:,} rows of a negative size")
+    else:
+        problem = Unreadable("too-large", f"a batch claims {rows[k]:,} row{'' if rows[k] == 1 else 's'} and {human_bytes(said)} decoded, over the "
+                                          f"{human_bytes(BATCH_BYTES)} a batch may take (a crafted or damaged file? GPUSCOPE_MAX_DECODED_MB raises it): not read")
+    return claimed[:k], total[:k], problem
 
 
 def _string_data(kind: pa.DataType) -> tuple[int, ...]:
@@ -224,35 +257,66 @@ def clean_strings(array: pa.Array) -> pa.Array | None:
     return None
 
 
-class _Checked:
-    """The checks after decoding: valid buffers, clean strings, then the current layout with
-    scopes that are scopes (a batch of a recording of `version`)."""
-
-    def __init__(self, version: int) -> None:
-        self.version = version
-        self._strings: dict[int, tuple[int, ...]] | None = None
-        """The columns with strings and where those are (`_string_data`): worked out from the
-        first batch (a stream's batches share its schema), not for every batch."""
-
-    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        try:
-            batch.validate(full=True)  # offsets inside their buffers, UTF-8: what compute kernels trust
-            if self._strings is None:
-                self._strings = {i: at for i, f in enumerate(batch.schema) if (at := _string_data(f.type))}
-            if _has_controls([batch.column(i) for i in self._strings], list(self._strings.values())):  # rare: most batches are clean
-                columns = [clean_strings(column) for column in batch.columns]
-                batch = pa.RecordBatch.from_arrays([c if c is not None else old for c, old in zip(columns, batch.columns)], schema=batch.schema)
-        except ARROW_ERRORS as exc:
-            raise Unreadable("damaged", f"a batch is damaged ({exc})") from None
-        try:
-            return recording_schema.current(batch, self.version)
-        except ValueError as exc:
-            raise Unreadable("damaged", str(exc)) from None
+def checked(table: pa.Table, version: int) -> pa.Table:
+    """The checks after decoding, over a run of batches at once (a table of them): valid
+    buffers, clean strings, then the current layout with scopes that are scopes (batches of
+    a recording of `version`). Unreadable when a batch of the run fails one."""
+    try:
+        table.validate(full=True)  # offsets inside their buffers, UTF-8: what compute kernels (and joining) trust
+        table = table.combine_chunks()  # one array per column: what follows, and what reads the run, is one call per column, not per batch
+        strings = {i: at for i, f in enumerate(table.schema) if (at := _string_data(f.type))}
+        for i, at in strings.items():
+            chunks = table.column(i).chunks
+            if _has_controls(chunks, [at] * len(chunks)):  # rare: most recordings are clean
+                cleaned = [clean_strings(chunk) for chunk in chunks]
+                column = pa.chunked_array([c if c is not None else old for c, old in zip(cleaned, chunks)], table.schema.field(i).type)
+                table = table.set_column(i, table.schema.field(i), column)
+    except ARROW_ERRORS as exc:
+        raise Unreadable("damaged", f"a batch is damaged ({exc})") from None
+    try:
+        return recording_schema.current(table, version)
+    except ValueError as exc:
+        raise Unreadable("damaged", str(exc)) from None
 
 
 def _mapped(handle) -> pa.Buffer:  # noqa: ANN001 - an open binary file
     """The whole file, memory-mapped: messages are read in place, nothing is copied."""
     return pa.py_buffer(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+
+
+@dataclass
+class _Listing:
+    """A stream's record batch messages, still compressed (zero-copy views of the memory map),
+    listed before any is decoded, with where each one's body starts in `data`, and what
+    ended the list: None for the end marker, else (finding kind, why)."""
+
+    data: pa.Buffer
+    schema: pa.Schema
+    messages: list[pa.ipc.Message] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    end: tuple[str, str] | None = None
+
+
+def _listing(handle) -> _Listing:  # noqa: ANN001 - an open binary file
+    """The messages of the stream in `handle`. StopIteration or an ARROW_ERRORS when not even
+    its schema can be read."""
+    data = _mapped(handle)
+    source = pa.BufferReader(data)
+    reader = pa.ipc.MessageReader.open_stream(source)
+    listing = _Listing(data, pa.ipc.read_schema(reader.read_next_message()))
+    while True:
+        try:
+            message = reader.read_next_message()
+        except StopIteration:
+            return listing
+        except ARROW_ERRORS as exc:
+            listing.end = ("cut", str(exc))
+            return listing
+        if message.type != "record batch":
+            listing.end = ("damaged", f"a {message.type} message where a batch of samples belongs")
+            return listing
+        listing.messages.append(message)
+        listing.starts.append(source.tell() - message.body.size)  # a message's body is its last bytes, read in place
 
 
 @dataclass
@@ -270,13 +334,42 @@ class Stream:
     findings: list[Finding] = field(default_factory=list)
     complete: bool = False
     samples: int = 0
+    index: "Batches | None" = None
+    """The file's batches still compressed, once `batches()` has listed them."""
 
     def _say(self, kind: str, message: str, severity: str = "error") -> None:
         self.findings.append(Finding(severity, kind, message, display_name(self.path)))
 
+    def _stopped(self, exc: Unreadable) -> None:
+        self._say(exc.kind, f"{exc}; the {self.samples:,} samples before are kept" if self.samples else f"{exc}; no sample is read")
+
+    def _checked(self, run: list[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        """The batches of `run` checked (`checked`, once for them all), as they were written;
+        when one fails, the ones before it, then the finding (returns False)."""
+        try:
+            batches = checked(pa.Table.from_batches(run, schema=schema), self.version).to_batches()
+        except Unreadable:
+            batches = []
+            for batch in run:  # which one: those before it are kept
+                try:
+                    batches += checked(pa.Table.from_batches([batch]), self.version).to_batches()
+                except Unreadable as exc:
+                    yield from self._counted(batches)
+                    self._stopped(exc)
+                    return False
+        yield from self._counted(batches)
+        return True
+
+    def _counted(self, batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.samples += batch.num_rows
+            yield batch
+
     def batches(self) -> Iterator[pa.RecordBatch]:
         """Every whole batch, checked; a file that is not a recording, its cut end or a batch
-        that fails a check is a finding, and the batches before it are kept."""
+        that fails a check is a finding, and the batches before it are kept. The budget is
+        checked for every batch before any is decoded; the other checks are made for a run of
+        batches at once (up to BATCH_BYTES of them decoded), each batch still yielded as written."""
         handle, size, problems = open_regular(self.path, display_name(self.path))
         self.findings += problems
         if handle is None:
@@ -287,15 +380,14 @@ class Stream:
                 return
             head = handle.read(8192)
             try:
-                whole = _mapped(handle)
-                messages = pa.ipc.MessageReader.open_stream(pa.BufferReader(whole))
-                schema = pa.ipc.read_schema(messages.read_next_message())
+                listing = _listing(handle)
             except (StopIteration, *ARROW_ERRORS) as exc:
                 if looks_like_recording(head):  # its schema began: the rest is missing
                     self._say("cut", "a recording cut short before its first batch: no sample in it")
                 else:
                     self._say("not-recording", f"not a gpuscope recording (no Arrow stream: {exc})")
                 return
+        schema = listing.schema
         self.version = recording_schema.version_of(schema)
         problem = recording_schema.schema_problem(schema)
         if problem is not None:
@@ -303,46 +395,49 @@ class Stream:
             return
         wanted = [i for i, name in enumerate(schema.names)
                   if (self.processes or name != "processes") and (self.columns is None or name in self.columns)]
-        try:  # a second reader over the same bytes decodes (only the wanted fields) what the first checked
-            reader = pa.ipc.open_stream(pa.BufferReader(whole), options=pa.ipc.IpcReadOptions(included_fields=wanted, use_threads=False))
+        try:  # a second reader over the same bytes decodes (only the wanted fields) what the listing budgeted
+            reader = pa.ipc.open_stream(pa.BufferReader(listing.data), options=pa.ipc.IpcReadOptions(included_fields=wanted, use_threads=False))
         except ARROW_ERRORS as exc:
             self._say("damaged", f"the recording's schema is damaged ({exc})")
             return
         self.schema = recording_schema.current_schema(reader.schema, self.version)
-        checked = _Checked(self.version)
-        while True:
-            try:
-                message = messages.read_next_message()
-            except StopIteration:
-                self.complete = True
-                break
-            except ARROW_ERRORS as exc:
-                self._say("cut", f"the recording ends mid-batch (stopped by kill, a full disk or a lost node?): the {self.samples:,} samples "
-                                 f"before are kept ({exc})", "warning")
-                break
-            try:
-                if message.type != "record batch":
-                    raise Unreadable("damaged", f"a {message.type} message where a batch of samples belongs")
-                _budget(message)
+        rows, sizes, stop = budget(listing.messages, listing.starts, listing.data)
+        self.index = Batches(listing, rows, self.version)
+        at = 0
+        while at < len(rows):  # a run of batches, up to BATCH_BYTES decoded, then its checks
+            run, held = [], 0.0
+            while at < len(rows) and (not run or held + sizes[at] <= BATCH_BYTES):
                 try:
-                    batch = checked(reader.read_next_batch())
+                    run.append(reader.read_next_batch())
                 except (StopIteration, *ARROW_ERRORS) as exc:
-                    raise Unreadable("damaged", f"a batch is damaged ({exc or 'missing'})") from None
-            except Unreadable as exc:
-                self._say(exc.kind, f"{exc}; the {self.samples:,} samples before are kept" if self.samples else f"{exc}; no sample is read")
-                break
-            self.samples += batch.num_rows
-            yield batch
-        if self.complete and not self.samples:
-            self._say("empty", "the recording holds no samples", "info")
+                    stop, rows = Unreadable("damaged", f"a batch is damaged ({exc or 'missing'})"), rows[:at]
+                    break
+                held += sizes[at]
+                at += 1
+            if not (yield from self._checked(run, reader.schema)):
+                return
+        if stop is not None:
+            self._stopped(stop)
+        elif listing.end is not None:
+            kind, why = listing.end
+            if kind == "cut":
+                self._say("cut", f"the recording ends mid-batch (stopped by kill, a full disk or a lost node?): the {self.samples:,} samples "
+                                 f"before are kept ({why})", "warning")
+            else:
+                self._stopped(Unreadable(kind, why))
+        else:
+            self.complete = True
+            if not self.samples:
+                self._say("empty", "the recording holds no samples", "info")
 
-
-def read(path: str | os.PathLike[str], *, processes: bool = True, columns: tuple[str, ...] | None = None) -> Recording:
+def read(path: str | os.PathLike[str], *, processes: bool = True, columns: tuple[str, ...] | None = None, indexed: bool = False) -> Recording:
     """Every whole batch of a recording, up to HELD_BYTES decoded. `processes=False` leaves
     the process lists out (most of a recording's bytes: they are not even decompressed), so a
     long recording opens at once with its host and GPU history; its snapshots then have no
     processes. `columns`: only those are read (the others are not decompressed either); a
-    snapshot then has what they hold, the rest n/a or its default."""
+    snapshot then has what they hold, the rest n/a or its default. `indexed`: the recording
+    keeps its file's batches (`Recording.batches`, the file mapped until it is closed) for
+    decoding any one of them whole later."""
     stream = Stream(path, processes, columns)
     batches, held = [], 0
     for batch in stream.batches():
@@ -356,63 +451,47 @@ def read(path: str | os.PathLike[str], *, processes: bool = True, columns: tuple
     if stream.schema is None:
         return Recording(os.fspath(path), None, stream.version, stream.findings)
     table = pa.Table.from_batches(batches, schema=stream.schema) if batches else stream.schema.empty_table()
-    rec = Recording(os.fspath(Path(path)), table, stream.version, stream.findings, stream.complete)
+    rec = Recording(os.fspath(Path(path)), table, stream.version, stream.findings, stream.complete, stream.index if indexed else None)
     rec.findings += clock_findings(rec.times, display_name(path))
     return rec
 
 
 class Batches:
-    """A recording's record batches still compressed (zero-copy messages of a memory map),
-    decoded one at a time when asked for, through the same checks as `Stream`; the last two
-    are kept. For the replay: the sample under the cursor with its processes, without
-    decompressing every batch's process lists."""
+    """A recording's record batches still compressed (zero-copy messages of a memory map, as
+    `Stream` listed and budgeted them: `read(indexed=True)`), decoded one at a time when asked
+    for, every column, through the same checks; the last two are kept. For the replay: the
+    sample under the cursor with its processes, without decompressing every batch's process
+    lists."""
 
     KEEP = 2
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._messages: list[pa.ipc.Message] = []
-        self._schema: pa.Schema | None = None
-        self._cache: dict[int, pa.RecordBatch] = {}
-        self._checked = _Checked(recording_schema.VERSION)
-        self.problem: str | None = None
-        handle, _size, problems = open_regular(path, display_name(path))
-        if handle is None:
-            self.problem = problems[0].message if problems else "not readable"
-            return
-        try:
-            with handle:
-                reader = pa.ipc.MessageReader.open_stream(pa.BufferReader(_mapped(handle)))
-            self._schema = pa.ipc.read_schema(reader.read_next_message())
-            version = recording_schema.version_of(self._schema)
-            self._checked = _Checked(version if version in recording_schema.SCHEMAS else recording_schema.VERSION)
-            for message in reader:
-                if message.type == "record batch":
-                    self._messages.append(message)
-        except (StopIteration, *ARROW_ERRORS) as exc:  # a cut file: the whole ones are kept
-            if not self._messages:
-                self.problem = f"the process lists could not be read ({exc})"
+    def __init__(self, listing: _Listing, rows: np.ndarray, version: int) -> None:
+        self._listing: _Listing | None = listing
+        self._version = version
+        self._cache: dict[int, pa.Table] = {}
+        self.rows = rows
+        """The rows of each batch that can be decoded (those before the first over the budget)."""
 
     def __len__(self) -> int:
-        return len(self._messages)
+        return len(self.rows)
 
-    def batch(self, k: int) -> pa.RecordBatch | None:
-        """Batch `k` decoded and checked, every column; None when it cannot be."""
+    def batch(self, k: int) -> pa.Table | None:
+        """Batch `k` decoded and checked, every column, as a table; None when it cannot be."""
         if k in self._cache:
             return self._cache[k]
-        if self._schema is None or not 0 <= k < len(self._messages):
+        if self._listing is None or not 0 <= k < len(self.rows):
             return None
         try:
-            _budget(self._messages[k])
-            batch = self._checked(pa.ipc.read_record_batch(self._messages[k], self._schema))
+            table = checked(pa.Table.from_batches([pa.ipc.read_record_batch(self._listing.messages[k], self._listing.schema)]), self._version)
         except (Unreadable, *ARROW_ERRORS):
             return None
         while len(self._cache) >= self.KEEP:
             self._cache.pop(next(iter(self._cache)))
-        self._cache[k] = batch
-        return batch
+        self._cache[k] = table
+        return table
 
     def close(self) -> None:
-        self._messages, self._cache = [], {}
+        self._listing, self._cache = None, {}
 
 
 def clock_findings(times: np.ndarray, label: str = "") -> list[Finding]:

@@ -337,73 +337,94 @@ def scope_structs(scopes: Sequence[JobScope]) -> pa.StructArray:
     return _struct(scopes, SCOPE)
 
 
-def _scope_from_json(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Version 1 -> 2: the scope's JSON text parsed (once per distinct text) into the struct."""
-    at = batch.schema.get_field_index("scope")
-    if at < 0:  # not read
-        return batch
-    encoded = pc.dictionary_encode(batch.column(at))
+Columns = pa.RecordBatch | pa.Table
+"""A batch, or a run of a stream's batches as a table (its columns chunked, a chunk a batch)."""
+
+
+def _each_chunk(column: pa.Array | pa.ChunkedArray, upgrade: Any, kind: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """`upgrade` (an array of the older layout -> one of `kind`) over a batch's column, or over
+    each chunk of a table's."""
+    if isinstance(column, pa.ChunkedArray):
+        return pa.chunked_array([upgrade(chunk) for chunk in column.chunks], kind)
+    return upgrade(column)
+
+
+def _scope_structs_of_json(texts: pa.Array) -> pa.StructArray:
+    encoded = pc.dictionary_encode(texts)
     scopes = [scope_of(text) for text in encoded.dictionary.to_pylist()]
     try:
-        column = scope_structs(scopes).take(encoded.indices)
+        return scope_structs(scopes).take(encoded.indices)
     except (pa.ArrowException, OverflowError) as exc:  # a number past its column's type
         raise ValueError(f"a sample's scope is not one gpuscope writes ({clean(exc)})") from None
-    return batch.set_column(at, pa.field("scope", SCOPE_TYPE), column)
 
 
-def _scope_new_fields(batch: pa.RecordBatch) -> pa.RecordBatch:
+def _scope_from_json(data: Columns) -> Columns:
+    """Version 1 -> 2: the scope's JSON text parsed (once per distinct text) into the struct."""
+    at = data.schema.get_field_index("scope")
+    if at < 0:  # not read
+        return data
+    return data.set_column(at, pa.field("scope", SCOPE_TYPE), _each_chunk(data.column(at), _scope_structs_of_json, SCOPE_TYPE))
+
+
+def _with_time_limit(scope: pa.StructArray) -> pa.StructArray:
+    have = {scope.type.field(i).name: scope.field(i) for i in range(scope.type.num_fields)}
+    children = [have.get(f.name, pa.nulls(len(scope), f.type)) for f in SCOPE_TYPE]
+    return pa.StructArray.from_arrays(children, fields=list(SCOPE_TYPE), mask=scope.is_null() if scope.null_count else None)
+
+
+def _scope_new_fields(data: Columns) -> Columns:
     """Version 2 -> 3: the scope gains the job's time limit and error file, n/a (null) in a
     version 2 file. A version 1 batch's scope is already whole (rebuilt from its JSON by
     `scope_structs`)."""
-    at = batch.schema.get_field_index("scope")
-    if at < 0 or batch.schema.field(at).type == SCOPE_TYPE:
-        return batch
-    scope = batch.column(at)
-    have = {scope.type.field(i).name: scope.field(i) for i in range(scope.type.num_fields)}
-    children = [have.get(f.name, pa.nulls(len(scope), f.type)) for f in SCOPE_TYPE]
-    column = pa.StructArray.from_arrays(children, fields=list(SCOPE_TYPE), mask=scope.is_null() if scope.null_count else None)
-    return batch.set_column(at, pa.field("scope", SCOPE_TYPE), column)
+    at = data.schema.get_field_index("scope")
+    if at < 0 or data.schema.field(at).type == SCOPE_TYPE:
+        return data
+    return data.set_column(at, pa.field("scope", SCOPE_TYPE), _each_chunk(data.column(at), _with_time_limit, SCOPE_TYPE))
 
 
-def _energy_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
+def _with_energy(lists: pa.ListArray) -> pa.ListArray:
+    gpus = lists.values
+    have = {gpus.type.field(i).name: gpus.field(i) for i in range(gpus.type.num_fields)}
+    struct_type = GPUS_TYPE.value_type
+    children = [have.get(f.name, pa.nulls(len(gpus), f.type)) for f in struct_type]
+    values = pa.StructArray.from_arrays(children, fields=list(struct_type), mask=gpus.is_null() if gpus.null_count else None)
+    return pa.ListArray.from_arrays(lists.offsets, values, type=GPUS_TYPE, mask=lists.is_null() if lists.null_count else None)
+
+
+def _energy_columns(data: Columns) -> Columns:
     """Version 3 -> 4: each GPU gains its clock maxima, energy counter and GPM activity, n/a
     (null) in an older file, and the node its RAPL column, null (not read)."""
-    at = batch.schema.get_field_index("gpus")
-    if at >= 0 and batch.schema.field(at).type != GPUS_TYPE:
-        lists = batch.column(at)
-        gpus = lists.values
-        have = {gpus.type.field(i).name: gpus.field(i) for i in range(gpus.type.num_fields)}
-        struct_type = GPUS_TYPE.value_type
-        children = [have.get(f.name, pa.nulls(len(gpus), f.type)) for f in struct_type]
-        values = pa.StructArray.from_arrays(children, fields=list(struct_type), mask=gpus.is_null() if gpus.null_count else None)
-        column = pa.ListArray.from_arrays(lists.offsets, values, type=GPUS_TYPE, mask=lists.is_null() if lists.null_count else None)
-        batch = batch.set_column(at, pa.field("gpus", GPUS_TYPE), column)
-    if "node_rapl" not in batch.schema.names:
-        batch = batch.append_column(pa.field("node_rapl", RAPL_TYPE), pa.nulls(batch.num_rows, RAPL_TYPE))
-    return batch
+    at = data.schema.get_field_index("gpus")
+    if at >= 0 and data.schema.field(at).type != GPUS_TYPE:
+        data = data.set_column(at, pa.field("gpus", GPUS_TYPE), _each_chunk(data.column(at), _with_energy, GPUS_TYPE))
+    if "node_rapl" not in data.schema.names:
+        data = data.append_column(pa.field("node_rapl", RAPL_TYPE), pa.nulls(data.num_rows, RAPL_TYPE))
+    return data
 
 
 UPGRADES = {1: _scope_from_json, 2: _scope_new_fields, 3: _energy_columns}
 """Per version, what brings its batch to the next version's layout (a new version adds one)."""
 
 
-def current(batch: pa.RecordBatch, version: int) -> pa.RecordBatch:
-    """A checked batch of a recording of `version` in the current layout (the columns read,
-    `processes` perhaps left out). ValueError, saying why, when a sample's scope is not one
-    gpuscope writes (JSON that does not parse, a scope with no kind...)."""
+def current(data: Columns, version: int) -> Columns:
+    """Checked batches of a recording of `version` (one batch, or a run of them as a table) in
+    the current layout (the columns read, `processes` perhaps left out). ValueError, saying
+    why, when a sample's scope is not one gpuscope writes (JSON that does not parse, a scope
+    with no kind...)."""
     for step in range(version, VERSION):
-        batch = UPGRADES[step](batch)
-    if "scope" in batch.schema.names:
-        scope = batch.column("scope")
+        data = UPGRADES[step](data)
+    if "scope" in data.schema.names:
+        scope = data.column("scope")
+        chunks = scope.chunks if isinstance(scope, pa.ChunkedArray) else [scope]
         for name in ("kind", "label"):  # what every reader of a scope trusts to be there
-            if scope.field(name).null_count and pc.struct_field(scope, name).null_count > scope.null_count:  # the latter's nulls include its struct's
+            if any(chunk.field(name).null_count for chunk in chunks) and pc.struct_field(scope, name).null_count > scope.null_count:  # the latter's nulls include its struct's
                 raise ValueError(f"a sample's scope is not one gpuscope writes (it has no {name})")
-    return batch if version == VERSION else batch.replace_schema_metadata(SCHEMA.metadata)
+    return data if version == VERSION else data.replace_schema_metadata(SCHEMA.metadata)
 
 
 def current_schema(schema: pa.Schema, version: int) -> pa.Schema:
     """The schema `current` gives the batches of a stream in `schema`."""
-    return current(pa.RecordBatch.from_pylist([], schema=schema), version).schema
+    return current(schema.empty_table(), version).schema
 
 
 def version_of(schema: pa.Schema) -> int | None:

@@ -299,9 +299,9 @@ class Replay:
         batch cannot be decoded."""
         row = int(self.rows[i])
         k = int(np.searchsorted(self.starts, row, side="right")) - 1
-        batch = self.batches.batch(k) if self.batches is not None else None
+        batch = self.batches.batch(k) if self.batches is not None and k + 1 < len(self.starts) else None
         if batch is not None and batch.num_rows == self.starts[k + 1] - self.starts[k]:  # else not the batch the light read counted
-            return recording_schema.snapshot_at(pa.Table.from_batches([batch]), row - int(self.starts[k]))
+            return recording_schema.snapshot_at(batch, row - int(self.starts[k]))
         return self.recording.snapshot(row)
 
     def index_at(self, t: float) -> int:
@@ -319,10 +319,11 @@ class Replay:
 
 def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay:
     """Read `path` for replay (the first node of a multi-node recording unless `node`)."""
-    replay = replay_of(recording.read(path, columns=COLUMNS), node)
+    replay = replay_of(recording.read(path, columns=COLUMNS, indexed=True), node)
     replay.in_memory = False
-    if replay.samples:
-        replay.batches = recording.Batches(replay.path)
+    replay.batches = replay.recording.batches
+    if replay.batches is not None:
+        replay.starts = np.concatenate([[0], np.cumsum(replay.batches.rows)])
     return replay
 
 
@@ -332,15 +333,17 @@ def replay_of(rec: recording.Recording, node: str | None = None) -> Replay:
     replay = Replay(rec.path, rec, in_memory=True)
     if rec.table is None or rec.samples == 0:
         return replay
-    hosts = rec.table.column("hostname")
+    # the columns the history and the events read, each made one array (a file gives one chunk
+    # per batch, thousands in a day): every column operation below is then one call, not one per chunk
+    table = rec.table.select(list(COLUMNS)).combine_chunks()
+    hosts = table.column("hostname")
     replay.nodes = tuple(str(h) for h in pc.unique(hosts).to_pylist() if h is not None) or ("",)
     replay.node = node if node in replay.nodes else replay.nodes[0]
     if len(replay.nodes) > 1:
         replay.rows = np.flatnonzero(pc.fill_null(pc.equal(hosts, replay.node), False).to_numpy(zero_copy_only=False))
-        table = rec.table.take(pa.array(replay.rows))
+        table = table.take(pa.array(replay.rows))
     else:
         replay.rows = np.arange(rec.samples)
-        table = rec.table
     replay.times = floats(table.column("timestamp"))
     replay.times = np.where(np.isnan(replay.times), np.fmax.accumulate(replay.times), replay.times)
     replay.clock = np.fmax.accumulate(replay.times)
@@ -352,8 +355,6 @@ def replay_of(rec: recording.Recording, node: str | None = None) -> Replay:
     events = (gpu_events(gpus, replay.times) + process_events(pc.struct_field(scope, "pids"), replay.times)
               + scope_events(scope, replay.series["scope.mem"], replay.times))
     replay.events = sorted(events, key=lambda e: (e.index, KINDS.index(e.kind)))
-    lengths = [len(chunk) for chunk in rec.table.column("timestamp").chunks]
-    replay.starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
     return replay
 
 
