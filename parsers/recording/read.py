@@ -9,14 +9,16 @@ same checks (`Stream.batches` for the whole file, `Batches` for one batch of it 
 
 - the schema is the one its version declares (schema.schema_problem), so a column missing or
   of another type is said once, before any sample is used;
-- a batch's decoded size is budgeted before it is decoded (`claim`: its rows and buffer sizes
-  from the message's metadata, without decompressing), so a few kilobytes that claim 2^31 rows
-  or a gigabyte string are refused, never allocated;
-- each decoded batch is validated (offsets, UTF-8), its strings cleaned by
+- every batch's decoded size is budgeted before any is decoded (`budget`: its rows and buffer
+  sizes from the message's metadata, without decompressing, all messages at once), so a few
+  kilobytes that claim 2^31 rows or a gigabyte string are refused, never allocated;
+- decoded batches are validated (offsets, UTF-8), their strings cleaned by
   metrics/safe_text.clean exactly as live ones are at collection, so a process command, host
-  or GPU name cannot retitle or clear the terminal on replay or report, and it is brought to
-  the current layout with its scopes checked (schema.current): whatever the file's version,
-  what is read has one layout.
+  or GPU name cannot retitle or clear the terminal on replay or report, and brought to the
+  current layout with their scopes checked (schema.current): whatever the file's version,
+  what is read has one layout. These checks are made for a run of batches at once (`checked`,
+  over a table of them, joined into one array per column): a day at 1 Hz is thousands of
+  small batches, and a check per batch cost more than decoding them.
 
 Every whole batch before a problem is kept: a recording cut by `kill -9`, a full disk or a
 lost node ends in a partial message, and the reader keeps what came before and says how it
@@ -260,7 +262,8 @@ def clean_strings(array: pa.Array) -> pa.Array | None:
 def checked(table: pa.Table, version: int) -> pa.Table:
     """The checks after decoding, over a run of batches at once (a table of them): valid
     buffers, clean strings, then the current layout with scopes that are scopes (batches of
-    a recording of `version`). Unreadable when a batch of the run fails one."""
+    a recording of `version`). The run comes back joined, one chunk per column. Unreadable
+    when a batch of the run fails one."""
     try:
         table.validate(full=True)  # offsets inside their buffers, UTF-8: what compute kernels (and joining) trust
         table = table.combine_chunks()  # one array per column: what follows, and what reads the run, is one call per column, not per batch
