@@ -109,10 +109,6 @@ def assign(runs: pd.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS) -> pd.DataF
             out[column] = _canonical(out[column])
     fallback = out["format"] if "format" in out else pd.Series("runs", index=out.index)
     values = {k: (out[_column(k)] if _column(k) in out else pd.Series(None, index=out.index, dtype=object)) for k in keys}
-    if "benchmark" in values:  # a run with no benchmark is named, and kept apart, by its format
-        values["benchmark"] = values["benchmark"].astype(object).where(values["benchmark"].map(normalise) != "", fallback)
-    kinds = out["resource_kind"].fillna("unknown").astype(str) if "resource_kind" in out else pd.Series("unknown", index=out.index)
-    listed = {k: values[k].tolist() for k in keys}  # positional lists: one pass, no per-cell indexing
     normal: dict[tuple[type, object], str] = {}  # a study repeats a few values thousands of times: each normalised once
 
     def norm(v: object) -> str:
@@ -122,7 +118,13 @@ def assign(runs: pd.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS) -> pd.DataF
         except TypeError:  # an unhashable cell
             return normalise(v)
 
-    groups = pd.Series(list(zip(*(map(norm, listed[k]) for k in keys))), index=out.index, dtype=object)
+    if "benchmark" in values:  # a run with no benchmark is named, and kept apart, by its format
+        named = [norm(v) != "" for v in values["benchmark"].tolist()]
+        values["benchmark"] = values["benchmark"].astype(object).where(named, fallback)
+    # positional lists, one pass each: indexing or iterating a Series cell by cell costs more than the work
+    kinds = (out["resource_kind"].fillna("unknown").astype(str) if "resource_kind" in out else pd.Series("unknown", index=out.index)).tolist()
+    listed = {k: values[k].tolist() for k in keys}
+    groups = list(zip(*(map(norm, listed[k]) for k in keys)))
     first = {g: i for i, g in reversed(list(enumerate(groups)))}  # the first run of each group names it
     names: dict[tuple[str, ...], str] = {}
     by_head: dict[str, list[tuple[str, ...]]] = {}
