@@ -6,14 +6,18 @@ match, so rows cost the expression's C loop only. Usage and command lines, optio
 give each run of rows its block; every process prints them again, so what a line means is
 looked up once. Banners, devices and chatter (`% CUDA runtime`, dates, `%====`) are never a
 match: banners and devices are found by their own expressions. What the job around the tester
-printed (Flux trailers, Slurm variables) goes to `JobLog`.
+printed (Flux trailers, Slurm variables) goes to `JobLog`. Line numbers come from one numpy
+pass over the newlines, looked up only where a line number is kept.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from gpuscope.metrics.magma.run import RunInfo, block_labels
 from gpuscope.parsers.joblog import JobLog
@@ -28,11 +32,10 @@ _ROW = SEP + rb"*\d+" + SEP + rb"+(?:[-+]?[\d.nNiI]|--)[^\n]*"
 _CHATTER = rb"% (?:MAGMA |device|Compil|CUDA r|HIP ru|If run|relati|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )|%=|% {7}|MAGMA \d|device \d+:"
 LINE = re.compile(rb"\n(?:(" + _ROW + rb"(?:\n" + _ROW + rb")*)|(?!" + _CHATTER + rb")([^\n]*\S[^\n]*))")
 """Each match starts at the newline before its line(s): group 1 a run of data rows, or group 2 one other line."""
-BANNERS = re.compile(rb"\n(?:% MAGMA |MAGMA \d)[^\n]*")
-"""A process's first line (MAGMA 1.x prints no `%`)."""
-DEVICES = re.compile(rb"device(?:(?<=\ndevice)|(?<=\n% device)) (\d+):")
-"""A device line at the start of a line (`% device 1: ...`). The pattern starts with its word so
-that the engine jumps from one `device` to the next: two thirds of the time of testing every line."""
+MARKS = re.compile(rb"\n((?:% MAGMA |MAGMA \d)[^\n]*|(?:% )?device \d+:)")
+"""A process's first line, its banner (MAGMA 1.x prints no `%`), or the start of a device line
+(`% device 1:`): one pass finds both."""
+DEVICE_MARK = re.compile(rb"(?:% )?device (\d+):")
 DEVICE0 = re.compile(rb"\n(?:% )?device 0:[^\n]*")
 
 ERROR = re.compile(r"(?:error:|Error:|CUDA runtime error|CUBLAS error|MAGMA error|\w+ returned error|Can not allocate|failed at )")
@@ -58,32 +61,32 @@ class Block:
     """Headers printed: one per process."""
 
 
-def scan(big: bytes, ends: list[int], runs: list[RunInfo]) -> tuple[list[Block], list[tuple[int, int, int, int, int, int]]]:
-    """The blocks of all files, and their runs of data rows: (file, start, end, first line number,
-    lines, block) each; what the other lines say goes to the file's `run`. `big` is a newline and
-    the files' texts, file f's ending at ends[f]. `meaning` caches what a line means, for all
-    files; `same`, the lines that change nothing in the present state (a header: the block it
-    counts a process for; -1: nothing to count)."""
+def scan(big: bytes, ends: list[int], runs: list[RunInfo]) -> tuple[list[Block], np.ndarray]:
+    """The blocks of all files, and their runs of data rows: a row (file, start, end, first line
+    number, lines, block) each; what the other lines say goes to the file's `run`. `big` is a
+    newline and the files' texts, file f's ending at ends[f]. `meaning` caches what a line means,
+    for all files; `same`, the lines that change nothing in the present state (a header: the
+    block it counts a process for; -1: nothing to count)."""
+    newlines = np.flatnonzero(np.frombuffer(big, np.uint8) == 10)
     blocks: list[Block] = []
-    found: list[tuple[int, int, int, int, int, int]] = []
+    found: list[int] = []  # file, start, end, block of each run of rows, flat
     meaning: dict[bytes, tuple[str, Any]] = {}
+    last_banners: list[int] = []  # per file, where its last banner is (-1: none)
     for file, (run, lo, hi) in enumerate(zip(runs, [0, *ends], ends)):
-        last_banner = _banners_and_devices(big, lo, hi, run)
-        job, first = JobLog(), len(found)
+        first_newline = int(newlines.searchsorted(lo))  # a line's number: the file's newlines before it
+        last_banners.append(_banners_and_devices(big, lo, hi, run))
+        job = JobLog()
         test, options, options_key, block = "", {}, (), -1
         mine: dict[tuple, int] = {}
         same: dict[bytes, int] = {}
-        line, at = 0, lo
         for match in LINE.finditer(big, lo, hi):
             raw = match[2]
             if raw is None:
                 start, end = match.span(1)
-                line, at = line + big.count(b"\n", at, start), start
-                lines = big.count(b"\n", start, end) + 1
                 if block < 0:  # rows above the file's first header: counted, not read
-                    run.orphan_rows += lines
+                    run.orphan_rows += big.count(b"\n", start, end) + 1
                 else:
-                    found.append((file, start, end, line, lines, block))
+                    found += (file, start, end, block)
                 continue
             seen = same.get(raw)
             if seen is not None:
@@ -91,8 +94,6 @@ def scan(big: bytes, ends: list[int], runs: list[RunInfo]) -> tuple[list[Block],
                     blocks[seen].processes += 1
                 continue
             kind, value = meaning.get(raw) or meaning.setdefault(raw, _meaning(raw))
-            start = match.start() + 1
-            line, at = line + big.count(b"\n", at, start), start  # counted where a line number is needed
             if kind == "header":
                 key = (test or "unknown", options_key, value.header)  # "unknown": no usage or command line named it
                 if key not in mine:
@@ -109,7 +110,7 @@ def scan(big: bytes, ends: list[int], runs: list[RunInfo]) -> tuple[list[Block],
                 if name != test:
                     test, options, options_key, same = name, {}, (), {}
                 if asked:  # a command line: where its sizes start (never `same`: each starts a run)
-                    run.commands.append((line, name, asked))
+                    run.commands.append((int(newlines.searchsorted(match.start() + 1)) - first_newline, name, asked))
                 else:
                     same[raw] = -1
             elif kind == "options":
@@ -118,31 +119,45 @@ def scan(big: bytes, ends: list[int], runs: list[RunInfo]) -> tuple[list[Block],
                     options_key, same = tuple(sorted(options.items())), {}
                 same[raw] = -1
             else:
-                _other(raw.decode("utf-8", "replace").strip(), line, run, job)
-        run.row_lines = sum(r[4] for r in found[first:])
-        run.rows_before_last_banner = sum(r[4] for r in found[first:] if r[1] < last_banner)  # a run of rows holds no banner
+                text = raw.decode("utf-8", "replace").strip()
+                said = _other(text, run, job)
+                if said is not None:
+                    said.append((int(newlines.searchsorted(match.start() + 1)) - first_newline, text))
         run.start, run.end, run.exit_code, run.cancelled, run.run_nodes, run.hosts = job.start, job.end, job.exit_code, job.cancelled, job.nodes, job.hosts
+    at = np.array(found, np.int64).reshape(-1, 4)
+    file_of, start, end = at[:, 0], at[:, 1], at[:, 2]
+    first_line = newlines.searchsorted(start) - newlines.searchsorted(np.array([0, *ends], np.int64)[file_of])
+    lines = newlines.searchsorted(end) - newlines.searchsorted(start) + 1
+    last_banner = np.array(last_banners or [-1], np.int64)[file_of]
+    row_lines = np.bincount(file_of, lines, len(runs))
+    before = np.bincount(file_of, np.where(start < last_banner, lines, 0), len(runs))  # a run of rows holds no banner
+    for run, n, n_before in zip(runs, row_lines.astype(np.int64).tolist(), before.astype(np.int64).tolist()):
+        run.row_lines, run.rows_before_last_banner = n, n_before
     for b, label in zip(blocks, block_labels([(b.test, b.options) for b in blocks])):
         b.label = label
         runs[b.file].processes[label] = runs[b.file].processes.get(label, 0) + b.processes
-    return blocks, found
+    return blocks, np.column_stack([file_of, start, end, first_line, lines, at[:, 3]])
 
 
 def _banners_and_devices(big: bytes, lo: int, hi: int, run: RunInfo) -> int:
     """Processes (banners) and visible devices: every process prints them, so they are found by
     expressions; only the first banner and device 0 line are read. Where the last banner is."""
-    banners = BANNERS.findall(big, lo, hi)
+    marks = MARKS.findall(big, lo, hi)
+    counts = Counter(marks)  # a few distinct lines, each looked at once
+    numbers = {m: DEVICE_MARK.match(m) for m in counts}
+    banners = [m for m, number in numbers.items() if number is None]
     if banners:
-        run.banners = len(banners)
-        found = fmt.BANNER.match(banners[0][1:].decode("utf-8", "replace"))
+        run.banners = sum(counts[m] for m in banners)
+        found = fmt.BANNER.match(banners[0].decode("utf-8", "replace"))
         run.version = found.group(1) if found else ""
-    devices = DEVICES.findall(big, lo, hi)
+    devices = [int(number.group(1)) for number in numbers.values() if number is not None]
     if devices:
-        run.visible_devices = max(int(d) for d in set(devices)) + 1
+        run.visible_devices = max(devices) + 1
         zero = DEVICE0.search(big, lo, hi)
         if zero is not None and (device := fmt.DEVICE.match(zero.group()[1:].decode("utf-8", "replace"))):
             run.device, run.clock_mhz = device.group(2).strip(), float(device.group(3))
-    return big.rfind(banners[-1], lo, hi) if banners else -1
+    last = next((m for m in reversed(marks) if numbers[m] is None), None)
+    return big.rfind(b"\n" + last, lo, hi) if last is not None else -1
 
 
 def _meaning(raw: bytes) -> tuple[str, Any]:
@@ -158,15 +173,17 @@ def _meaning(raw: bytes) -> tuple[str, Any]:
     return "other", None
 
 
-def _other(text: str, line_no: int, run: RunInfo, job: JobLog) -> None:
-    """What a line that is no row, usage, options, known header, banner or device line says."""
+def _other(text: str, run: RunInfo, job: JobLog) -> list[tuple[int, str]] | None:
+    """What a line that is no row, usage, options, known header, banner or device line says:
+    the list of `run` it goes to with its line number, if any."""
     if HEADER_LIKE.search(text) and not text.startswith("{"):  # a column header, but not one the layout table knows
-        run.unknown_headers.append((line_no, text))
-    elif text.startswith("%") or job.read(text):
-        pass
-    elif text.startswith("Assert failed"):
-        run.asserts.append((line_no, text))
-    elif ERROR.match(text):
-        run.errors.append((line_no, text))
-    elif not job.in_trailer and not KNOWN_OTHER.match(text):
-        run.unknown.append((line_no, text))
+        return run.unknown_headers
+    if text.startswith("%") or job.read(text):
+        return None
+    if text.startswith("Assert failed"):
+        return run.asserts
+    if ERROR.match(text):
+        return run.errors
+    if not job.in_trailer and not KNOWN_OTHER.match(text):
+        return run.unknown
+    return None

@@ -69,8 +69,7 @@ def _rows(texts: list[Text], runs: list[RunInfo]) -> pd.DataFrame:
     """The tidy table of every data row of the files (`texts[i]` is `runs[i]`'s)."""
     ends = np.cumsum([len(t.data) for t in texts], dtype=np.int64)  # each file's last newline in `big`
     big = b"".join([b"\n", *(t.data for t in texts)])
-    blocks, found = scan(big, ends.tolist(), runs)
-    at = np.array(found, np.int64).reshape(-1, 6)  # per run of rows: file, start, end, first line, lines, block
+    blocks, at = scan(big, ends.tolist(), runs)  # per run of rows: file, start, end, first line, lines, block
     file_of, first, block_of = at[:, 0], at[:, 3], at[:, 5]
     base = np.concatenate(([0], np.cumsum(at[:, 4])))  # each run's first row number
     cut = np.array([r.last_line_cut for r in runs] + [False])[file_of] & (at[:, 2] == ends[file_of])  # the run holds a cut last line
@@ -93,16 +92,21 @@ def _read_group(big: bytes, layout: fmt.Layout, at: np.ndarray, base: np.ndarray
                 impls: list[str]) -> list[tuple[dict, np.ndarray]]:
     """The rows of the runs `at` (one header kind; `base`: their first rows' numbers): a piece per
     implementation that ran (a Gflop/s or time printed, not `---`), with each row's number."""
-    spans = at[:, 1:3].tolist()
+    starts, ends = at[:, 1].tolist(), at[:, 2].tolist()
     # The layout as the rows print it, from a row of the most common length (the first may be cut short).
-    sample = [line for a, b in spans[:SAMPLE] for line in big[a:b].split(b"\n")][:SAMPLE]
+    sample: list[bytes] = []
+    for a, b in zip(starts, ends):
+        sample += big[a:b].split(b"\n", SAMPLE - len(sample))[: SAMPLE - len(sample)]
+        if len(sample) == SAMPLE:
+            break
     count = [len(line.translate(BLANKS).split()) for line in sample]
     layout = fmt.fit_layout(layout, sample[count.index(min(set(count), key=lambda c: (-count.count(c), c)))].decode("utf-8", "replace"))
     width, checks, n_sizes, places = layout.width, len(layout.errors), len(layout.sizes), layout.places
     times = {t for _, t in places if t is not None}
     # Fields are parted by blanks (a run of them is one: `skipinitialspace`), after a first row
     # that has every field. NA is `---` in the row's columns, no field after them.
-    data = b"\n".join([b" 0" * (width + 2), *(memoryview(big)[a:b] for a, b in spans)]).translate(BLANKS)  # one copy, one pass
+    view = memoryview(big)
+    data = b"\n".join([b" 0" * (width + 2), *[view[a:b] for a, b in zip(starts, ends)]]).translate(BLANKS)  # one copy, one pass
     na = [DASHES] * width + [MISSING, MISSING]
     frame = pd.read_csv(io.BytesIO(data), sep=" ", skipinitialspace=True, header=None, names=range(width + 2), usecols=range(width + 2),
                         keep_default_na=False, na_values={j: "---" if kind == DASHES else "" for j, kind in enumerate(na)},
