@@ -33,7 +33,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Generator, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -346,8 +346,8 @@ class Stream:
     def _stopped(self, exc: Unreadable) -> None:
         self._say(exc.kind, f"{exc}; the {self.samples:,} samples before are kept" if self.samples else f"{exc}; no sample is read")
 
-    def _checked(self, run: list[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-        """The batches of `run` checked (`checked`, once for them all), as they were written;
+    def _checked(self, run: list[pa.RecordBatch], schema: pa.Schema) -> Generator[pa.RecordBatch, None, bool]:
+        """The batches of `run` checked (`checked`, once for them all) and joined into one;
         when one fails, the ones before it, then the finding (returns False)."""
         try:
             batches = checked(pa.Table.from_batches(run, schema=schema), self.version).to_batches()
@@ -372,7 +372,8 @@ class Stream:
         """Every whole batch, checked; a file that is not a recording, its cut end or a batch
         that fails a check is a finding, and the batches before it are kept. The budget is
         checked for every batch before any is decoded; the other checks are made for a run of
-        batches at once (up to BATCH_BYTES of them decoded), each batch still yielded as written."""
+        batches at once (up to BATCH_BYTES of them claimed decoded), yielded joined into one: a
+        day of small batches comes as a few dozen."""
         handle, size, problems = open_regular(self.path, display_name(self.path))
         self.findings += problems
         if handle is None:
