@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from gpuscope.metrics.findings import Finding
@@ -224,25 +225,27 @@ def _runs_table(table: list[tuple[Run, dict[str, tuple[int, str] | None], str, s
 
 
 def _curves_table(table: list[tuple[Run, dict[str, tuple[int, str] | None], str, str | None]], runs: pd.DataFrame) -> pd.DataFrame:
-    """Every run's per-epoch values, with the series and resources of its row in `runs` (the
-    last row of that source: rows and runs are in the same order)."""
+    """Every run's per-epoch values, with the source, series and resources of its row in `runs`
+    (the last row of that source: rows and runs are in the same order), taken from that row's
+    columns by one take each rather than a Python string per point converted again."""
     row_of = {source: i for i, source in enumerate(runs["source"].tolist())} if len(runs) else {}
-    series, resources = (runs["series"].tolist(), runs["resources"].tolist()) if len(runs) else ([], [])
-    columns: dict[str, list[Any]] = {name: [] for name in CURVE_COLUMNS}
+    rows: list[int] = []  # per point, its run's row in `runs`
+    columns: dict[str, list[Any]] = {"epoch": [], "metric": [], "value": []}
     for run, _counts, _series, _kind in table:
         i = row_of.get(run.source)
         if not run.curve or i is None:
             continue
-        n = len(run.curve)
-        columns["source"] += [run.source] * n
-        columns["series"] += [series[i]] * n
-        columns["resources"] += [resources[i]] * n
+        rows += [i] * len(run.curve)
         epochs, metrics, values = zip(*run.curve)
         columns["epoch"] += epochs
         columns["metric"] += metrics
         columns["value"] += values
-    curves = pd.DataFrame(columns) if columns["source"] else pd.DataFrame(columns=list(CURVE_COLUMNS))  # no rows: object columns, as ever
-    curves["resources"] = pd.array(curves["resources"].tolist(), dtype="Int64")
+    if not rows:  # no rows: object columns, as ever
+        curves = pd.DataFrame(columns=list(CURVE_COLUMNS))
+        curves["resources"] = pd.array([], dtype="Int64")
+    else:
+        at = np.array(rows)
+        curves = pd.DataFrame({**{name: runs[name].array.take(at) for name in ("source", "series", "resources")}, **columns})[list(CURVE_COLUMNS)]
     curves["epoch"] = curves["epoch"].astype("int64")
     curves["value"] = curves["value"].astype(float)
     return curves
