@@ -161,7 +161,7 @@ def describe(runs: pd.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS) -> list[s
             column = _column(key)
             if key == "benchmark" or column not in group:
                 continue
-            shown = sorted({str(v) for v in group[column].dropna() if normalise(v)})
+            shown = sorted(text for text in {str(v) for v in group[column].dropna().tolist()} if normalise(text))  # each distinct text once
             if shown and not all(s in str(series) for s in shown):
                 parts.append(f"{key} {' | '.join(shown)}")
         if parts:

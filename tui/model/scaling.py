@@ -194,7 +194,7 @@ def _time_per_epoch(runs: pd.DataFrame) -> pd.Series:
 def _resources_from(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (series, resources): where the count came from, the distinct texts joined."""
     def joined(values: pd.Series) -> str:
-        distinct = list(dict.fromkeys(str(v) for v in values if str(v)))
+        distinct = list(dict.fromkeys(text for text in map(str, values.tolist()) if text))
         return distinct[0] + (f" (+{len(distinct) - 1} more)" if len(distinct) > 1 else "") if distinct else ""
 
     known = runs[runs["resources"].notna()]
