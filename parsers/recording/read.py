@@ -148,9 +148,10 @@ def _layout(meta: pa.Buffer) -> tuple[int, int, int, bool]:
 
 
 def budget(messages: list[pa.ipc.Message], starts: list[int], data: pa.Buffer) -> tuple[np.ndarray, np.ndarray, Unreadable | None]:
-    """The rows and decoded bytes each record batch message claims, for the messages before the first one that
-    claims more than BATCH_BYTES decoded or whose metadata is not a batch's; that one's
-    Unreadable, else None. `starts`: where each message's body starts in `data` (the stream).
+    """The rows and decoded bytes each record batch message claims, for the messages before
+    the first one that claims more than BATCH_BYTES decoded or whose metadata is not a
+    batch's; that one's Unreadable, else None. `starts`: where each message's body starts in
+    `data` (the stream).
 
     A message's decoded size is its buffers' lengths, a compressed buffer's being the
     decompressed length its first 8 bytes hold (-1: stored as it is). All messages are
