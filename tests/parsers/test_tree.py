@@ -71,3 +71,11 @@ def test_context_columns_per_row(tmp_path: Path) -> None:
     assert list(columns["name"]) == ["c", "a", "a", "b"]
     picked = categorical(np.array([1, 0, 1]), ["x", None])  # None: missing
     assert list(picked.categories) == ["x"] and picked.isna().tolist() == [True, False, True]
+
+
+def test_texts_alike_in_size_head_and_tail_are_identical_only_when_every_byte_is(tmp_path: Path) -> None:
+    head, tail = b"OURS\n" + b"h" * 5000 + b"\n", b"t" * 5000 + b"\n"  # longer than the head and tail compared first
+    for name, middle in (("a.out", b"1"), ("b.out", b"2"), ("c.out", b"1"), ("d.out", b"22")):
+        (tmp_path / name).write_bytes(head + middle + tail)
+    texts, _ = read_texts([tmp_path], _is_ours, "OURS")
+    assert [(t.label, t.digest) for t in texts] == [("a.out", "a.out"), ("b.out", ""), ("c.out", "a.out"), ("d.out", "")]
