@@ -29,7 +29,7 @@ BLANKS = bytes.maketrans(SEPARATORS, b" " * len(SEPARATORS))
 SEP = b"[" + re.escape(SEPARATORS) + b"]"
 _ROW = SEP + rb"*+\d++" + SEP + rb"++(?:--|[-+]?[\d.nNiI])[^\n]*+"  # possessive: nothing to give back, a sixth fewer steps
 _CHATTER = rb"% (?:Compil|CUDA r|HIP ru|If run|relati|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )|% device(?! \d+:)|%=|% {7}"
-LINE = re.compile(rb"\n(?:(" + _ROW + rb"(?:\n" + _ROW + rb")*)|(?!" + _CHATTER + rb")([^\n]*\S[^\n]*))")
+LINE = re.compile(rb"\n(?:(" + _ROW + rb"(?:\n" + _ROW + rb")*)|(?!" + _CHATTER + rb")([ \t\r\f\v]*+\S[^\n]*+))")
 """Each match starts at the newline before its line(s): group 1 a run of data rows, or group 2 one other line."""
 BANNER = re.compile(rb"% MAGMA |MAGMA \d")
 """A process's first line (MAGMA 1.x prints no `%`)."""
