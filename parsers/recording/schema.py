@@ -121,22 +121,12 @@ def _column(values: Sequence[Any], kind: Any) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), _struct(rows, kind))
 
 
-def _process_values(rows: Sequence[ProcessRow]) -> list[list[Any]]:
-    """ProcessRow's fields as lists, in PROCESS's order (a test holds them equal). Process rows
-    are most of a sample's values, and an attribute named in the code is read in a third of
-    attrgetter's CPU (Python specialises it for a class with slots)."""
-    return [[r.pid for r in rows], [r.ppid for r in rows], [r.user for r in rows], [r.uid for r in rows], [r.state for r in rows],
-            [r.cpu_percent for r in rows], [r.rss for r in rows], [r.threads for r in rows], [r.started for r in rows],
-            [r.command for r in rows], [r.cpu_id for r in rows], [r.cpu_time for r in rows], [r.gpu_memory for r in rows],
-            [r.gpu_sm_percent for r in rows], [r.gpu_indices for r in rows]]
-
-
 def _struct(rows: Sequence[Any], kind: tuple) -> pa.StructArray:
     """Dataclass rows as one struct array, built a field at a time (half the CPU of rows zipped
     into columns); a set is written sorted."""
-    columns = _process_values(rows) if kind is PROCESS else [list(map(operator.attrgetter(name), rows)) for name, _sub in kind]
     children = []
-    for values, (_name, sub) in zip(columns, kind, strict=True):
+    for name, sub in kind:
+        values = list(map(operator.attrgetter(name), rows))
         children.append(_column([sorted(v) for v in values] if values and isinstance(values[0], (set, frozenset)) else values, sub))
     return pa.StructArray.from_arrays(children, fields=_fields(kind))
 
