@@ -126,7 +126,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """With pytest-xdist (`-n 2 --dist loadgroup`, the README's command), every test of the real
+    """With pytest-xdist (`-n 3 --dist loadgroup`, the README's command), every test of the real
     Slurm cluster runs in one worker, so one cluster is started (it is session-scoped per worker)."""
     for item in items:
         if "slurm_cluster" in getattr(item, "fixturenames", ()):

@@ -14,7 +14,7 @@ import pytest
 from paths import ROOT
 
 DOCS = (ROOT / "README.md", ROOT / "docs" / "cli.md", ROOT / "docs" / "architecture.md", ROOT / "bench" / "README.md")
-TEST_COMMAND = "python -m pytest -n 2 --dist loadgroup"
+TEST_COMMAND = "python -m pytest -n 3 --dist loadgroup"
 
 
 def _reference():
