@@ -435,6 +435,7 @@ class Stream:
             if not self.samples:
                 self._say("empty", "the recording holds no samples", "info")
 
+
 def read(path: str | os.PathLike[str], *, processes: bool = True, columns: tuple[str, ...] | None = None, indexed: bool = False) -> Recording:
     """Every whole batch of a recording, up to HELD_BYTES decoded. `processes=False` leaves
     the process lists out (most of a recording's bytes: they are not even decompressed), so a
@@ -476,6 +477,7 @@ class Batches:
         self._cache: dict[int, pa.Table] = {}
         self.rows = rows
         """The rows of each batch that can be decoded (those before the first over the budget)."""
+        self._starts = np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -494,6 +496,17 @@ class Batches:
             self._cache.pop(next(iter(self._cache)))
         self._cache[k] = table
         return table
+
+    def row(self, row: int) -> tuple[pa.Table, int] | None:
+        """The batch that holds sample `row` of the file, decoded, and the row's place in it;
+        None when that batch cannot be decoded or holds other rows than its listing said."""
+        k = int(np.searchsorted(self._starts, row, side="right")) - 1
+        if not 0 <= k < len(self.rows):
+            return None
+        batch = self.batch(k)
+        if batch is None or batch.num_rows != self.rows[k]:
+            return None
+        return batch, row - int(self._starts[k])
 
     def close(self) -> None:
         self._listing, self._cache = None, {}

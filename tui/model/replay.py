@@ -229,8 +229,6 @@ class Replay:
     events: list[Event] = field(default_factory=list)
     batches: recording.Batches | None = None
     """The file's batches, decoded one at a time for the sample under the cursor."""
-    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
-    """The first row of each batch, and the end: for the batch that holds a row."""
     gpu_energy: dict[int, GpuEnergyView] = field(default_factory=dict)
     """Per GPU, what its power and activity plots say beside their lines."""
     in_memory: bool = False
@@ -298,10 +296,9 @@ class Replay:
         """Sample `i` with its processes (decoded from its batch only); without them when its
         batch cannot be decoded."""
         row = int(self.rows[i])
-        k = int(np.searchsorted(self.starts, row, side="right")) - 1
-        batch = self.batches.batch(k) if self.batches is not None and k + 1 < len(self.starts) else None
-        if batch is not None and batch.num_rows == self.starts[k + 1] - self.starts[k]:  # else not the batch the light read counted
-            return recording_schema.snapshot_at(batch, row - int(self.starts[k]))
+        found = self.batches.row(row) if self.batches is not None else None
+        if found is not None:
+            return recording_schema.snapshot_at(*found)
         return self.recording.snapshot(row)
 
     def index_at(self, t: float) -> int:
@@ -322,8 +319,6 @@ def open_replay(path: str | os.PathLike[str], node: str | None = None) -> Replay
     replay = replay_of(recording.read(path, columns=COLUMNS, indexed=True), node)
     replay.in_memory = False
     replay.batches = replay.recording.batches
-    if replay.batches is not None:
-        replay.starts = np.concatenate([[0], np.cumsum(replay.batches.rows)])
     return replay
 
 
