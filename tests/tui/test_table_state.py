@@ -42,6 +42,7 @@ async def test_escape_in_the_box_clears_the_filter_and_reopening_restores_sort_a
         assert sorted(set(column_texts(screen, "Strategy"))) == ["Oracle"] and screen.view.descending
         await pilot.press("escape")  # the filter is kept: Escape on the grid leaves the view
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, Below))
         assert isinstance(app.screen, Below)
         # Opened again: sorted as left, with the filter kept with Enter.
         again = await open_table(app, pilot)
@@ -53,10 +54,12 @@ async def test_escape_in_the_box_clears_the_filter_and_reopening_restores_sort_a
         # Escape in the filter box clears the filter (the view stays), and it is forgotten.
         await pilot.press("slash", "escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is again)
         assert app.screen is again and again.view.filter.empty and len(again.rows) == 25
         assert not again.query_one("#table-filter", Input).display
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, Below))
         assert isinstance(app.screen, Below)
         third = await open_table(app, pilot)
         assert third.view.filter.empty and third.filter_text == "" and third.view.sort == "Mean Latency (ms)"
@@ -91,6 +94,7 @@ async def test_first_plot_asks_for_x_and_y_then_toggles_and_is_remembered() -> N
         modal.query_one("#plot-pick-x", OptionList).highlighted = modal.x_choices.index("Speedup")
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is modal)
         assert app.screen is modal and "both Speedup" in str(modal.query_one("#plot-pick-note", Static).render())
         modal.query_one("#plot-pick-x", OptionList).highlighted = modal.x_choices.index("Batch Size")
         await pilot.press("enter")
@@ -102,9 +106,11 @@ async def test_first_plot_asks_for_x_and_y_then_toggles_and_is_remembered() -> N
         assert not plot.display
         await pilot.press("p")  # shows again without asking
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and plot.display
         await pilot.press("escape")  # the plot closes first, then the view
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and not plot.display
         await pilot.press("escape")
         await pilot.pause()
@@ -122,10 +128,12 @@ async def test_plot_pick_escape_cancels_and_a_table_without_numbers_says_so(tmp_
         await until(pilot, lambda: isinstance(app.screen, PlotPickModal))
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and screen.plot_xy is None and not screen.query_one(XYPlot).display
         await pilot.press("escape")
         await pilot.pause()
         plain = await open_table(app, pilot, words)
         await pilot.press("p")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is plain)
         assert app.screen is plain and not plain.query_one(XYPlot).display

@@ -365,6 +365,7 @@ async def test_browse_first_then_watch(results: Path) -> None:
         assert screen.check_action("watch", ()) is False
         await pilot.press("w")
         await pilot.pause()
+        await until(pilot, lambda: pilot.app.screen is screen)
         assert pilot.app.screen is screen
 
 
@@ -383,6 +384,7 @@ async def test_analysis_waits_for_recognition(results: Path, monkeypatch: pytest
         await pilot.pause()
         await pilot.press("a")
         await pilot.pause()
+        await until(pilot, lambda: pilot.app.screen is screen)
         assert pilot.app.screen is screen and any("Still recognising" in n.message for n in pilot.app._notifications)
         gate.set()
         await opened(pilot)

@@ -26,7 +26,7 @@ from gpuscope.tui.screens.studies.kernel_cards import KernelCards
 from gpuscope.tui.screens.watch.process_table import ProcessTable
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.watch.screen import WatchScreen
-from loading_helpers import capture_notifications, open_screen, polled
+from loading_helpers import capture_notifications, open_screen, polled, until
 from paths import ROOT
 
 KERNELS_SAMPLE = ROOT / "tests" / "data" / "kernels"
@@ -62,6 +62,7 @@ async def test_watch_at_80_columns_footer_gpu_columns_help_and_window_key() -> N
         await help_details_are_whole(app, pilot, screen)
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen, "escape closes help"
         await pilot.press("w")
         await pilot.pause()

@@ -117,11 +117,13 @@ async def test_sample_cards_sort_filter_help_zoom_and_resize() -> None:
         assert titles == ["Next sort", "Group kernels", "Filter rows", "Export table", "Toggle theme"]
         await pilot.press("question_mark")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert isinstance(app.screen, HelpScreen)
         described = {description for _, description, _ in app.screen.keys}
         assert {"Sort", "By time", "By FLOPS", "By bandwidth", "Filter", "Group", "Export", "Zoom", "Help"} <= described
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen, "escape closes help"
         # Zoom fills the screen with the tables or the roofline.
         await pilot.press("z")
@@ -203,12 +205,14 @@ async def test_export_writes_the_current_view_as_csv(tmp_path: Path) -> None:
         shown = first_names(screen, 99)
         await pilot.press("e")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal)
         field = app.screen.query_one("#export-path", Input)
         assert field.value == "kernels.csv"
         field.value = str(target)
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
     with target.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -228,6 +232,7 @@ async def test_export_of_the_runs_tab_as_markdown(tmp_path: Path) -> None:
         field.value = str(target)
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
         grouped = screen.query_one("#kernels-grouped", ResultTableView)
         assert grouped.display and grouped.model is not None and len(grouped.model.rows) == 2
@@ -242,6 +247,7 @@ async def test_missing_path_shows_a_message_not_a_traceback() -> None:
         assert screen.model is not None and screen.model.findings[0].kind == "missing"
         await pilot.press("s", "g", "e", "slash")  # keys without data do nothing, raise nothing
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
 
 

@@ -18,7 +18,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.magma import MagmaScreen
 from gpuscope.tui.screens.studies.boxplots import BoxPlot, BoxPlotStack
 from gpuscope.tui.widgets.result_table import ResultTableView
-from loading_helpers import capture_notifications, open_screen, settled
+from loading_helpers import capture_notifications, open_screen, settled, until
 
 
 def magma_app(folder: Path, **kwargs: Any) -> GpuscopeApp:
@@ -133,6 +133,7 @@ async def test_export_cancel_error_write_replace_then_help_theme_and_quit(magma_
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen, "escape closes the Export modal"
         assert not any(cwd.iterdir()), "a cancelled export writes nothing"
 
@@ -153,12 +154,14 @@ async def test_export_cancel_error_write_replace_then_help_theme_and_quit(magma_
         target.parent.mkdir()
         await pilot.press("e")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal)
         field = app.screen.query_one("#export-path", Input)
         assert field.value == "magma-summary.csv", "the Export modal's default name"
         field.value = str(target)
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen, "a written export closes the modal"
         with target.open(newline="", encoding="utf-8") as handle:
             rows = list(csv.reader(handle))
@@ -174,10 +177,12 @@ async def test_export_cancel_error_write_replace_then_help_theme_and_quit(magma_
         app.screen.query_one("#export-path", Input).value = str(keep)
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal), "the first Export over a file only warns"
         assert keep.read_text() == "precious\n"
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
         assert keep.read_text().startswith("test,environment"), "the second Export replaces the file"
 
@@ -189,11 +194,13 @@ async def test_export_cancel_error_write_replace_then_help_theme_and_quit(magma_
         assert app.theme == "textual-dark"
         await pilot.press("question_mark")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert isinstance(app.screen, HelpScreen)
         described = {description for _, description, _ in app.screen.keys}
         assert {"Metric", "Nodes", "Test", "Export", "Quit", "Help"} <= described
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
         await pilot.press("q")
         await pilot.pause()
@@ -225,6 +232,7 @@ async def test_empty_result_shows_message(tmp_path: Path) -> None:
         assert screen.query_one("#magma-switch").current == "empty"  # type: ignore[attr-defined]
         await pilot.press("m", "n", "e")  # disabled keys do nothing, raise nothing
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
 
 

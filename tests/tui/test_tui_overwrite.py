@@ -15,7 +15,7 @@ from gpuscope.parsers.magma.read import read_tree
 from gpuscope.tui.app import GpuscopeApp, free_name
 from gpuscope.tui.screens.modals import ExportModal
 from gpuscope.tui.screens.studies.magma import MagmaScreen
-from loading_helpers import open_screen
+from loading_helpers import open_screen, until
 
 
 class ModalHost(App[None]):
@@ -41,6 +41,7 @@ async def test_an_existing_file_is_replaced_only_after_asking(tmp_path: Path) ->
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal) and app.results == []  # asked, not dismissed
         assert "exists: replace it?" in _hint(app)
         assert str(app.screen.query_one("#export-ok", Button).label) == "Replace"
@@ -62,6 +63,7 @@ async def test_editing_the_path_asks_again_and_escape_keeps_the_file(tmp_path: P
         assert str(app.screen.query_one("#export-ok", Button).label) == "Export"
         await pilot.press("enter")  # b.csv exists too: asked again, not taken as confirmed
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal) and f"{second} exists" in _hint(app)
         await pilot.press("escape")
         await pilot.pause()
@@ -85,13 +87,16 @@ async def test_magma_export_onto_its_input_asks_and_escape_keeps_the_input(magma
     async with open_screen(GpuscopeApp(first_screen=lambda: MagmaScreen([given], loader=lambda: result)), MagmaScreen, (120, 40)) as (app, pilot, screen):
         await pilot.press("e")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal)
         app.screen.query_one("#export-path", Input).value = str(given)
         await pilot.press("enter")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal) and "exists: replace it?" in _hint(app)
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen
     assert given.read_bytes() == before
 

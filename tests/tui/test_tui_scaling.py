@@ -22,7 +22,7 @@ from gpuscope.tui.screens.help import HelpScreen
 from gpuscope.tui.screens.studies.scaling import TABS, ScalingScreen
 from gpuscope.tui.widgets.result_table import ResultTableView
 from gpuscope.tui.screens.studies.scaling_plots import CurvesPlot, SpeedupPlot
-from loading_helpers import open_screen
+from loading_helpers import open_screen, until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "scaling"
@@ -67,14 +67,17 @@ async def test_tabs_export_then_compare_two_runs(examples: ScalingModel, tmp_pat
         assert accuracy is not None and accuracy.rows
         await pilot.press("question_mark")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen, "escape closes help"
         # `e` writes the tab shown.
         for tab, name in (("4", "runs.csv"), ("1", "speedup.txt")):
             await pilot.press(tab, "e")
             await pilot.pause()
+            await until(pilot, lambda: isinstance(app.screen, ExportModal))
             assert isinstance(app.screen, ExportModal)
             app.screen.query_one("#export-path", Input).value = str(tmp_path / name)
             await pilot.press("enter")

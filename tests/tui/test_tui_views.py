@@ -40,7 +40,7 @@ from gpuscope.tui.screens.views.table import TableViewScreen, XYPlot
 from gpuscope.tui.screens.views.pick import view_for
 from gpuscope.tui.screens.views.plot_pick import PlotPickModal
 from gpuscope.tui.widgets.log_lines import LogLines
-from loading_helpers import open_screen, settled
+from loading_helpers import open_screen, settled, until
 from paths import ROOT
 
 SPECMOE = ROOT.parent / "shared" / "data" / "specmoe"
@@ -97,6 +97,7 @@ async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None
         # Plot Speedup against Batch Size: the first plot asks for x and y.
         await pilot.press("end", "p")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, PlotPickModal))
         assert isinstance(app.screen, PlotPickModal) and app.screen.chosen == ("row", "Speedup")
         app.screen.query_one("#plot-pick-x", OptionList).highlighted = app.screen.x_choices.index("Batch Size")
         await pilot.press("enter")
@@ -107,6 +108,7 @@ async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None
         # Export writes every filtered row, the file's own text.
         await pilot.press("e")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal)
         target = tmp_path / "view.csv"
         app.screen.query_one("#export-path", Input).value = str(target)
@@ -117,6 +119,7 @@ async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None
         # `?` lists the view's keys; Escape goes back (here: leaves, the view is the only screen).
         await pilot.press("question_mark")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert isinstance(app.screen, HelpScreen)
         listed = app.screen.keys
         assert [k for k, _, _ in listed][:5] == ["s", "/", "p", "x", "e"]
@@ -125,9 +128,11 @@ async def test_paper_table_sort_filter_stats_plot_export(tmp_path: Path) -> None
         await pilot.pause()
         await pilot.press("escape")  # a plot is shown: it is hidden first, the filter stays
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and not screen.query_one(XYPlot).display and not screen.view.filter.empty
         await pilot.press("slash", "escape")  # Escape in the filter box clears it
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and screen.view.filter.empty and screen.filter_text == ""
         await pilot.press("escape")  # back
         await pilot.pause()
@@ -406,6 +411,7 @@ async def test_markdown_renders_and_links_are_not_followed(tmp_path: Path) -> No
         assert len(tables) == 1
         document.post_message(Markdown.LinkClicked(document, "/etc/passwd"))
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, MarkdownViewScreen))
         assert isinstance(app.screen, MarkdownViewScreen)  # not followed
         assert "lines" in text_of(screen, "#view-status")
 
@@ -557,6 +563,7 @@ async def test_plot_needs_a_numeric_column_and_marks_outside_the_table_are_not_c
             await pilot.press("right")
         await pilot.press("p")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, PlotPickModal))
         assert isinstance(app.screen, PlotPickModal) and "name" not in app.screen.x_choices + app.screen.y_choices  # text is not plotted
         await pilot.press("escape")
         await pilot.pause()

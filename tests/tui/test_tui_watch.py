@@ -17,7 +17,7 @@ from gpuscope.tui.model.watch import INTERVALS, ProcessView, next_user, select_r
 from gpuscope.tui.screens.watch.gpu_pane import GpuPane, pane_title
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.screens.watch.dialogs import SignalModal
-from loading_helpers import open_screen, polled
+from loading_helpers import open_screen, polled, until
 
 
 async def test_first_poll_then_sort_filter_user_and_tree_keys() -> None:
@@ -170,7 +170,7 @@ async def test_markup_in_process_names_is_shown_literally() -> None:
         assert "red-logger [/] --level debug" in text and "\x1b" not in text
         await select_pid(pilot, screen, 1000)
         await pilot.press("k")
-        modal = app.screen
+        modal = await until(pilot, lambda: app.screen if isinstance(app.screen, SignalModal) else None)
         assert isinstance(modal, SignalModal)
         assert str(modal.query_one("#signal-command", Static).content) == MARKUP_COMMAND
 

@@ -133,6 +133,7 @@ async def test_e_exports_the_process_table_as_shown(tmp_path: Path) -> None:
         await pilot.press("a", "s")  # all processes, sorted by MEM
         await pilot.press("e")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ExportModal))
         assert isinstance(app.screen, ExportModal)
         target = tmp_path / "procs.csv"
         app.screen.query_one("#export-path", Input).value = str(target)

@@ -21,7 +21,7 @@ from gpuscope.collectors.signals import Caller
 from gpuscope.metrics.samples import JobScope, ProcessRow
 from gpuscope.tui.screens.watch.dialogs import SignalModal, deliver, refusal
 from gpuscope.tui.screens.watch.screen import WatchScreen
-from loading_helpers import open_screen, polled
+from loading_helpers import open_screen, polled, until
 
 NODE = JobScope(kind="node", label="node-a01")
 
@@ -67,9 +67,8 @@ async def test_signal_own_process_only_after_confirming(keys: tuple[str, ...], e
         async with open_screen(watch_app(FakeSource(scope="node", extra=(_child_row(child),))), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
-            await pilot.pause()
-            modal = app.screen
-            assert isinstance(modal, SignalModal) and modal.row.pid == child.pid and not modal.typed
+            modal = await until(pilot, lambda: app.screen if isinstance(app.screen, SignalModal) else None)
+            assert isinstance(modal, SignalModal) and modal.row.pid == child.pid and not modal.typed, notes(app)
             assert _alive(child)  # nothing sent before confirming
             await pilot.press(*keys, "enter")
             assert await _ended(pilot, child) == expected
@@ -87,9 +86,11 @@ async def test_cancelled_signal_sends_nothing() -> None:
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
             await pilot.pause()  # the dialog is pushed after the key's handler returns (failed once in CI without this)
+            await until(pilot, lambda: isinstance(app.screen, SignalModal))
             assert isinstance(app.screen, SignalModal), notes(app)
             await pilot.press("escape")
             await pilot.pause()
+            await until(pilot, lambda: app.screen is screen)
             assert app.screen is screen
             assert _alive(child)
     finally:
@@ -103,6 +104,7 @@ async def test_signal_refused_for_another_users_process() -> None:
         await select_pid(pilot, screen, bob.pid)
         await pilot.press("k")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen  # no dialog
         assert any("not your process" in n for n in notes(app))
 
@@ -116,6 +118,7 @@ async def test_root_never_signals_pid_1_or_a_kernel_thread() -> None:
             await select_pid(pilot, screen, pid)
             await pilot.press("k")
             await pilot.pause()
+            await until(pilot, lambda: app.screen is screen)
             assert app.screen is screen  # no dialog
             assert any(reason in n for n in notes(app)), notes(app)
 
@@ -128,6 +131,7 @@ async def test_root_never_signals_outside_the_watched_job() -> None:
         await select_pid(pilot, screen, bob.pid)
         await pilot.press("k")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen  # ...but only the job's may be signalled
         assert any("outside the watched job 4242" in n for n in notes(app)), notes(app)
 
@@ -139,14 +143,15 @@ async def test_root_in_node_scope_must_type_the_pid() -> None:
         async with open_screen(watch_app(FakeSource(scope="node", extra=(_child_row(child),))), WatchScreen, (120, 40), ready=polled()) as (app, pilot, screen):
             await select_pid(pilot, screen, child.pid)
             await pilot.press("k")
-            await pilot.pause()
-            modal = app.screen
+            modal = await until(pilot, lambda: app.screen if isinstance(app.screen, SignalModal) else None)
             assert isinstance(modal, SignalModal) and modal.typed
             await pilot.press("enter")  # Enter alone: nothing typed, nothing sent
             await pilot.pause()
+            await until(pilot, lambda: app.screen is modal)
             assert app.screen is modal and _alive(child)
             await pilot.press(*str(child.pid + 1), "enter")  # the wrong pid
             await pilot.pause()
+            await until(pilot, lambda: app.screen is modal)
             assert app.screen is modal and _alive(child)
             await pilot.press(*["backspace"] * 12, *str(child.pid), "enter")
             assert await _ended(pilot, child) == -signal.SIGTERM
@@ -166,6 +171,7 @@ async def test_readonly_disables_signals_and_says_why() -> None:
             assert binding.binding.action != "signal" or not binding.enabled  # k answers why, sends nothing
             await pilot.press("k")
             await pilot.pause()
+            await until(pilot, lambda: app.screen is screen)
             assert app.screen is screen
             assert any("--readonly" in n for n in notes(app))
             assert "read-only" in status(screen)

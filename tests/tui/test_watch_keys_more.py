@@ -131,6 +131,7 @@ async def test_simulated_rows_show_labelled_and_are_never_signalled_or_reniced()
         for key in ("k", "f8"):
             await pilot.press(key)
             await pilot.pause()
+            await until(pilot, lambda: app.screen is screen)
             assert app.screen is screen
         said = [n for n in notes(app) if "simulated process (--demo)" in n]
         assert len(said) == 2
@@ -144,10 +145,12 @@ async def test_f8_then_f7_renice_your_own_process_after_confirming(child: subpro
         await select_pid(pilot, screen, child.pid)
         await pilot.press("f8")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ReniceModal))
         assert isinstance(app.screen, ReniceModal) and app.screen.row.pid == child.pid
         assert nice_in_stat(child.pid) == 0  # nothing before confirming
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and nice_in_stat(child.pid) == 0
         await pilot.press("f8")
         await pilot.pause()
@@ -156,6 +159,7 @@ async def test_f8_then_f7_renice_your_own_process_after_confirming(child: subpro
         assert any("nice 0 → 1" in n for n in notes(app))
         await pilot.press("f7")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, ReniceModal))
         assert isinstance(app.screen, ReniceModal) and "nice 1 → 0" in str(app.screen.query_one("#renice-change").render())
         assert app.screen.query("#renice-note")  # a plain user is told the kernel will likely refuse
         await pilot.press("enter")
@@ -171,12 +175,14 @@ async def test_renice_is_refused_for_other_users_and_with_readonly(child: subpro
         await select_pid(pilot, screen, 2000)  # bob's
         await pilot.press("f8")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and any("not your process" in n for n in notes(app))
     async with open_screen(keyed_app(FakeSource(scope="node", extra=(child_row(child),)), readonly=True), KeyedWatch, (120, 40),
                            ready=polled()) as (app, pilot, screen):
         await select_pid(pilot, screen, child.pid)
         await pilot.press("f8")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and any("Renice is off" in n and "--readonly" in n for n in notes(app))
     assert nice_in_stat(child.pid) == 0
 
@@ -192,6 +198,7 @@ async def test_f2_setup_applies_and_saves_columns_refresh_and_theme() -> None:
         app.screen.query_one(SelectionList).deselect("user")
         await pilot.press("escape")
         await pilot.pause()
+        await until(pilot, lambda: app.screen is screen)
         assert app.screen is screen and not table(screen).hidden and not config_path().exists()
         await pilot.press("f2")
         await pilot.pause()
@@ -233,6 +240,7 @@ async def test_f1_lists_the_new_keys_and_the_process_tables_own() -> None:
     async with open_screen(keyed_app(), KeyedWatch, (120, 40), ready=polled()) as (app, pilot, screen):
         await pilot.press("f1")
         await pilot.pause()
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert isinstance(app.screen, HelpScreen)
         listed = {description: key for key, description, _ in app.screen.keys}
         assert listed["Setup"] == "f2" and listed["Nice -"] == "f7" and listed["Nice +"] == "f8"
