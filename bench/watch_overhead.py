@@ -2,7 +2,10 @@
 with 300 extra processes on the node (shared/tools/monitor_overhead.py, in tmux), plus the
 time to the first data frame.
 
-    python bench/watch_overhead.py [--seconds 30] [--extra 300]
+    python bench/watch_overhead.py [--seconds 30] [--extra 300] [--fake-gpus 8]
+
+--fake-gpus N watches N simulated Hopper GPUs through the tests' fake NVML (`fake_nvml_watch.py`):
+the energy, GPM, clock and throttle sampling runs as on a real GPU node, at the fake's cost.
 
 Targets: no more CPU than htop in the same run and 3 % of a core at most; peak RSS
 under 80 MiB; first frame under 1 s. Reports only; exits 0 (`--check` exits 1 on a miss).
@@ -48,6 +51,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--extra", type=int, default=300)
+    parser.add_argument("--fake-gpus", type=int, default=0, metavar="N",
+                        help="watch N simulated GPUs with energy counters and GPM through the fake NVML")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     frames = sorted(first_frame_s() for _ in range(3))
@@ -57,6 +62,9 @@ def main() -> int:
         return 0
     exe = Path(sys.executable).with_name("gpuscope")
     specs = [f"gpuscope={exe} watch"]
+    if args.fake_gpus:
+        specs = [f"gpuscope={sys.executable} {REPO / 'bench' / 'fake_nvml_watch.py'} {args.fake_gpus}"]
+        print(f"gpuscope watches {args.fake_gpus} simulated GPUs (fake NVML: energy counters, GPM, clocks)")
     if shutil.which("htop"):
         specs.insert(0, "htop=htop -d 10")
     if shutil.which("btop"):
