@@ -27,14 +27,12 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import pandas  # noqa: F401 - pyarrow loads it at its first conversion to numpy: loaded here, not inside the first reply's deadline
-import pyarrow as pa
-import pyarrow.csv as csv
+from typing import TYPE_CHECKING, Any
 
 from gpuscope.metrics.safe_text import clean
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_POINTS = 11_000
 """Prometheus refuses a range query whose series would exceed this many points."""
@@ -72,6 +70,23 @@ def step_for(start: float, end: float, scrape_s: float | None = None) -> float:
     return step
 
 
+_LOADING = threading.Lock()
+"""Held while the parser's modules load: one package imported by two threads at once can deadlock
+(pyarrow and pandas import each other)."""
+
+
+def load_parser() -> None:
+    """Imports what `parse_reply` uses (numpy, pandas, pyarrow: most of a second), once, on the
+    calling thread while any other waits: a caller loads them while Prometheus answers what it
+    asked, instead of before asking. The client itself needs none of them."""
+    with _LOADING:
+        import numpy  # noqa: F401
+        import pandas  # noqa: F401 - pyarrow loads it (and its pandas_compat) at its first conversion to numpy
+        import pyarrow.compute  # noqa: F401 - fill_null's
+        import pyarrow.csv  # noqa: F401
+        import pyarrow.pandas_compat  # noqa: F401
+
+
 _KEY = b'"values"'
 """A series' samples list's key: inside a JSON string every `"` is escaped, so only a key (or a
 string that is the whole word) reads so."""
@@ -92,6 +107,9 @@ def parse_reply(body: bytes) -> list[Series]:
     every series is known to have its own list. A samples list holds no `}` and, as Prometheus
     (and the servers speaking its API) write a series, comes after its labels: it ends at the
     last `]` before the series' closing brace."""
+    load_parser()
+    import numpy as np
+
     spans: list[tuple[int, int]] = []
     at = 0
     while (key := body.find(_KEY, at)) >= 0:
@@ -111,21 +129,18 @@ def parse_reply(body: bytes) -> list[Series]:
         at = b
     skeleton.append(body[at:])
     reply = _json_reply(b"".join(skeleton))
-    out = []
+    out, no_points = [], np.empty(0)
     for number, item in enumerate(reply):
         if not isinstance(item, dict) or not isinstance(item.get("metric", {}), dict):
             raise PrometheusError("a series in the reply is not one (no labels)")
         if type(item.get("values")) is not int or item["values"] != number:  # its own list's number (True == 1: not a bool)
             raise PrometheusError("a series in the reply has no samples list of [time, value] pairs")
         labels = {clean(k): clean(v) for k, v in item.get("metric", {}).items() if isinstance(k, str) and isinstance(v, str)}
-        out.append(Series(labels, _NO_POINTS, _NO_POINTS))
+        out.append(Series(labels, no_points, no_points))
     if len(out) != len(spans):
         raise PrometheusError("a series in the reply has no samples list of [time, value] pairs")  # a list outside the series
     _read_points(body, spans, out)
     return out
-
-
-_NO_POINTS = np.empty(0)
 
 
 def _json_reply(text: bytes) -> list[Any]:
@@ -150,6 +165,10 @@ def _json_reply(text: bytes) -> list[Any]:
 
 def _read_points(body: bytes, spans: list[tuple[int, int]], series: list[Series]) -> None:
     """Each series' times and values from its samples list `body[a:b]`, one CSV read for all."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as csv
+
     counts = [body.count(b"]", a, b) - 1 for a, b in spans]  # a `]` ends each sample, and one the list
     if not sum(counts):
         return

@@ -84,3 +84,15 @@ def test_the_next_sections_are_asked_while_the_first_answer_is_awaited() -> None
     assert client.waited_for_node is True  # asked at once, not one section after another
     assert set(imported.maps) == {"gpu", "node", "job"}  # (its series name no node: no table)
     assert len(client.asked) == len(set(client.asked))  # each query asked once
+
+
+def test_asking_loads_no_numpy_pyarrow_nor_pandas() -> None:
+    """The queries go out before the parser's and the table's modules load (they load while
+    Prometheus answers): the client and the asking import none of them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import gpuscope.tui.cli.prometheus, gpuscope.collectors.prometheus.to_recording, gpuscope.collectors.prometheus.query; "
+            "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"

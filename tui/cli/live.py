@@ -323,7 +323,6 @@ def slurm_use(job_id: str, runner: Any = None) -> tuple[Any, list[str]]:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from gpuscope.metrics.job.report import report
     from gpuscope.metrics.table import Column, ResultTable
 
     fmt = output_format(args)
@@ -346,6 +345,12 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     usages, use, readings, cpu, work, why_no_work = [], None, [], None, None, "no recording given: the work is read with the samples"
     if args.recording is not None or args.prometheus is not None:
+        if args.prometheus is not None:  # asked before the readers' modules (numpy, pyarrow) load: they load while Prometheus answers
+            from gpuscope.tui.cli import prometheus
+
+            rec, code = prometheus.load(args)  # says what it found and what it did not
+            if rec is None:
+                return code
         from gpuscope.parsers.recording import read as recording
         from gpuscope.parsers.recording.gpu_readings import GpuReadingsReduce
         from gpuscope.parsers.recording.usage import usage_per_node
@@ -353,11 +358,6 @@ def run_report(args: argparse.Namespace) -> int:
 
         reduce = GpuReadingsReduce()
         if args.prometheus is not None:
-            from gpuscope.tui.cli import prometheus
-
-            rec, code = prometheus.load(args)  # says what it found and what it did not
-            if rec is None:
-                return code
             usages = usage_per_node(reduce.tap(rec.table.to_batches()))
         else:
             stream = recording.Stream(args.recording)  # batch by batch: a day of samples is never held
@@ -376,6 +376,8 @@ def run_report(args: argparse.Namespace) -> int:
             say(line)
         if use is None and not usages:
             return 1
+    from gpuscope.metrics.job.report import report
+
     result = report(usages, time_limit_s=args.time_limit, slurm=use, gpu_readings=readings, cpu=cpu, work=work, why_no_work=why_no_work)
     nodes_only = usages and use is None and all(u.scope_kind == "node" for u in usages)
     advice = result.advice or ["no advice: nothing stood out in the samples (a node view: there is no request to compare with)" if nodes_only else

@@ -116,10 +116,7 @@ def load(args: argparse.Namespace) -> tuple[Any, int]:
     None and the exit status (2: a usage error, 1: nothing could be read). Says what it found."""
     from gpuscope.collectors.prometheus.maps import MapError, builtin_maps, load_map
     from gpuscope.collectors.prometheus.query import Client, PrometheusError
-    from gpuscope.collectors.prometheus.to_recording import import_job
-    from gpuscope.metrics.findings import Finding
-    from gpuscope.parsers.recording import read as recording
-    from gpuscope.parsers.recording import schema as recording_schema
+    from gpuscope.collectors.prometheus.to_recording import import_job  # the recording's modules below: numpy and pyarrow load while Prometheus answers
 
     if (problem := prometheus_problem(args)) is not None:
         say(problem)
@@ -139,6 +136,10 @@ def load(args: argparse.Namespace) -> tuple[Any, int]:
         say(str(exc))
         return None, 2
     imported = import_job(client, window, maps, step=args.step)
+    from gpuscope.metrics.findings import Finding
+    from gpuscope.parsers.recording import read as recording
+    from gpuscope.parsers.recording import schema as recording_schema
+
     for line in imported.said:
         say(line)
     if imported.problem:
