@@ -19,6 +19,8 @@ from gpuscope.metrics.samples import AllocatedGpu, JobScope
 from gpuscope.parsers.recording import schema as recording_schema
 
 if TYPE_CHECKING:
+    from gpuscope.collectors.prometheus.maps import MetricMap
+    from gpuscope.collectors.prometheus.query import Series
     from gpuscope.collectors.prometheus.to_recording import Window, _Section
 
 INT_TYPES = (pa.int16(), pa.int32(), pa.int64())
@@ -56,34 +58,53 @@ def _put(into: np.ndarray, at: np.ndarray, values: np.ndarray, add: bool) -> Non
     into[at] = np.where(np.isnan(here), values, here + values if add else here)
 
 
-def _gather(window: Window, sections: dict[str, _Section], step: float) -> dict[str, _Node]:
-    points = int(math.floor((window.end - window.start) / step + 1e-9)) + 1
-    nodes: dict[str, _Node] = {n: _Node(points) for n in window.nodes}
-    for name, section in sections.items():
-        m = section.map
-        for field_name, found in section.series.items():
-            for s in found:
-                node = node_of(s.labels.get(m.node_label, ""), window.nodes) if window.nodes else _bare(s.labels.get(m.node_label, ""))
-                if node is None:
+class Grid:
+    """The window's readings on the step's grid, node by node: `put` each family's series (in the
+    sections' and families' order: a point already filled keeps its first value), as they come
+    (import_job puts one while Prometheus answers the next), then `table`."""
+
+    def __init__(self, window: Window, step: float) -> None:
+        self.window, self.step = window, step
+        self.points = int(math.floor((window.end - window.start) / step + 1e-9)) + 1
+        self.nodes: dict[str, _Node] = {n: _Node(self.points) for n in window.nodes}
+
+    def put(self, name: str, m: MetricMap, field_name: str, found: list[Series]) -> None:
+        """Section `name`'s family `field_name`, as `m` labels its series."""
+        window, points = self.window, self.points
+        for s in found:
+            node = node_of(s.labels.get(m.node_label, ""), window.nodes) if window.nodes else _bare(s.labels.get(m.node_label, ""))
+            if node is None:
+                continue
+            at = np.rint((s.times - window.start) / self.step).astype(np.int64)
+            keep = (at >= 0) & (at < points)
+            at, values = at[keep], s.values[keep]
+            n = self.nodes.setdefault(node, _Node(points))
+            if name == "gpu":
+                index = _int(s.labels.get(m.gpu_label))
+                if index is None:
                     continue
-                at = np.rint((s.times - window.start) / step).astype(np.int64)
-                keep = (at >= 0) & (at < points)
-                at, values = at[keep], s.values[keep]
-                n = nodes.setdefault(node, _Node(points))
-                if name == "gpu":
-                    index = _int(s.labels.get(m.gpu_label))
-                    if index is None:
-                        continue
-                    _put(n.row(n.gpu.setdefault(index, {}), field_name), at, values, add=False)
-                    if index not in n.gpu_labels or not n.gpu_labels[index][0]:
-                        n.gpu_labels[index] = (s.labels.get(m.uuid_label or "", ""), s.labels.get(m.model_label or "", ""))
-                elif name == "node" and field_name == "cpu_percent":
-                    core = _int(s.labels.get(m.cpu_label))
-                    if core is not None:
-                        _put(n.row(n.cores, core), at, values, add=False)
-                else:
-                    _put(n.row(n.host if name == "node" else n.job, field_name), at, values, add=name == "job")
-    return nodes
+                _put(n.row(n.gpu.setdefault(index, {}), field_name), at, values, add=False)
+                if index not in n.gpu_labels or not n.gpu_labels[index][0]:
+                    n.gpu_labels[index] = (s.labels.get(m.uuid_label or "", ""), s.labels.get(m.model_label or "", ""))
+            elif name == "node" and field_name == "cpu_percent":
+                core = _int(s.labels.get(m.cpu_label))
+                if core is not None:
+                    _put(n.row(n.cores, core), at, values, add=False)
+            else:
+                _put(n.row(n.host if name == "node" else n.job, field_name), at, values, add=name == "job")
+
+    def table(self, sections: dict[str, _Section]) -> pa.Table | None:
+        """The readings put as a recording's table: one row per node and grid point with any
+        reading; None when there is none. `sections`: the maps that gave them."""
+        window, nodes = self.window, self.nodes
+        grid = window.start + self.step * np.arange(self.points)
+        keeps = {name: np.flatnonzero(node.present()) for name, node in nodes.items()}
+        same = _Same(max((len(keeps[name]) * max(1, len(node.gpu)) for name, node in nodes.items()), default=0))
+        parts = [_node_batch(name, node, keeps[name], grid, window, sections, same) for name, node in nodes.items()]
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            return None
+        return pa.Table.from_batches(parts, schema=recording_schema.SCHEMA)
 
 
 def _bare(value: str) -> str | None:
@@ -134,16 +155,12 @@ def _lists(counts: np.ndarray, values: pa.Array, kind: pa.DataType) -> pa.ListAr
 
 
 def table(window: Window, sections: dict[str, _Section], step: float) -> pa.Table | None:
-    """The readings as a recording's table: one row per node and grid point with any reading."""
-    nodes = _gather(window, sections, step)
-    grid = window.start + step * np.arange(int(math.floor((window.end - window.start) / step + 1e-9)) + 1)
-    keeps = {name: np.flatnonzero(node.present()) for name, node in nodes.items()}
-    same = _Same(max((len(keeps[name]) * max(1, len(node.gpu)) for name, node in nodes.items()), default=0))
-    parts = [_node_batch(name, node, keeps[name], grid, window, sections, same) for name, node in nodes.items()]
-    parts = [p for p in parts if p is not None]
-    if not parts:
-        return None
-    return pa.Table.from_batches(parts, schema=recording_schema.SCHEMA)
+    """The readings of `sections` as a recording's table (a Grid, each family put in turn)."""
+    grid = Grid(window, step)
+    for name, section in sections.items():
+        for field_name, found in section.series.items():
+            grid.put(name, section.map, field_name, found)
+    return grid.table(sections)
 
 
 def _node_batch(name: str, node: _Node, keep: np.ndarray, grid: np.ndarray, window: Window, sections: dict[str, _Section],

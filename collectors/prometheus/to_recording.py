@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from gpuscope.collectors.prometheus.maps import Family, MetricMap
 from gpuscope.collectors.prometheus.query import Client, PrometheusError, Series, load_parser, step_for
@@ -86,18 +86,20 @@ def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: 
             if first is not None:
                 ask.submit(first, _families(first, name, window.job), first.job_label is not None and window.job is not None)
         load_parser()  # numpy, pandas and pyarrow load now, while Prometheus answers what was just asked
-        import gpuscope.collectors.prometheus.table  # noqa: F401 - and build_table's modules
+        from gpuscope.collectors.prometheus.table import Grid
+
+        grid = Grid(window, out.step)
         for name in SECTIONS:
             if out.problem is not None:
                 out.said.append(f"{name}: n/a: not asked (Prometheus stopped answering)")
                 continue
-            found = _section(ask, maps, name, out)
+            found = _section(ask, maps, name, out, grid.put)  # each family on the grid while Prometheus answers the next
             if found is not None:
                 sections[name] = found
     finally:
         ask.close()
     if sections:
-        out.table = build_table(window, sections, out.step)
+        out.table = grid.table(sections)
     if out.table is None and out.problem is None:
         out.problem = "Prometheus has nothing of this job (no map's queries found anything)"
     return out
@@ -172,9 +174,10 @@ class _Asker:
         return found, "" if found else f"n/a: {query} found nothing"
 
 
-def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -> _Section | None:
-    """The first map whose first `name` query finds series, with all its `name` queries asked.
-    When Prometheus stops answering (`out.problem` then says why), what it said before is kept."""
+def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported, put: Callable[[str, MetricMap, str, list[Series]], None]) -> _Section | None:
+    """The first map whose first `name` query finds series, with all its `name` queries asked,
+    each family's series given to `put` as it is kept. When Prometheus stops answering
+    (`out.problem` then says why), what it said before is kept."""
     job = ask.window.job
     tried: list[str] = []
     lines: list[str] = []
@@ -197,9 +200,11 @@ def _section(ask: _Asker, maps: Sequence[MetricMap], name: str, out: Imported) -
                 tried.append(f"{name} ({m.name}): {why}")
                 continue
             series[families[0].field] = first
+            put(name, m, families[0].field, first)
             lines.append(f"{name} {families[0].field}: {m.name}, {len(first)} series")
             for family, (found, why) in zip(families[1:], ask.each(m, families[1:], by_job)):
                 series[family.field] = found
+                put(name, m, family.field, found)
                 lines.append(f"{name} {family.field}: {m.name}, {len(found)} series" if not why else f"{name} {family.field}: {why}")
             break
     except PrometheusError as exc:

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from gpuscope.collectors.prometheus.maps import builtin
+from gpuscope.collectors.prometheus.maps import Family, builtin
 from gpuscope.collectors.prometheus.query import PrometheusError, Series
 from gpuscope.collectors.prometheus.to_recording import Window, _Asker
 
@@ -96,3 +96,36 @@ def test_asking_loads_no_numpy_pyarrow_nor_pandas() -> None:
             "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+class Answers:
+    """Answers every query, at once, with series of two nodes (GPUs 0 and 1 for a GPU query),
+    values that depend on the query and a gap; the same series each time it is asked."""
+
+    where = "http://fake:9090"
+
+    def query_range(self, query: str, start: float, end: float, step: float) -> list[Series]:
+        seed = sum(query.encode()) % 97
+        times = np.arange(1000.0, 1151.0, 15.0)
+        out = []
+        for n, node in enumerate(("n1", "n2:9100")):
+            for gpu in ("0", "1") if query.startswith("gpuscope_gpu_") else (None,):
+                values = seed + n * 10 + np.arange(len(times), dtype=float) + (int(gpu or 0) / 4)
+                labels = {"node": node, "jobid": "7", **({"gpu": gpu, "uuid": f"GPU-{node}-{gpu}", "name": "H100"} if gpu else {})}
+                out.append(Series(labels, times[n:], values[n:]))  # n2 from its second point
+        return out
+
+
+def test_families_put_on_the_grid_as_they_come_make_the_table_of_the_whole_sections() -> None:
+    from gpuscope.collectors.prometheus.to_recording import _Section, build_table, import_job
+
+    window, m, client = Window("7", ("n1", "n2"), 1000.0, 1150.0), builtin("gpuscope"), Answers()
+    imported = import_job(client, window, [m], step=15.0)  # type: ignore[arg-type]
+
+    def scaled(f: Family) -> list[Series]:
+        return [Series(s.labels, s.times, s.values * f.scale) for s in client.query_range(m.query(f, window.nodes, "7", 60.0, False), 0, 0, 0)]
+
+    sections = {name: _Section(m, {f.field: scaled(f) for f in m.section(name)}, by_job=False) for name in ("gpu", "node", "job")}
+    whole = build_table(window, sections, 15.0)
+    assert imported.table is not None and whole is not None and imported.table.num_rows == 2 * 11 - 1
+    assert imported.table.to_pylist() == whole.to_pylist()
