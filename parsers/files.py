@@ -105,10 +105,10 @@ def check_regular(path: str | os.PathLike[str], label: str) -> Finding | None:
         return _os_error(exc, label)
 
 
-def open_regular(path: str | os.PathLike[str], label: str) -> tuple[BinaryIO | None, int, list[Finding]]:
-    """(binary handle, size) of a regular file, or (None, 0, one finding). Never blocks: the
-    type is checked before opening, the open is non-blocking (a FIFO swapped in meanwhile does
-    not wait for a writer), and what was opened is checked again."""
+def _open_fd(path: str | os.PathLike[str], label: str) -> tuple[int | None, int, list[Finding]]:
+    """(descriptor, size) of a regular file, or (None, 0, one finding). Never blocks: the type
+    is checked before opening, the open is non-blocking (a FIFO swapped in meanwhile does not
+    wait for a writer), and what was opened is checked again."""
     problem = check_regular(path, label)
     if problem is not None:
         return None, 0, [problem]
@@ -121,7 +121,13 @@ def open_regular(path: str | os.PathLike[str], label: str) -> tuple[BinaryIO | N
     if problem is not None:
         os.close(fd)
         return None, 0, [problem]
-    return os.fdopen(fd, "rb"), info.st_size, []
+    return fd, info.st_size, []
+
+
+def open_regular(path: str | os.PathLike[str], label: str) -> tuple[BinaryIO | None, int, list[Finding]]:
+    """(binary handle, size) of a regular file, or (None, 0, one finding), opened as `_open_fd` does."""
+    fd, size, findings = _open_fd(path, label)
+    return (None, 0, findings) if fd is None else (os.fdopen(fd, "rb"), size, [])
 
 
 def _read_bounded(stream: BinaryIO, limit: int) -> bytes | None:
@@ -158,20 +164,25 @@ def head(path: str | os.PathLike[str], label: str, size: int = SNIFF_BYTES) -> t
 def read_raw(path: str | os.PathLike[str], label: str, max_bytes: int = MAX_BYTES) -> tuple[bytes | None, list[Finding]]:
     """The file's bytes, gunzipped through a bounded stream; None and one finding when it is not
     a regular file, cannot be read, is corrupt gzip, or is (or decompresses to) over `max_bytes`."""
-    handle, size, findings = open_regular(path, label)
-    if handle is None:
+    fd, size, findings = _open_fd(path, label)
+    if fd is None:
         return None, findings
 
     def limit() -> str:
         return f"{_human(max_bytes)} limit for a result file (GPUSCOPE_MAX_FILE_MB raises it)"
 
     if size > max_bytes:
-        handle.close()
+        os.close(fd)
         return None, [Finding("error", "huge", f"file is {_human(size)}, over the {limit()}", label)]
     try:
-        with handle:
-            # Ask for the size stat gave, plus one: one read into one buffer. A file that grew since is read on, bounded.
-            data = handle.read(size + 1)
+        # The size stat gave, plus one, in one read on the descriptor (no buffered file object
+        # per file: most result files are read whole by this one call). Gzip, or a read that
+        # did not end at that size (the file grew, shrank or gave less at once), goes on
+        # through a bounded stream.
+        data = os.read(fd, size + 1)
+        if len(data) == size and data[:2] != GZIP_MAGIC:
+            return data, []
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             if data[:2] == GZIP_MAGIC:
                 handle.seek(0)
                 try:
@@ -181,16 +192,16 @@ def read_raw(path: str | os.PathLike[str], label: str, max_bytes: int = MAX_BYTE
                 if data is None:
                     return None, [Finding("error", "huge", f"decompresses to over the {limit()}", label)]
                 return data, []
-            if len(data) > size:
-                rest = _read_bounded(handle, max_bytes - len(data))
-                if rest is None:
-                    return None, [Finding("error", "huge", f"grew while read to over the {limit()}", label)]
-                data += rest
-            return data, []
+            rest = _read_bounded(handle, max_bytes - len(data))
+            if rest is None:
+                return None, [Finding("error", "huge", f"grew while read to over the {limit()}", label)]
+            return data + rest, []
     except OSError as exc:
         return None, [_os_error(exc, label)]
     except MemoryError:
         return None, [Finding("error", "huge", "not enough memory to read it", label)]
+    finally:
+        os.close(fd)
 
 
 def read_bytes(path: Path, label: str, max_bytes: int = MAX_BYTES, max_lines: int | None = MAX_LINES) -> tuple[bytes | None, list[Finding]]:
