@@ -217,8 +217,9 @@ def _gpus(node: _Node, keep: np.ndarray, grid: np.ndarray, simulated: bool, map_
         if f.name == "index":
             children.append(pa.array(np.tile(np.asarray(indices, np.int16), rows), f.type))
         elif f.name in ("uuid", "name"):
-            at = 0 if f.name == "uuid" else 1
-            children.append(pa.array([node.gpu_labels.get(i, ("", ""))[at] for i in indices], f.type).take(np.tile(np.arange(g), rows)))
+            labels = [node.gpu_labels.get(i, ("", ""))[0 if f.name == "uuid" else 1] for i in indices]
+            one = len(set(labels)) == 1  # a model's name: the same on every GPU (and node), shared
+            children.append(same(labels[0], flat, f.type) if one else pa.array(labels, f.type).take(np.tile(np.arange(g), rows)))
         elif f.name == "bus_id":
             children.append(same("", flat, f.type))
         elif f.name == "timestamp":
