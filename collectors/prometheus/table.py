@@ -15,13 +15,13 @@ import numpy as np
 import pyarrow as pa
 
 from gpuscope.collectors.prometheus.maps import node_of
+from gpuscope.collectors.prometheus.window import Window, _Section
 from gpuscope.metrics.samples import AllocatedGpu, JobScope
 from gpuscope.parsers.recording import schema as recording_schema
 
 if TYPE_CHECKING:
     from gpuscope.collectors.prometheus.maps import MetricMap
     from gpuscope.collectors.prometheus.query import Series
-    from gpuscope.collectors.prometheus.to_recording import Window, _Section
 
 INT_TYPES = (pa.int16(), pa.int32(), pa.int64())
 

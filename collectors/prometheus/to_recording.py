@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from gpuscope.collectors.prometheus.maps import Family, MetricMap
 from gpuscope.collectors.prometheus.query import Client, PrometheusError, Series, load_parser, step_for
+from gpuscope.collectors.prometheus.window import Window, _Section
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,16 +33,6 @@ if TYPE_CHECKING:
 SECTIONS = ("gpu", "node", "job")
 UNKNOWN_SCRAPE_S = 15.0
 """The step where Prometheus does not say its scrape interval: the usual one (finer would repeat samples)."""
-
-
-@dataclass(frozen=True)
-class Window:
-    """What to read: the job (None: the nodes alone), its nodes (empty: every node found), its span."""
-
-    job: str | None
-    nodes: tuple[str, ...]
-    start: float
-    end: float
 
 
 @dataclass
@@ -54,13 +45,6 @@ class Imported:
     step: float = 0.0
     maps: dict[str, str] = field(default_factory=dict)
     """Section -> the name of the map that gave it."""
-
-
-@dataclass
-class _Section:
-    map: MetricMap
-    series: dict[str, list[Series]]
-    by_job: bool
 
 
 def import_job(client: Client, window: Window, maps: Sequence[MetricMap], step: float | None = None) -> Imported:

@@ -91,9 +91,9 @@ def sacct_window(job: str, runner: Any = None) -> tuple[dict[str, Any], str | No
 
 
 def window_of(args: argparse.Namespace) -> tuple[Any, str | None]:
-    """The Window to read (collectors/prometheus/to_recording.py), or why there is none."""
+    """The Window to read (collectors/prometheus/window.py), or why there is none."""
     from gpuscope.collectors import slurm
-    from gpuscope.collectors.prometheus.to_recording import Window
+    from gpuscope.collectors.prometheus.window import Window
 
     found: dict[str, Any] = {}
     if args.job is not None and (args.nodes is None or args.start is None or args.end is None):
