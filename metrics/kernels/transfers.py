@@ -60,11 +60,12 @@ def _durations(everything: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return duration, everything["op"].isin(TRANSFER_OPS).fillna(False).to_numpy(dtype=bool)
 
 
-def _copies(everything: pd.DataFrame) -> pd.DataFrame:
-    """transfer label, duration_ns, bytes, calls of the transfer rows with a positive duration."""
-    duration, is_copy = _durations(everything)
+def _copies(everything: pd.DataFrame, duration: np.ndarray, is_copy: np.ndarray) -> pd.DataFrame:
+    """transfer label, duration_ns, bytes, calls of the transfer rows with a positive duration
+    (`duration` and `is_copy` from `_durations`)."""
     keep = is_copy & np.isfinite(duration)
-    rows = everything[keep]
+    # the few columns read here, then the rows: selecting rows of every column copies them all
+    rows = everything[[c for c in ("op", "direction", "bytes", "calls") if c in everything]][keep]
     label = rows["op"].astype(pd.StringDtype())
     if "direction" in rows:
         label = label + (" " + rows["direction"].astype(pd.StringDtype())).fillna("")
@@ -78,7 +79,7 @@ def _copies(everything: pd.DataFrame) -> pd.DataFrame:
 
 def transfer_sums(everything: pd.DataFrame) -> TransferSums:
     duration, is_copy = _durations(everything)
-    copies = _copies(everything)
+    copies = _copies(everything, duration, is_copy)
     nbytes = copies["bytes"].sum(min_count=1)
     return TransferSums(float(np.nansum(duration[~is_copy])), float(copies["duration_ns"].sum()),
                         int(copies["calls"].sum()), None if pd.isna(nbytes) else float(nbytes))
@@ -86,9 +87,9 @@ def transfer_sums(everything: pd.DataFrame) -> TransferSums:
 
 def transfer_table(everything: pd.DataFrame) -> pd.DataFrame:
     """One row per transfer kind and direction, longest total time first (empty: no transfers)."""
-    duration, _ = _durations(everything)
+    duration, is_copy = _durations(everything)
     total = float(np.nansum(duration))
-    groups = _copies(everything).groupby("transfer", sort=False)
+    groups = _copies(everything, duration, is_copy).groupby("transfer", sort=False)
     out = pd.DataFrame({
         "calls": groups["calls"].sum().astype("int64"),
         "total_ns": groups["duration_ns"].sum(),
