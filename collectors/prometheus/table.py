@@ -122,12 +122,10 @@ def _int(text: str | None) -> int | None:
 
 def _array(values: np.ndarray, kind: pa.DataType) -> pa.Array:
     """Floats as an Arrow array of `kind`, null where NaN (whole numbers rounded)."""
-    mask = np.isnan(values)
     if kind in INT_TYPES:
-        limit = float(np.iinfo(kind.to_pandas_dtype()).max)
-        mask |= np.abs(np.nan_to_num(values)) > limit
+        mask = ~(np.abs(values) <= float(np.iinfo(kind.to_pandas_dtype()).max))  # NaN, or past the type
         return pa.array(np.rint(np.where(mask, 0, values)).astype(kind.to_pandas_dtype()), kind, mask=mask)
-    return pa.array(values, kind, mask=mask)
+    return pa.array(values, kind, mask=np.isnan(values))
 
 
 class _Same:
