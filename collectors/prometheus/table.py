@@ -172,17 +172,17 @@ def _node_batch(name: str, node: _Node, keep: np.ndarray, grid: np.ndarray, wind
     nan = np.full(rows, np.nan)
     schema = recording_schema.SCHEMA
     columns: dict[str, pa.Array] = {"timestamp": pa.array(grid[keep]), "hostname": pa.repeat(pa.scalar(name, pa.string()), rows)}
-    cores = np.vstack([node.cores[c][keep] for c in sorted(node.cores)]) if node.cores else None
+    cores = np.stack([node.cores[c][keep] for c in sorted(node.cores)], axis=1) if node.cores else None  # a row's cores together
     count = host.get("cpu_count", np.full(rows, float(len(node.cores)) if node.cores else np.nan))
     columns["cpu_count"] = _array(count, pa.int32())
     columns["uptime"] = same(None, rows, pa.float64())
-    loads = np.vstack([host.get(k, nan) for k in ("load1", "load5", "load15")]).T.ravel()
+    loads = np.stack([host.get(k, nan) for k in ("load1", "load5", "load15")], axis=1).ravel()
     # NaN, not null, where unknown: the panes format a load as a number (a null crashed the CPU pane)
     columns["load_avg"] = _lists(np.full(rows, 3), pa.array(loads, pa.float64()), schema.field("load_avg").type)
     for f, _type in recording_schema.MEMORY:
         columns[f"memory_{f}"] = _array(np.nan_to_num(host.get(f"memory_{f}", nan), nan=0.0), pa.int64())  # 0: unknown, as the readers take it
     if cores is not None:  # per core, as recorded live; without per-core series none (the panes say so), never a made-up core
-        columns["cpu_percent"] = _lists(np.full(rows, cores.shape[0]), _array(cores.T.ravel(), pa.float64()), schema.field("cpu_percent").type)
+        columns["cpu_percent"] = _lists(np.full(rows, cores.shape[1]), _array(cores.ravel(), pa.float64()), schema.field("cpu_percent").type)
     else:
         columns["cpu_percent"] = same([], rows, schema.field("cpu_percent").type)
     simulated = bool(np.nanmax(host["simulated"], initial=0) > 0.5) if "simulated" in host else False
@@ -207,7 +207,7 @@ def _gpus(node: _Node, keep: np.ndarray, grid: np.ndarray, simulated: bool, map_
     flat = rows * g
 
     def per_gpu(field_name: str) -> np.ndarray:  # row-major: each row's GPUs in turn
-        return np.vstack([node.gpu[i].get(field_name, np.full(node.points, np.nan))[keep] for i in indices]).T.ravel() if g else np.zeros(0)
+        return np.stack([node.gpu[i].get(field_name, np.full(node.points, np.nan))[keep] for i in indices], axis=1).ravel() if g else np.zeros(0)
 
     known = {f for i in indices for f in node.gpu[i]}
     children = []
