@@ -2,8 +2,8 @@
 its series put on the step's grid per node, as a recording's Arrow table (parsers/recording/
 schema.py's current layout), the very one `replay` and `report` read from a file.
 
-Apart from to_recording's asking, which needs neither numpy nor pyarrow: they load while
-Prometheus answers the first queries.
+Kept apart from to_recording's asking, which needs neither numpy nor pyarrow, so that they
+load while Prometheus answers the first queries.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gpuscope.collectors.prometheus.query import Series
 
 INT_TYPES = (pa.int16(), pa.int32(), pa.int64())
+
 
 class _Node:
     """One node's readings on the step grid (P points): arrays of NaN where nothing was said."""
@@ -129,10 +130,10 @@ def _array(values: np.ndarray, kind: pa.DataType) -> pa.Array:
 
 
 class _Same:
-    """`value` in each of n rows (None: null, [] an empty list), without a Python object per row;
-    made once at the longest length every node's rows share, and sliced: a slice shares its
-    memory (a day of 16 nodes x 8 GPUs repeated ~130 MB of the same notes, nulls and empty
-    lists, node after node)."""
+    """`value` (None: null) in each of n rows, without a Python object per row; made once at the
+    longest length any node needs, and sliced: a slice shares its memory (a day of 16 nodes x
+    8 GPUs repeated ~200 MB of the same notes, nulls, empty lists and scope texts, node after
+    node)."""
 
     def __init__(self, longest: int) -> None:
         self.longest = longest
