@@ -321,9 +321,17 @@ def walk(root: str | os.PathLike[str]) -> Iterator[Path]:
     names (`.git`) skipped. A folder that cannot be listed and a link to a folder (not followed)
     are yielded themselves, so `read_head` names them; a symlink loop is yielded like a file.
     `root` itself, when it is not a folder, is yielded as it is."""
+    for path, _kind in walk_kinds(root):
+        yield path
+
+
+def walk_kinds(root: str | os.PathLike[str]) -> Iterator[tuple[Path, str]]:
+    """`walk`, each path with what the listing says it is: "folder" (one that cannot be
+    listed), "link" (a symbolic link, to anything) or "file" (anything else), so a caller
+    that treats links apart needs no stat of its own per file."""
     root = Path(root)
     if not root.is_dir():
-        yield root
+        yield root, "link" if root.is_symlink() else "file"
         return
     pending: list[Path] = [root]
     while pending:
@@ -333,7 +341,7 @@ def walk(root: str | os.PathLike[str]) -> Iterator[Path]:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             if folder != root:
-                yield folder
+                yield folder, "folder"
             continue
         subfolders = []
         for entry in entries:
@@ -341,12 +349,13 @@ def walk(root: str | os.PathLike[str]) -> Iterator[Path]:
                 continue
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = not is_dir and entry.is_symlink()
             except OSError:
-                is_dir = False
+                is_dir = is_link = False
             if is_dir:
                 subfolders.append(Path(entry.path))
             else:
-                yield Path(entry.path)
+                yield Path(entry.path), "link" if is_link else "file"
         pending.extend(reversed(subfolders))
 
 

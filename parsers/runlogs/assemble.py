@@ -20,7 +20,7 @@ from gpuscope.parsers.base import FileRead
 from gpuscope.parsers.files import read_text
 from gpuscope.parsers.runlogs import formats as fmt
 from gpuscope.parsers.runlogs.discover import Candidate, candidates
-from gpuscope.parsers.runlogs.resources import beside_script, compile_resources_pattern, name_counts, resolve, system_counts
+from gpuscope.parsers.runlogs.resources import Script, beside_script, compile_resources_pattern, name_counts, resolve, system_counts
 from gpuscope.parsers.runlogs.run import CURVE_COLUMNS, RUN_COLUMNS, Counts, Run, RunsResult, benchmark_name, put
 
 Parse = Callable[[str, str, "Path | None", list[Finding]], "list[Run] | None"]
@@ -98,7 +98,7 @@ def assemble(collected: list[tuple[Run, tuple[str, ...], bool]], findings: list[
     # sacct rows are a lookup for logs with the same job id; the rest are runs of their own
     sacct_by_id = {run.job_id: run for run, _p, _e in collected if run.format == "sacct" and run.job_id}
     used_sacct: set[str] = set()
-    script_cache: dict[str, list[tuple[Path, Counts, str | None, str | None]]] = {}
+    script_cache: dict[str, list[Script]] = {}
     system_cache: dict[Any, Any] = {}
     rows: list[dict[str, Any]] = []
     by_job: dict[tuple[str, str], dict[str, Any]] = {}

@@ -1,17 +1,16 @@
 """Provides which files the run-log readers look at: every file of the folders given (through
-the one folder walker, `files.walk`), each once however it is reached, with the label it is
+the one folder walker, `files.walk_kinds`), each once however it is reached, with the label it is
 shown by and the names the name rule reads resources from; and the job scripts in a log's folder.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from gpuscope.metrics.findings import Finding
-from gpuscope.parsers.files import display_name, walk
+from gpuscope.parsers.files import display_name, walk_kinds
 from gpuscope.parsers.runlogs import formats as fmt
 
 
@@ -37,20 +36,16 @@ def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding])
         path = Path(given)
         if path.is_dir():
             base = path.parent
-            # per file only strings and one lstat (a Path per file and a stat plus an lstat cost
-            # more than the rest of the walk); the folder's own values once per folder
+            # per file only strings (a Path per file and a stat cost more than the rest of the
+            # walk; links are told by the listing); the folder's own values once per folder
             folders: dict[str, tuple[str, tuple[str, ...], str]] = {}
             real_root = os.path.realpath(path)
             top = path.name
-            for file in walk(path):
+            for file, kind in walk_kinds(path):
                 full = os.fspath(file)
-                here_text, name = os.path.split(full)
-                try:
-                    mode = os.lstat(full).st_mode
-                except OSError:
-                    mode = 0  # gone or unreadable: read_text names the problem
-                if stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(full)):
+                if kind == "folder" or (kind == "link" and os.path.isdir(full)):
                     continue  # a link to a folder, or one that cannot be listed: not followed
+                here_text, name = os.path.split(full)
                 if here_text not in folders:  # its real path, its parts below `path`, the labels' prefix
                     here = file.parent
                     inner_parts = here.relative_to(path).parts
@@ -61,7 +56,7 @@ def candidates(paths: Sequence[str | os.PathLike[str]], findings: list[Finding])
                                           "" if prefix == "." else os.path.join(prefix, ""))
                 real, folder_parts, prefix = folders[here_text]
                 # a file's real path is its folder's plus its name, unless it is a link itself
-                key = os.path.realpath(full) if stat.S_ISLNK(mode) else real + name
+                key = os.path.realpath(full) if kind == "link" else real + name
                 if key in seen:
                     continue
                 seen.add(key)

@@ -64,17 +64,22 @@ def _script_counts(script: Path, findings: list[Finding], label: str) -> tuple[C
     return counts, name, output
 
 
-@functools.lru_cache(maxsize=1024)
 def _output_regex(pattern: str) -> re.Pattern[str]:
-    """`#SBATCH -o` file name pattern -> regex (each script's, once: every log beside it asks)."""
+    """`#SBATCH -o` file name pattern -> regex."""
     name = Path(pattern).name
     return re.compile("".join(".*" if fmt.OUTPUT_PATTERN_FIELDS.fullmatch(part) else re.escape(part) for part in re.split(r"(%\d*[jxAaNnustJ%])", name)))
 
 
-def beside_script(log: Path, cache: dict[str, list[tuple[Path, Counts, str | None, str | None]]], findings: list[Finding], label: str) -> tuple[Counts, str | None]:
+Script = tuple[str, Counts, "str | None", "re.Pattern[str] | None"]
+"""A job script as the logs beside it are matched to it: its stem, counts, job name and the
+regex of its `#SBATCH -o` file name (None without one)."""
+
+
+def beside_script(log: Path, cache: dict[str, list[Script]], findings: list[Finding], label: str) -> tuple[Counts, str | None]:
     """Counts and job name from the one job script beside `log` that wrote it (its `#SBATCH -o`
     names it, or it has the log's stem, or it is the only script there); each folder read once
-    (`cache`, by the folder's path as text: thousands of logs share a few folders)."""
+    (`cache`, by the folder's path as text: thousands of logs share a few folders), with each
+    script's stem and output regex made then, not again for every log beside it."""
     folder, name = os.path.split(os.fspath(log))
     scripts = cache.get(folder)
     if scripts is None:
@@ -82,20 +87,20 @@ def beside_script(log: Path, cache: dict[str, list[tuple[Path, Counts, str | Non
         for entry in job_scripts(log.parent):
             counts, job_name, output = _script_counts(entry, findings, label)
             if counts or output or job_name:
-                scripts.append((entry, counts, job_name, output))
+                scripts.append((entry.stem, counts, job_name, _output_regex(output) if output else None))
         cache[folder] = scripts
     if not scripts:
         return {}, None
-    named = [s for s in scripts if s[3] and _output_regex(s[3]).fullmatch(name) is not None]
+    named = [s for s in scripts if s[3] is not None and s[3].fullmatch(name) is not None]
     if len(named) == 1:
         return named[0][1], named[0][2]
     stem = log.stem
-    same_stem = [s for s in scripts if s[0].stem == stem]
+    same_stem = [s for s in scripts if s[0] == stem]
     if len(same_stem) == 1:
         return same_stem[0][1], same_stem[0][2]
-    if len(scripts) == 1 and not scripts[0][3]:
+    if len(scripts) == 1 and scripts[0][3] is None:
         return scripts[0][1], scripts[0][2]
-    if len(scripts) == 1 and named == [] and scripts[0][3]:
+    if len(scripts) == 1 and named == [] and scripts[0][3] is not None:
         return {}, None  # the only script writes other logs
     if len(named) > 1 or len(scripts) > 1:
         findings.append(Finding("info", "ambiguous-script", f"{len(scripts)} job scripts beside the log and none names it (#SBATCH -o): their #SBATCH lines are not used", label))
