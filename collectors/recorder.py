@@ -70,7 +70,8 @@ class Recorder:
         except OSError as exc:
             raise RecordingError(_message(exc, self.path)) from None
         self._file: BinaryIO = os.fdopen(fd, "wb")
-        options = pa.ipc.IpcWriteOptions(compression="zstd")
+        # one thread: a batch is small, and the thread pool's hand-offs cost more CPU than they save
+        options = pa.ipc.IpcWriteOptions(compression="zstd", use_threads=False)
         try:
             self._writer = pa.ipc.new_stream(self._file, recording_schema.SCHEMA, options=options)
             # pyarrow writes the schema with the first batch: an empty one puts it on disk now, so
