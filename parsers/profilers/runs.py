@@ -31,6 +31,9 @@ from gpuscope.parsers.files import display_name, walk
 from gpuscope.parsers.patterns import NamePattern, config_fields
 
 COPY_OPS = ("memcpy", "memset")
+SHARED = (*KERNEL_COLUMNS, "calls", "file")
+"""The columns of `ProfileRuns.everything`: the canonical ones, the launches a summary row
+stands for (`efficiency.launch_counts`) and the profile's name."""
 """Copies and memsets are not kernels: left out of efficiencies and rankings, kept for busy time."""
 
 
@@ -52,7 +55,8 @@ class ProfileRuns:
     runs: list[ProfileRun]
     """Profiles that had at least one launch, in the order found."""
     everything: pd.DataFrame
-    """Every launch, copy and memset of every profile (column `file`)."""
+    """Every launch, copy and memset of every profile: KERNEL_COLUMNS, `calls` where a format
+    counts them, and `file` (a format's other columns stay in its run's `kernels`)."""
     kernels: pd.DataFrame
     """`everything` without copies and memsets."""
     meta: dict[str, Any] = field(default_factory=dict)
@@ -196,7 +200,10 @@ def read_runs(paths: Sequence[str | os.PathLike[str]], *, recognise: Recognise, 
     for path in [*given_markers, *(Path(p) for p in markers if Path(p).is_file())]:
         if path not in used and not any(u.samefile(path) for u in used):
             findings.append(Finding("warning", "unused-markers", "marker file matches no profile read (expected markers_<profile name>.csv)", display_name(path)))
-    everything = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=[*KERNEL_COLUMNS, "file"])
+    # the columns every format shares: joining the formats' own columns as well would fill each
+    # with nulls for the other formats, the largest cost of reading a few small profiles
+    everything = pd.concat([t[[c for c in SHARED if c in t]] for t in tables], ignore_index=True) if tables \
+        else pd.DataFrame(columns=[*KERNEL_COLUMNS, "file"])
     if len(tables) > 1:  # concat of different category sets gives object: keep codes for speed
         everything["kernel"] = everything["kernel"].astype("category")
     return ProfileRuns(runs, everything, _without_copies(everything), meta, findings,
