@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import operator
 import re
@@ -116,8 +117,8 @@ def _column(values: Sequence[Any], kind: Any) -> pa.Array:
     if not isinstance(kind, tuple):
         return pa.array(values, type=kind)
     offsets = np.zeros(len(values) + 1, dtype=np.int32)
-    np.cumsum([len(v) for v in values], out=offsets[1:])
-    rows = [row for value in values for row in value]
+    np.cumsum(list(map(len, values)), out=offsets[1:])
+    rows = list(itertools.chain.from_iterable(values))
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), _struct(rows, kind))
 
 
