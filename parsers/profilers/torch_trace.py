@@ -398,17 +398,16 @@ def parse(doc: Any, label: str = "") -> KernelRead:
 
     names = ["device", "stream", "kernel", "start_ns", "duration_ns", "flops", "bytes", "op", "direction", *EXTRA_COLUMNS]
     ints = {"stream", "start_ns", "correlation", "external_id", "range_ns"}
-    # build integer columns as Int64 directly: a None among ~1.7e18 ns values would otherwise
-    # turn the column into float64 and round every start to 256 ns
+    strings = {"category", "cpu_op"}
+    # each column built in its final type (canonical keeps the extra ones as they are): integer
+    # columns as Int64 directly, since a None among ~1.7e18 ns values would otherwise turn the
+    # column into float64 and round every start to 256 ns
     frame = pd.DataFrame({
-        n: pd.array([r[n] for r in rows], dtype=pd.Int64Dtype()) if n in ints else pd.Series([r[n] for r in rows], dtype=object)
+        n: pd.array([r[n] for r in rows], dtype=pd.Int64Dtype()) if n in ints
+        else pd.Series([r[n] for r in rows], dtype=pd.StringDtype() if n in strings else object)
         for n in names
     })
     table = canonical(frame, SOURCE)
-    for col in ("correlation", "external_id", "range_ns"):
-        table[col] = pd.to_numeric(table[col], errors="coerce").astype(pd.Int64Dtype())
-    for col in ("category", "cpu_op"):
-        table[col] = table[col].astype(pd.StringDtype())
     if not table.empty:
         table = table.sort_values(["device", "start_ns"], na_position="last", kind="stable").reset_index(drop=True)
     unavailable = tuple(c for c in ("flops", "bytes") if table[c].isna().all())
