@@ -14,6 +14,8 @@ Nothing returns inf or NaN: ratios over an empty span are <NA>.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 import pandas as pd
 
@@ -70,25 +72,36 @@ def _columns(table: pd.DataFrame, include_copies: bool) -> pd.DataFrame:
     return out
 
 
-def _device_arrays(group: pd.DataFrame) -> tuple[int, np.ndarray, np.ndarray, int]:
-    """(base, relative starts, durations, skipped) for one device's rows."""
-    dur = group["dur"].to_numpy(dtype="float64", na_value=np.nan)
-    start = group["start"]
-    has = start.notna().to_numpy() & np.isfinite(dur) & (dur >= 0)
+def _devices(table: pd.DataFrame, include_copies: bool) -> Iterator[tuple[str, int, np.ndarray, np.ndarray, int]]:
+    """(device, base, relative starts, durations, skipped) per device, devices sorted. The
+    columns become numpy arrays once and each device is a mask over them: a group of pandas
+    rows per device cost more than the arithmetic on a few launches."""
+    cols = _columns(table, include_copies)
+    codes, devices = pd.factorize(cols["device"], sort=True)
+    known = cols["start"].notna().to_numpy()
+    starts = cols["start"].to_numpy(dtype=np.int64, na_value=0)
+    durations = cols["dur"].to_numpy(dtype="float64", na_value=np.nan)
+    for code, device in enumerate(devices):
+        rows = codes == code
+        yield (device, *_device_arrays(known[rows], starts[rows], durations[rows]))
+
+
+def _device_arrays(known: np.ndarray, starts: np.ndarray, dur: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """(base, relative starts, durations, skipped) for one device's rows: `known` says which
+    starts are there (the others are 0 in `starts`)."""
+    has = known & np.isfinite(dur) & (dur >= 0)
     skipped = int((~has).sum())
     if not has.any():
         return 0, np.empty(0), np.empty(0), skipped
-    ints = start[has].astype(np.int64).to_numpy()
+    ints = starts[has]
     base = int(ints.min())
     return base, (ints - base).astype("float64"), dur[has], skipped
 
 
 def summarize(table: pd.DataFrame, gap_threshold_ns: float = 10_000.0, include_copies: bool = True) -> pd.DataFrame:
     """One row per device: SUMMARY_COLUMNS. `long_gaps` counts gaps longer than the threshold."""
-    cols = _columns(table, include_copies)
     rows = []
-    for device, group in cols.groupby("device", sort=True):
-        base, s, d, skipped = _device_arrays(group)
+    for device, _base, s, d, skipped in _devices(table, include_copies):
         bs, be = merge_intervals(s, d)
         busy = float(np.sum(be - bs)) if bs.size else 0.0
         summed = float(np.sum(d)) if d.size else 0.0
@@ -114,10 +127,8 @@ def summarize(table: pd.DataFrame, gap_threshold_ns: float = 10_000.0, include_c
 
 def idle_gaps(table: pd.DataFrame, min_gap_ns: float = 0.0, include_copies: bool = True) -> pd.DataFrame:
     """Every hole between merged intervals, per device, longer than `min_gap_ns` (absolute ns)."""
-    cols = _columns(table, include_copies)
     parts = []
-    for device, group in cols.groupby("device", sort=True):
-        base, s, d, _ = _device_arrays(group)
+    for device, base, s, d, _ in _devices(table, include_copies):
         bs, be = merge_intervals(s, d)
         if bs.size < 2:
             continue
