@@ -8,7 +8,7 @@ to open a 24-hour recording.
    GPM activity and the node with its RAPL counters, as tests/energy_readings.py fills them)
    and writes them, side by side in one run,
    (a) as JSON lines (`watch --once --format json`'s dict per line: the baseline),
-   (b) with gpuscope's Recorder (Arrow IPC stream, zstd, 60-sample batches), and
+   (b) with gpuscope's Recorder (Arrow IPC stream, zstd) in the batches it writes at 1 Hz, and
    (c) with the Recorder, the same samples without the energy, activity and RAPL fields (what
    they cost);
    it reports CPU time per sample (process time, the samples' creation not counted) and bytes
@@ -70,9 +70,13 @@ def write_json_lines(path: Path, snapshots) -> float:
 
 
 def write_recording(path: Path, snapshots) -> float:
+    """The Recorder as `record` drives it at 1 Hz: its clock moves a second per sample, so it
+    cuts its batches where a real recording's are cut (batch_seconds before batch_samples)."""
+    now = [0.0]
     start = time.process_time()
-    with Recorder(path) as rec:
-        for s in snapshots:
+    with Recorder(path, clock=lambda: now[0]) as rec:
+        for i, s in enumerate(snapshots):
+            now[0] = float(i)
             rec.add(s)
     return time.process_time() - start
 
