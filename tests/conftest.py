@@ -23,13 +23,13 @@ MAGMA_DATA_CANDIDATES = (EXAMPLES, SHARED_MAGMA / "experiments")
 # a process. Set here, before pytest imports the test modules.
 sys.dont_write_bytecode = False
 
-# A test process holds a large heap (pandas, pyarrow, Textual, hypothesis, every test module) and
-# each Pilot test makes and drops tens of thousands of widget and style objects. At CPython's
-# default thresholds that drives a full collection, which walks the whole heap, every few
-# tests: a fifth of the screen tests' CPU. Collecting the young generation less often lets most
-# of those objects die by reference count first, so full collections become rare; garbage
-# cycles are still collected. Children the tests start are fresh interpreters with the defaults.
-gc.set_threshold(50_000, 10, 10)
+# A test process holds a large heap (pandas, pyarrow, Textual, hypothesis, every test module),
+# and each Pilot test makes and drops tens of thousands of widget and style objects. At CPython's
+# default thresholds a full collection, which walks the whole heap, ran every few tests: a fifth
+# of the screen tests' CPU. Full collections are let wait ten times longer (young collections
+# stay as they are: raising those made the pandas-heavy tests slower); garbage cycles are still
+# collected. Children the tests start are fresh interpreters with the defaults.
+gc.set_threshold(700, 10, 100)
 
 # A shell starts a background job with SIGINT ignored, and children inherit that: the tests'
 # own `sleep` children would then outlive the INT the signal tests send them. Python's own
