@@ -339,8 +339,9 @@ def table_lines(table: ResultTable, limit: int | None = None) -> list[str]:
     limit = max(limit, NARROWEST_LIMIT) if limit else None
     columns = [_Column(table, c) for c in range(len(table.columns))]
     parts, notes = _parts(table, columns, limit) if limit else ([columns], [])
-    title = clean(table.title).rstrip()
-    out = (textwrap.wrap(title, limit) if limit else [title]) + [""] if title else [""]
+    shown = clean(table.title)  # rich prints a title of blanks as a blank title line, and so do we
+    title = shown.rstrip()
+    out = ((textwrap.wrap(title, limit) or [""]) if limit else [title]) + [""] if shown else [""]
     widths = [_squeezed(part, limit) if limit else [c.natural for c in part] for part in parts]
     if len(parts) > 1:  # the columns every part starts with: as wide in each, the narrowest
         head = [c for c in parts[0] if all(c in part for part in parts)]

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpuscope.metrics import export
@@ -74,6 +74,7 @@ CELL = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Z
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(CELL, st.floats(-1e9, 1e9) | st.none(), st.integers(-10**6, 10**6)), max_size=8), CELL)
+@example([], " ")  # a title of blanks: rich prints it as a blank line
 def test_fast_text_equals_rich(rows: list[tuple[str, float | None, int]], title: str) -> None:
     """The hand-made table text is what rich prints for the same model, byte for byte."""
     table = ResultTable(title, (Column("name"), Column("value", "Value", ",.2f"), Column("n")), tuple(rows), ("note",))
