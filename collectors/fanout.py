@@ -30,7 +30,6 @@ from collections import deque
 from dataclasses import dataclass
 from typing import IO, Callable, Sequence
 
-from gpuscope.parsers.recording.schema import from_json_dict
 from gpuscope.metrics.safe_text import clean
 from gpuscope.metrics.samples import Snapshot
 
@@ -119,6 +118,12 @@ class NodeStreams:
         self._threads: list[threading.Thread] = []
 
     def start(self) -> "NodeStreams":
+        # The nodes' lines are decoded by the recording schema, which loads pyarrow (~25 MB of
+        # memory, a quarter of a second): only a watch across nodes pays it, and on this thread,
+        # before the readers start (one package imported by two threads at once can deadlock).
+        from gpuscope.parsers.recording.schema import from_json_dict
+
+        self._decode = from_json_dict
         try:
             self._proc = self._popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         except OSError as exc:
@@ -137,7 +142,7 @@ class NodeStreams:
                 if isinstance(data, dict) and END_KEY in data:
                     self._node_ended(str(data.get("hostname") or "?"), str(data[END_KEY]))
                     continue
-                snapshot = from_json_dict(data)
+                snapshot = self._decode(data)
             except ValueError:  # also json's JSONDecodeError and UnicodeDecodeError
                 with self._lock:
                     self.bad_lines += 1

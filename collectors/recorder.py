@@ -23,9 +23,6 @@ import threading
 import time
 from typing import BinaryIO, Callable
 
-import pyarrow as pa
-
-from gpuscope.parsers.recording import schema as recording_schema
 from gpuscope.metrics.samples import Snapshot
 
 BATCH_SAMPLES = 60
@@ -70,6 +67,13 @@ class Recorder:
         except OSError as exc:
             raise RecordingError(_message(exc, self.path)) from None
         self._file: BinaryIO = os.fdopen(fd, "wb")
+        # pyarrow (~25 MB, a quarter of a second) loads when a recording starts, on the caller's
+        # thread: a watch that never records never loads it
+        import pyarrow as pa
+
+        from gpuscope.parsers.recording import schema as recording_schema
+
+        self._to_batch = recording_schema.to_batch
         # one thread: a batch is small, and the thread pool's hand-offs cost more CPU than they save
         options = pa.ipc.IpcWriteOptions(compression="zstd", use_threads=False)
         try:
@@ -107,7 +111,7 @@ class Recorder:
         """Write the open batch now (if any) and hand it to the operating system."""
         if not self._pending:
             return
-        batch = recording_schema.to_batch(self._pending)
+        batch = self._to_batch(self._pending)
         self._pending = []
         try:
             self._writer.write_batch(batch)
