@@ -4,6 +4,9 @@ its files in a worker (LoadingScreen)."""
 
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
 from contextlib import asynccontextmanager, suppress
 from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
@@ -82,3 +85,24 @@ def capture_notifications(app: Any) -> list[dict[str, Any]]:
 
     app.notify = notify
     return notes
+
+
+def heavy_modules_loaded(imports: str, screen: str, ready: str, size: tuple[int, int] = (120, 40)) -> list[str]:
+    """Which of pandas and pyarrow a new process has loaded once the screen made by the
+    expression `screen` (after `imports`) is shown and the expression `ready` holds for it."""
+    code = f"""
+import asyncio, sys
+from gpuscope.tui.app import GpuscopeApp
+{imports}
+async def main():
+    screen = {screen}
+    app = GpuscopeApp(first_screen=lambda: screen)
+    async with app.run_test(size={size!r}) as pilot:
+        while not ({ready}):
+            await pilot.pause(0.05)
+        app.exit()
+asyncio.run(main())
+print(sorted(m for m in ("pandas", "pyarrow") if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])

@@ -6,8 +6,6 @@ to the view as Textual's own cropping cuts it (wide characters too)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +19,7 @@ from gpuscope.parsers import logs as plain_log
 from gpuscope.tui.model.log import MAX_LINE_BYTES, LogDocument, scan
 from gpuscope.tui.screens.views.log import LogViewScreen
 from gpuscope.tui.widgets.log_lines import CUT, LogLines
-from loading_helpers import open_screen, until
+from loading_helpers import heavy_modules_loaded, open_screen, until
 
 ROOT = Path(__file__).resolve().parents[2]
 SLURM_OUT = ROOT / "examples" / "slurm" / "slurm-4123456.out"
@@ -151,19 +149,5 @@ async def test_rows_are_cut_to_the_view_as_textual_crops_them(tmp_path: Path) ->
 def test_the_log_view_does_not_load_pandas(tmp_path: Path) -> None:
     path = tmp_path / "job.out"
     path.write_bytes(b"step 1\nERROR: x\n" * 50)
-    code = f"""
-import asyncio, sys
-from gpuscope.tui.app import GpuscopeApp
-from gpuscope.tui.screens.views.log import LogViewScreen
-async def main():
-    screen = LogViewScreen({str(path)!r}, follow=True)
-    app = GpuscopeApp(first_screen=lambda: screen)
-    async with app.run_test(size=(80, 24)) as pilot:
-        while screen.counts is None:
-            await pilot.pause(0.05)
-        app.exit()
-asyncio.run(main())
-print(sorted(m for m in ("pandas", "pyarrow") if m in sys.modules))
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert heavy_modules_loaded("from gpuscope.tui.screens.views.log import LogViewScreen",
+                                f"LogViewScreen({str(path)!r}, follow=True)", "screen.counts is not None", size=(80, 24)) == []

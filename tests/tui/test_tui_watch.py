@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -19,7 +17,7 @@ from gpuscope.tui.model.watch import INTERVALS, ProcessView, next_user, select_r
 from gpuscope.tui.screens.watch.gpu_pane import GpuPane, pane_title
 from gpuscope.tui.widgets.history_plot import HistoryPlot
 from gpuscope.tui.screens.watch.dialogs import SignalModal
-from loading_helpers import open_screen, polled, until
+from loading_helpers import heavy_modules_loaded, open_screen, polled, until
 
 
 async def test_first_poll_then_sort_filter_user_and_tree_keys() -> None:
@@ -305,20 +303,5 @@ async def test_gpuscope_watch_freezes_startup_objects_once_and_thaws_on_exit(mon
 def test_the_watch_loads_pyarrow_only_when_it_records() -> None:
     # pyarrow is ~35 MB of a watch's memory and a quarter of a second of its start: only `R`
     # (a recording) and a watch across nodes (the nodes' lines decoded) need it.
-    code = """
-import asyncio, sys
-from gpuscope.tui.app import GpuscopeApp
-from gpuscope.tui.screens.watch.screen import WatchScreen
-from gpuscope.collectors.snapshot import SnapshotSource
-async def main():
-    screen = WatchScreen(SnapshotSource(), interval=1.0)
-    app = GpuscopeApp(first_screen=lambda: screen)
-    async with app.run_test(size=(120, 40)) as pilot:
-        while screen.snapshot is None:
-            await pilot.pause(0.05)
-        app.exit()
-asyncio.run(main())
-print(sorted(m for m in ("pandas", "pyarrow") if m in sys.modules))
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert heavy_modules_loaded("from gpuscope.tui.screens.watch.screen import WatchScreen\nfrom gpuscope.collectors.snapshot import SnapshotSource",
+                                "WatchScreen(SnapshotSource(), interval=1.0)", "screen.snapshot is not None") == []
